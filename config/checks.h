@@ -1,0 +1,31 @@
+// Value checks and message helpers behind LoadString(). Internal to
+// config/; exposed in a header only so the unit tests can reach them.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace drivewatch::config::detail {
+
+// `s` as a TOML basic string: in double quotes, with quotes, backslashes
+// and control characters escaped, so a message always stays on one line.
+std::string Quote(std::string_view s);
+
+// Optimal-string-alignment distance (Levenshtein plus adjacent
+// transpositions, as in "levle" -> "level"), ignoring ASCII case.
+size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate close enough to `word` to be a likely typo, or nullopt.
+// Ties go to the earlier candidate.
+std::optional<std::string_view> ClosestMatch(
+    std::string_view word, std::span<const std::string_view> candidates);
+
+// Each returns nullopt when the value is fine, else "what is wrong
+// (expected ...)" naming the value.
+std::optional<std::string> ListenAddressProblem(std::string_view address);
+std::optional<std::string> GlobProblem(std::string_view pattern);
+std::optional<std::string> AbsolutePathProblem(std::string_view path);
+
+}  // namespace drivewatch::config::detail

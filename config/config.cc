@@ -1,0 +1,571 @@
+#include "config/config.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <toml++/toml.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <span>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "config/checks.h"
+
+namespace drivewatch::config {
+namespace {
+
+using detail::Quote;
+using std::chrono::milliseconds;
+
+// The schema. Adding a key means adding it here, reading it in Loader, and
+// writing it in ToToml() and drivewatch.toml (the tests hold those three to
+// each other).
+constexpr std::array<std::string_view, 6> kRootKeys{
+    "web", "log", "state", "discovery", "drives", "probes"};
+constexpr std::array<std::string_view, 1> kWebKeys{"listen_address"};
+constexpr std::array<std::string_view, 1> kLogKeys{"level"};
+constexpr std::array<std::string_view, 1> kStateKeys{"directory"};
+constexpr std::array<std::string_view, 2> kDiscoveryKeys{"interval",
+                                                         "grace_period"};
+constexpr std::array<std::string_view, 4> kDrivesKeys{
+    "include_serials", "exclude_serials", "include_models", "exclude_models"};
+constexpr std::array<std::string_view, 1> kProbeNames{"health"};
+constexpr std::array<std::string_view, 2> kProbeKeys{"enabled", "interval"};
+// Every leaf and every table below the top, so that a key written in the
+// wrong table ("interval" at the top) can point at where it belongs.
+constexpr std::array<std::string_view, 11> kLeafPaths{
+    "web.listen_address",     "log.level",
+    "state.directory",        "discovery.interval",
+    "discovery.grace_period", "drives.include_serials",
+    "drives.exclude_serials", "drives.include_models",
+    "drives.exclude_models",  "probes.health.enabled",
+    "probes.health.interval"};
+constexpr std::array<std::string_view, 1> kTablePaths{"probes.health"};
+
+struct Range {
+  milliseconds min;
+  milliseconds max;
+};
+constexpr Range kDiscoveryIntervalRange{milliseconds{1'000},
+                                        std::chrono::hours{1}};
+constexpr Range kGracePeriodRange{milliseconds{0}, std::chrono::days{30}};
+constexpr Range kProbeIntervalRange{milliseconds{1'000},
+                                    std::chrono::hours{24}};
+
+constexpr std::string_view kDurationExample =
+    "a duration string such as \"30s\"";
+
+// A key as TOML would write it, so the dotted path reads back unambiguously.
+std::string KeyText(std::string_view key) {
+  const bool bare =
+      !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+               (c >= '0' && c <= '9') || c == '_' || c == '-';
+      });
+  return bare ? std::string(key) : Quote(key);
+}
+
+std::string Join(std::string_view path, std::string_view key) {
+  return path.empty() ? KeyText(key) : std::string(path) + "." + KeyText(key);
+}
+
+// "string \"yes\"", "integer 30", "table": what a wrong-typed value was.
+std::string Describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string:
+      return "string " + Quote(node.as_string()->get());
+    case toml::node_type::integer:
+      return "integer " + std::to_string(node.as_integer()->get());
+    case toml::node_type::floating_point: {
+      char buf[32];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf),
+                                     node.as_floating_point()->get());
+      return "float " +
+             (ec == std::errc() ? std::string(buf, end) : std::string("?"));
+    }
+    case toml::node_type::boolean:
+      return node.as_boolean()->get() ? "boolean true" : "boolean false";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: {
+      std::ostringstream os;
+      node.visit([&](const auto& v) { os << v; });
+      const char* kind = node.is_date()   ? "date "
+                         : node.is_time() ? "time "
+                                          : "date-time ";
+      return kind + os.str();
+    }
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::none:
+      break;
+  }
+  return "value";
+}
+
+std::string OneOf(std::span<const std::string_view> names) {
+  std::string out = names.size() == 1 ? "" : "one of: ";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += Quote(names[i]);
+  }
+  return out;
+}
+
+std::string At(const toml::source_position& where) {
+  return "line " + std::to_string(where.line) + ", column " +
+         std::to_string(where.column);
+}
+
+struct Located {
+  std::string value;
+  toml::source_position where;
+};
+
+// Walks the parsed document once and records every problem it meets; it
+// never stops at the first, so one check-config run shows them all.
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  LoadResult Load(const toml::table& root) {
+    Config config = Defaults();
+    CheckKeys(root, "", kRootKeys, "");
+    if (const toml::table* web = Table(root, "web", "")) {
+      CheckKeys(*web, "web", kWebKeys, "");
+      ReadString(*web, "listen_address", "web", detail::ListenAddressProblem,
+                 config.listen_address);
+    }
+    if (const toml::table* log = Table(root, "log", "")) {
+      CheckKeys(*log, "log", kLogKeys, "");
+      ReadLogLevel(*log, "level", "log", config.log_level);
+    }
+    if (const toml::table* state = Table(root, "state", "")) {
+      CheckKeys(*state, "state", kStateKeys, "");
+      ReadString(*state, "directory", "state", detail::AbsolutePathProblem,
+                 config.state_directory);
+    }
+    if (const toml::table* discovery = Table(root, "discovery", "")) {
+      CheckKeys(*discovery, "discovery", kDiscoveryKeys, "");
+      ReadDuration(*discovery, "interval", "discovery", kDiscoveryIntervalRange,
+                   config.discovery_interval);
+      ReadDuration(*discovery, "grace_period", "discovery", kGracePeriodRange,
+                   config.drive_grace_period);
+    }
+    if (const toml::table* drives = Table(root, "drives", "")) {
+      CheckKeys(*drives, "drives", kDrivesKeys, "");
+      ReadSelection(*drives, "serials", config.drives.include_serials,
+                    config.drives.exclude_serials);
+      ReadSelection(*drives, "models", config.drives.include_models,
+                    config.drives.exclude_models);
+    }
+    if (const toml::table* probes = Table(root, "probes", "")) {
+      CheckKeys(*probes, "probes", kProbeNames, "probe");
+      ReadProbe(*probes, "health", config.health);
+    }
+
+    LoadResult result;
+    if (errors_.empty()) {
+      result.config = std::move(config);
+    } else {
+      std::stable_sort(errors_.begin(), errors_.end(),
+                       [](const ConfigError& a, const ConfigError& b) {
+                         return std::pair(a.line, a.column) <
+                                std::pair(b.line, b.column);
+                       });
+      result.errors = std::move(errors_);
+    }
+    return result;
+  }
+
+ private:
+  void Report(const toml::source_position& where, std::string key,
+              std::string problem) {
+    errors_.push_back(ConfigError{file_, static_cast<int>(where.line),
+                                  static_cast<int>(where.column),
+                                  std::move(key), std::move(problem)});
+  }
+
+  void WrongType(const toml::node& node, std::string key,
+                 std::string_view expected) {
+    Report(node.source().begin, std::move(key),
+           "wrong type: " + Describe(node) + " (expected " +
+               std::string(expected) + ")");
+  }
+
+  // `noun` names what the keys of this table are ("probe"); empty means
+  // "table" or "key" by the value's type.
+  void CheckKeys(const toml::table& table, std::string_view path,
+                 std::span<const std::string_view> known,
+                 std::string_view noun) {
+    for (auto&& [key, node] : table) {
+      if (std::find(known.begin(), known.end(), key.str()) != known.end())
+        continue;
+      std::string what = "unknown ";
+      what += noun.empty() ? (node.is_table() ? "table" : "key") : noun;
+      if (auto near = detail::ClosestMatch(key.str(), known)) {
+        what += " (did you mean " + Quote(*near) + "?)";
+      } else if (std::string elsewhere = Elsewhere(key.str(), node.is_table());
+                 !elsewhere.empty()) {
+        what += " (did you mean " + elsewhere + "?)";
+      } else {
+        what += " (expected " + OneOf(known) + ")";
+      }
+      Report(key.source().begin, Join(path, key.str()), std::move(what));
+    }
+  }
+
+  // '"a.b" or "c.b"': the places a key or table of this name belongs, or
+  // empty when there is none.
+  static std::string Elsewhere(std::string_view name, bool is_table) {
+    std::string out;
+    const std::span<const std::string_view> paths =
+        is_table ? std::span<const std::string_view>(kTablePaths)
+                 : std::span<const std::string_view>(kLeafPaths);
+    for (std::string_view path : paths) {
+      if (path.substr(path.rfind('.') + 1) != name) continue;
+      if (!out.empty()) out += " or ";
+      out += Quote(path);
+    }
+    return out;
+  }
+
+  // The sub-table `name`, or null when it is absent or not a table (the
+  // latter reported).
+  const toml::table* Table(const toml::table& parent, std::string_view name,
+                           std::string_view path) {
+    const toml::node* node = parent.get(name);
+    if (node == nullptr) return nullptr;
+    if (const toml::table* table = node->as_table()) return table;
+    const std::string key = Join(path, name);
+    WrongType(*node, key, "a table, written [" + key + "]");
+    return nullptr;
+  }
+
+  void ReadString(const toml::table& table, std::string_view name,
+                  std::string_view path,
+                  std::optional<std::string> (*check)(std::string_view),
+                  std::string& out) {
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return;
+    const auto* value = node->as_string();
+    if (value == nullptr) return WrongType(*node, Join(path, name), "a string");
+    if (auto problem = check(value->get())) {
+      return Report(node->source().begin, Join(path, name),
+                    std::move(*problem));
+    }
+    out = value->get();
+  }
+
+  void ReadLogLevel(const toml::table& table, std::string_view name,
+                    std::string_view path, LogLevel& out) {
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return;
+    constexpr std::string_view kExpected =
+        "\"debug\", \"info\", \"warn\" or \"error\"";
+    const auto* value = node->as_string();
+    if (value == nullptr) {
+      return WrongType(*node, Join(path, name),
+                       "a string: " + std::string(kExpected));
+    }
+    const std::optional<LogLevel> level = ParseLogLevel(value->get());
+    if (!level) {
+      return Report(node->source().begin, Join(path, name),
+                    Quote(value->get()) + " is not a log level (expected " +
+                        std::string(kExpected) + ")");
+    }
+    out = *level;
+  }
+
+  void ReadBool(const toml::table& table, std::string_view name,
+                std::string_view path, bool& out) {
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return;
+    const auto* value = node->as_boolean();
+    if (value == nullptr)
+      return WrongType(*node, Join(path, name), "a boolean: true or false");
+    out = value->get();
+  }
+
+  void ReadDuration(const toml::table& table, std::string_view name,
+                    std::string_view path, Range range, milliseconds& out) {
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return;
+    const std::string key = Join(path, name);
+    const auto* value = node->as_string();
+    // A bare number is the likeliest mistake, and its unit is anyone's
+    // guess, so it is refused rather than read as seconds.
+    if (value == nullptr) return WrongType(*node, key, kDurationExample);
+    std::string problem;
+    const std::optional<milliseconds> d = ParseDuration(value->get(), &problem);
+    if (!d) return Report(node->source().begin, key, std::move(problem));
+    if (*d < range.min || *d > range.max) {
+      return Report(node->source().begin, key,
+                    Quote(value->get()) + " is out of range (expected " +
+                        FormatDuration(range.min) + " to " +
+                        FormatDuration(range.max) + ")");
+    }
+    out = *d;
+  }
+
+  // Reads one list of globs; reports bad and repeated entries at their own
+  // position and returns the good ones with where they were.
+  std::vector<Located> ReadPatterns(const toml::table& table,
+                                    std::string_view name,
+                                    std::string_view path) {
+    std::vector<Located> patterns;
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return patterns;
+    const std::string key = Join(path, name);
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      WrongType(*node, key, "an array of glob patterns, such as [\"S5GX*\"]");
+      return patterns;
+    }
+    for (const toml::node& element : *array) {
+      const auto* value = element.as_string();
+      if (value == nullptr) {
+        WrongType(element, key, "a glob pattern string");
+        continue;
+      }
+      if (auto problem = detail::GlobProblem(value->get())) {
+        Report(element.source().begin, key, std::move(*problem));
+        continue;
+      }
+      auto first = std::find_if(
+          patterns.begin(), patterns.end(),
+          [&](const Located& p) { return p.value == value->get(); });
+      if (first != patterns.end()) {
+        Report(element.source().begin, key,
+               Quote(value->get()) + " is listed twice, first at " +
+                   At(first->where) + " (expected each pattern once)");
+        continue;
+      }
+      patterns.push_back(Located{value->get(), element.source().begin});
+    }
+    return patterns;
+  }
+
+  // include_<what> and exclude_<what>: each list on its own, then a pattern
+  // in both, which would leave the include meaningless.
+  void ReadSelection(const toml::table& drives, std::string_view what,
+                     std::vector<std::string>& include_out,
+                     std::vector<std::string>& exclude_out) {
+    const std::string include_name = "include_" + std::string(what);
+    const std::string exclude_name = "exclude_" + std::string(what);
+    const std::vector<Located> include =
+        ReadPatterns(drives, include_name, "drives");
+    const std::vector<Located> exclude =
+        ReadPatterns(drives, exclude_name, "drives");
+    for (const Located& ex : exclude) {
+      for (const Located& in : include) {
+        if (in.value != ex.value) continue;
+        // Report the later one: the earlier line reads fine on its own.
+        const bool ex_later = std::pair(ex.where.line, ex.where.column) >
+                              std::pair(in.where.line, in.where.column);
+        const Located& later = ex_later ? ex : in;
+        const Located& earlier = ex_later ? in : ex;
+        Report(later.where,
+               "drives." + (ex_later ? exclude_name : include_name),
+               Quote(later.value) + " is also in drives." +
+                   (ex_later ? include_name : exclude_name) + " at " +
+                   At(earlier.where) + " (expected a pattern in " +
+                   include_name + " or " + exclude_name + ", not both)");
+      }
+    }
+    include_out.clear();
+    for (const Located& p : include) include_out.push_back(p.value);
+    exclude_out.clear();
+    for (const Located& p : exclude) exclude_out.push_back(p.value);
+  }
+
+  void ReadProbe(const toml::table& probes, std::string_view name,
+                 ProbeSettings& out) {
+    const std::string path = "probes." + std::string(name);
+    const toml::table* probe = Table(probes, name, "probes");
+    if (probe == nullptr) return;
+    CheckKeys(*probe, path, kProbeKeys, "");
+    ReadBool(*probe, "enabled", path, out.enabled);
+    ReadDuration(*probe, "interval", path, kProbeIntervalRange, out.interval);
+  }
+
+  std::string file_;
+  std::vector<ConfigError> errors_;
+};
+
+// toml++'s description, made to read like ours: it starts "Error while
+// parsing ..." where ours start in lower case, and it can quote the raw
+// text it stopped at, newline included ("saw 'tru\n'"), which would split
+// the message over two lines.
+std::string FromToml(std::string_view description) {
+  std::string out;
+  for (char c : description) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      const std::string escaped = Quote(std::string_view(&c, 1));
+      out.append(escaped, 1, escaped.size() - 2);  // without the quotes
+    } else {
+      out += c;
+    }
+  }
+  if (out.size() > 1 && out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' &&
+      out[1] <= 'z') {
+    out[0] = static_cast<char>(out[0] - 'A' + 'a');
+  }
+  return out;
+}
+
+bool MatchesAny(const std::vector<std::string>& patterns,
+                const std::string& s) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) {
+                       return fnmatch(p.c_str(), s.c_str(), 0) == 0;
+                     });
+}
+
+// Identify Controller pads SN and MN with spaces; some firmware pads with
+// NULs instead.
+std::string Trim(std::string_view s) {
+  auto pad = [](char c) { return c == ' ' || c == '\0'; };
+  while (!s.empty() && pad(s.front())) s.remove_prefix(1);
+  while (!s.empty() && pad(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
+void AppendList(std::string& out, std::string_view key,
+                const std::vector<std::string>& list) {
+  out += std::string(key) + " = [";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += Quote(list[i]);
+  }
+  out += "]\n";
+}
+
+}  // namespace
+
+bool DriveSelection::Watches(std::string_view serial,
+                             std::string_view model) const {
+  const std::string sn = Trim(serial);
+  const std::string mn = Trim(model);
+  const bool included = (include_serials.empty() && include_models.empty()) ||
+                        MatchesAny(include_serials, sn) ||
+                        MatchesAny(include_models, mn);
+  return included && !MatchesAny(exclude_serials, sn) &&
+         !MatchesAny(exclude_models, mn);
+}
+
+Config Defaults() { return Config{}; }
+
+std::string ConfigError::ToString() const {
+  std::string out = file;
+  if (line > 0)
+    out += ":" + std::to_string(line) + ":" + std::to_string(column);
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += problem;
+  return out;
+}
+
+LoadResult LoadString(const std::string& text, const std::string& name) {
+  LoadResult result;
+  try {
+    toml::table root;
+    try {
+      root = toml::parse(std::string_view(text), std::string_view(name));
+    } catch (const toml::parse_error& e) {
+      result.errors.push_back(
+          ConfigError{name, static_cast<int>(e.source().begin.line),
+                      static_cast<int>(e.source().begin.column), "",
+                      FromToml(e.description())});
+      return result;
+    }
+    return Loader(name).Load(root);
+  } catch (const std::exception& e) {
+    // Only allocation failure gets here; callers are promised no throws.
+    result.config.reset();
+    result.errors.assign(
+        1, ConfigError{name, 0, 0, "",
+                       std::string("internal error: ") + e.what()});
+    return result;
+  }
+}
+
+LoadResult LoadFile(const std::string& path) {
+  auto unreadable = [&](int err) {
+    LoadResult result;
+    result.errors.push_back(ConfigError{
+        path, 0, 0, "",
+        "cannot read: " +
+            std::error_code(err, std::generic_category()).message()});
+    return result;
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unreadable(errno);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(fd);
+      return unreadable(err);
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return LoadString(text, path);
+}
+
+std::string ToToml(const Config& config) {
+  std::string out;
+  out += "[web]\nlisten_address = " + Quote(config.listen_address) + "\n\n";
+  out += "[log]\nlevel = " + Quote(LogLevelName(config.log_level)) + "\n\n";
+  out += "[state]\ndirectory = " + Quote(config.state_directory) + "\n\n";
+  out += "[discovery]\ninterval = " +
+         Quote(FormatDuration(config.discovery_interval)) + "\n";
+  out += "grace_period = " + Quote(FormatDuration(config.drive_grace_period)) +
+         "\n\n";
+  out += "[drives]\n";
+  AppendList(out, "include_serials", config.drives.include_serials);
+  AppendList(out, "exclude_serials", config.drives.exclude_serials);
+  AppendList(out, "include_models", config.drives.include_models);
+  AppendList(out, "exclude_models", config.drives.exclude_models);
+  out += "\n[probes.health]\nenabled = ";
+  out += config.health.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.health.interval)) + "\n";
+  return out;
+}
+
+std::string_view LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+std::optional<LogLevel> ParseLogLevel(std::string_view name) {
+  for (LogLevel level :
+       {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (LogLevelName(level) == name) return level;
+  }
+  return std::nullopt;
+}
+
+}  // namespace drivewatch::config

@@ -1,0 +1,112 @@
+// drivewatch's configuration: TOML in, typed and validated structs out.
+// Nothing else in drivewatch parses TOML. The example config
+// (config/drivewatch.toml) documents every key and loads to Defaults().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace drivewatch::config {
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+// Which NVMe controllers drivewatch watches. Patterns are shell globs
+// (fnmatch(3)) matched against the trimmed Identify SN and MN. A controller
+// is watched when it matches an include list (or both include lists are
+// empty) and matches no exclude list.
+struct DriveSelection {
+  std::vector<std::string> include_serials;
+  std::vector<std::string> exclude_serials;
+  std::vector<std::string> include_models;
+  std::vector<std::string> exclude_models;
+
+  // Applies the rule above. `serial` and `model` may be passed as read from
+  // Identify Controller (space padded); they are trimmed here.
+  bool Watches(std::string_view serial, std::string_view model) const;
+
+  bool operator==(const DriveSelection&) const = default;
+};
+
+struct ProbeSettings {
+  bool enabled = true;
+  std::chrono::milliseconds interval{60'000};
+
+  bool operator==(const ProbeSettings&) const = default;
+};
+
+struct Config {
+  // [web]
+  std::string listen_address = ":9647";
+  // [log]
+  LogLevel log_level = LogLevel::kInfo;
+  // [state]
+  std::string state_directory = "/var/lib/drivewatch";
+  // [discovery]: how often the NVMe topology is rescanned (hot-plug), and
+  // how long a vanished drive keeps reporting drivewatch_drive_up 0 before
+  // its series go away.
+  std::chrono::milliseconds discovery_interval{30'000};
+  std::chrono::milliseconds drive_grace_period{600'000};
+  // [drives]
+  DriveSelection drives;
+  // [probes.health]: Identify + SMART/health log (02h). Drives update the
+  // health log about once a minute; polling faster only costs admin commands.
+  ProbeSettings health{true, std::chrono::milliseconds{60'000}};
+
+  bool operator==(const Config&) const = default;
+};
+
+// The built-in defaults, used when no --config.file is given.
+Config Defaults();
+
+// A located problem in a config file.
+struct ConfigError {
+  std::string file;
+  int line = 0;     // 1-based; 0 when the file could not be read at all
+  int column = 0;   // 1-based
+  std::string key;  // dotted key, e.g. "probes.health.interval"; may be empty
+  std::string problem;  // "what is wrong (expected ...)"
+
+  // "FILE:LINE:COL: dotted.key: what is wrong (expected ...)". The key part
+  // is left out when `key` is empty, LINE:COL when `line` is 0.
+  std::string ToString() const;
+};
+
+// Parses and validates. Either a Config or every error found (at least one),
+// sorted by position. Unknown keys suggest the closest valid key. Never
+// throws.
+struct LoadResult {
+  std::optional<Config> config;
+  std::vector<ConfigError> errors;
+};
+LoadResult LoadFile(const std::string& path);
+// Same, from text; `name` is used as FILE in messages.
+LoadResult LoadString(const std::string& text, const std::string& name);
+
+// Renders `config` as a TOML document with every key written. For any
+// Config that LoadString() accepts, LoadString(ToToml(c)) gives back c;
+// useful for printing the effective config.
+std::string ToToml(const Config& config);
+
+// "1m30s"-style durations as the config writes them: the non-zero parts of
+// d, h, m, s and ms, largest first; zero is "0s". ParseDuration() reads
+// every string this returns for non-negative input.
+std::string FormatDuration(std::chrono::milliseconds d);
+
+// Reads "500ms", "30s", "10m", "1h30m", "2d": one or more <integer><unit>
+// parts with units d, h, m, s, ms, largest first, each at most once. No
+// sign, fractions or spaces. On failure returns nullopt and, when `error` is
+// given, stores a message such as
+//   "30sec" is not a valid duration: unknown unit "sec" (expected d, h, m, s or
+//   ms)
+std::optional<std::chrono::milliseconds> ParseDuration(
+    std::string_view text, std::string* error = nullptr);
+
+// "debug", "info", "warn", "error": the spelling the config and the CLI use.
+std::string_view LogLevelName(LogLevel level);
+std::optional<LogLevel> ParseLogLevel(std::string_view name);
+
+}  // namespace drivewatch::config

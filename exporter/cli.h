@@ -1,0 +1,33 @@
+// Command line: flags follow the Prometheus exporter conventions
+// (--web.listen-address, --config.file, --log.level, --version, --help).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace drivewatch {
+
+struct CommandLine {
+  enum class Command { kServe, kCheckConfig, kCollect, kHelp, kVersion };
+  Command command = Command::kServe;
+  std::optional<std::string> config_file;
+  std::optional<std::string> listen_address;
+  std::optional<std::string> log_level;
+  std::vector<std::string> args;  // positional arguments of the subcommand
+  bool once = false;              // collect --once
+};
+
+struct ParsedCommandLine {
+  std::optional<CommandLine> cli;
+  std::string error;  // set when cli is empty
+};
+
+ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv);
+
+// The --help text.
+std::string UsageText();
+// The --version text.
+std::string VersionText();
+
+}  // namespace drivewatch

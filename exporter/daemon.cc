@@ -1,0 +1,262 @@
+#include "exporter/daemon.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "config/config.h"
+#include "exporter/build_info.h"
+#include "exporter/clock.h"
+#include "exporter/drive_monitor.h"
+#include "exporter/http_server.h"
+#include "exporter/metric_store.h"
+#include "exporter/probe_registry.h"
+#include "exporter/scheduler.h"
+#include "exporter/systemd_notify.h"
+#include "probes/log.h"
+#include "probes/nvme_drive_layer.h"
+
+namespace drivewatch {
+namespace {
+
+constexpr MetricDesc kBuildInfo{
+    "drivewatch_build_info",
+    "drivewatch's version and git revision, and the versions of the libraries "
+    "it was built with; always 1.",
+    MetricType::kGauge};
+constexpr MetricDesc kReloadSuccessful{
+    "drivewatch_config_last_reload_successful",
+    "1 if the last config load (at start or on SIGHUP) succeeded, 0 if the "
+    "new config was rejected and the old one kept running.",
+    MetricType::kGauge};
+constexpr MetricDesc kReloadTimestamp{
+    "drivewatch_config_last_reload_success_timestamp_seconds",
+    "Unix time of the last successful config load.",
+    MetricType::kGauge};
+
+log::Level ToLogLevel(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::kDebug: return log::Level::kDebug;
+    case config::LogLevel::kInfo: return log::Level::kInfo;
+    case config::LogLevel::kWarn: return log::Level::kWarn;
+    case config::LogLevel::kError: return log::Level::kError;
+  }
+  return log::Level::kInfo;
+}
+
+// Loads --config.file (or the defaults) and applies the command-line
+// overrides. Prints every problem to stderr; returns nothing on error.
+std::optional<config::Config> LoadConfig(const CommandLine& cli) {
+  config::Config cfg = config::Defaults();
+  if (cli.config_file) {
+    auto loaded = config::LoadFile(*cli.config_file);
+    if (!loaded.config) {
+      for (const auto& e : loaded.errors) {
+        std::fprintf(stderr, "%s\n", e.ToString().c_str());
+      }
+      return std::nullopt;
+    }
+    cfg = *loaded.config;
+  }
+  if (cli.listen_address) {
+    if (auto addr = ParseListenAddress(*cli.listen_address); !addr) {
+      std::fprintf(stderr, "--web.listen-address: %s\n",
+                   addr.error().message.c_str());
+      return std::nullopt;
+    }
+    cfg.listen_address = *cli.listen_address;
+  }
+  if (cli.log_level) {
+    const auto level = config::ParseLogLevel(*cli.log_level);
+    if (!level) {
+      std::fprintf(stderr,
+                   "--log.level: unknown level \"%s\" (expected debug, info, "
+                   "warn or error)\n",
+                   cli.log_level->c_str());
+      return std::nullopt;
+    }
+    cfg.log_level = *level;
+  }
+  return cfg;
+}
+
+void PublishBuildInfo(MetricStore& store) {
+  store.Publish("exporter/build",
+                {{&kBuildInfo,
+                  {{"version", kVersion},
+                   {"revision", kRevision},
+                   {"libnvme", kLibnvmeVersion},
+                   {"liburing", kLiburingVersion},
+                   {"prometheus_cpp", kPrometheusCppVersion}},
+                  1.0}});
+}
+
+void PublishReload(MetricStore& store, bool ok, double last_success) {
+  std::vector<Sample> samples = {{&kReloadSuccessful, {}, ok ? 1.0 : 0.0}};
+  if (last_success > 0) samples.push_back({&kReloadTimestamp, {}, last_success});
+  store.Publish("exporter/config", std::move(samples));
+}
+
+std::string LandingPage() {
+  return std::string(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>drivewatch</title></head>
+<body>
+<h1>drivewatch</h1>
+<p>Watches NVMe drives age.</p>
+<ul>
+<li><a href="metrics">Metrics</a></li>
+<li><a href="-/healthy">Health</a></li>
+</ul>
+<p>Version )") + kVersion + " (revision " + kRevision + R"()</p>
+</body></html>
+)";
+}
+
+}  // namespace
+
+int RunCheckConfig(const CommandLine& cli) {
+  const std::string& file = cli.args.at(0);
+  auto loaded = config::LoadFile(file);
+  if (!loaded.config) {
+    for (const auto& e : loaded.errors) {
+      std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    }
+    return 2;
+  }
+  std::printf("%s: OK\n", file.c_str());
+  return 0;
+}
+
+int RunCollectOnce(const CommandLine& cli) {
+  auto cfg = LoadConfig(cli);
+  if (!cfg) return 2;
+  log::SetLevel(ToLogLevel(cfg->log_level));
+  MetricStore store;
+  SystemClock clock;
+  InlineExecutor executor;
+  Scheduler scheduler(clock, executor);
+  auto drive_layer = MakeNvmeDriveLayer();
+  DriveMonitor monitor(*drive_layer, store, scheduler, clock,
+                       RegisteredProbes());
+  PublishBuildInfo(store);
+  monitor.CollectOnce(*cfg);
+  const auto text = store.Render();
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int RunDaemon(const CommandLine& cli) {
+  auto cfg = LoadConfig(cli);
+  if (!cfg) return 2;
+  log::SetLevel(ToLogLevel(cfg->log_level));
+
+  // Signals are taken by one thread with sigwait; every other thread,
+  // including those libraries start, inherits this mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  MetricStore store;
+  SystemClock clock;
+  StrandExecutor executor;
+  Scheduler scheduler(clock, executor);
+  auto drive_layer = MakeNvmeDriveLayer();
+  DriveMonitor monitor(*drive_layer, store, scheduler, clock,
+                       RegisteredProbes());
+  PublishBuildInfo(store);
+  double last_reload = ToUnixSeconds(clock.WallNow());
+  PublishReload(store, true, last_reload);
+
+  auto http = std::make_unique<HttpServer>(store, LandingPage());
+  if (Status s = http->Start(cfg->listen_address); !s) {
+    log::Error(s.error().message);
+    return 1;
+  }
+  log::Info(std::string("drivewatch ") + kVersion + " serving metrics at " +
+            http->MetricsUrl() +
+            (cli.config_file ? " with config " + *cli.config_file
+                             : std::string(" with the built-in default config")));
+  monitor.Start(*cfg);
+
+  std::thread signal_thread([&] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&signals, &sig) != 0) continue;
+      if (sig != SIGHUP) {
+        log::Info(std::string("received ") + strsignal(sig) + ", stopping");
+        scheduler.Stop();
+        return;
+      }
+      systemd::Notify("RELOADING=1");
+      if (!cli.config_file) {
+        log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
+      } else if (auto next = LoadConfig(cli); !next) {
+        log::Error("SIGHUP: " + *cli.config_file +
+                   " is invalid (errors above); keeping the running config");
+        PublishReload(store, false, last_reload);
+      } else {
+        bool ok = true;
+        if (next->listen_address != cfg->listen_address) {
+          auto replacement = std::make_unique<HttpServer>(store, LandingPage());
+          if (Status s = replacement->Start(next->listen_address); !s) {
+            log::Error("SIGHUP: " + s.error().message +
+                       "; keeping the running config");
+            PublishReload(store, false, last_reload);
+            ok = false;
+          } else {
+            http->Stop();
+            http = std::move(replacement);
+            log::Info("now serving metrics at " + http->MetricsUrl());
+          }
+        }
+        if (ok) {
+          *cfg = *next;
+          log::SetLevel(ToLogLevel(cfg->log_level));
+          monitor.Reconfigure(*cfg);
+          last_reload = ToUnixSeconds(clock.WallNow());
+          PublishReload(store, true, last_reload);
+          log::Info("SIGHUP: reloaded " + *cli.config_file);
+        }
+      }
+      systemd::Notify("READY=1");
+    }
+  });
+
+  // The watchdog is pinged from the scheduler loop, so a wedged scheduler
+  // gets the daemon restarted.
+  const auto watchdog = systemd::WatchdogInterval();
+  const Scheduler::Duration beat =
+      watchdog ? std::chrono::duration_cast<Scheduler::Duration>(*watchdog / 2)
+               : std::chrono::seconds(10);
+  systemd::Notify("READY=1\nSTATUS=serving " + http->MetricsUrl());
+  scheduler.Loop(
+      [&] {
+        if (watchdog) systemd::Notify("WATCHDOG=1");
+      },
+      beat);
+
+  systemd::Notify("STOPPING=1");
+  signal_thread.join();
+  http->Stop();
+  const int busy = executor.Shutdown(std::chrono::seconds(5));
+  if (busy > 0) {
+    // Threads stuck in a drive's ioctl cannot be joined; leave without them.
+    log::Warn(std::to_string(busy) +
+              " drive(s) still busy in the kernel; exiting without waiting");
+    std::fflush(nullptr);
+    ::_exit(0);
+  }
+  log::Info("stopped");
+  return 0;
+}
+
+}  // namespace drivewatch

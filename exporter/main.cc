@@ -1,0 +1,32 @@
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "exporter/cli.h"
+#include "exporter/daemon.h"
+
+int main(int argc, char** argv) {
+  using drivewatch::CommandLine;
+  const std::vector<std::string> args(argv, argv + argc);
+  const auto parsed = drivewatch::ParseCommandLine(args);
+  if (!parsed.cli) {
+    std::fprintf(stderr, "drivewatch: %s\n", parsed.error.c_str());
+    return 2;
+  }
+  const CommandLine& cli = *parsed.cli;
+  switch (cli.command) {
+    case CommandLine::Command::kHelp:
+      std::fputs(drivewatch::UsageText().c_str(), stdout);
+      return 0;
+    case CommandLine::Command::kVersion:
+      std::fputs(drivewatch::VersionText().c_str(), stdout);
+      return 0;
+    case CommandLine::Command::kCheckConfig:
+      return drivewatch::RunCheckConfig(cli);
+    case CommandLine::Command::kCollect:
+      return drivewatch::RunCollectOnce(cli);
+    case CommandLine::Command::kServe:
+      return drivewatch::RunDaemon(cli);
+  }
+  return 1;
+}

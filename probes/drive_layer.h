@@ -1,0 +1,73 @@
+// The drive layer: everything drivewatch knows about how to reach an NVMe
+// controller. The rest of the program sees only these two small interfaces,
+// so the very same probe code runs against real controllers (libnvme and
+// ioctls, see nvme_drive_layer.h) and, in the golden test, against recorded
+// log-page bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probes/expected.h"
+
+namespace drivewatch {
+
+using Bytes = std::vector<std::uint8_t>;
+
+struct NamespaceInfo {
+  std::uint32_t nsid = 0;
+  std::string name;          // kernel name, e.g. "nvme0n1"
+  std::string block_device;  // e.g. "/dev/nvme0n1"
+};
+
+// What discovery learns about a controller without sending it a command.
+struct ControllerInfo {
+  std::string name;       // kernel name, e.g. "nvme0"; may change across boots
+  std::string device;     // character device, e.g. "/dev/nvme0"
+  std::string serial;     // Identify SN, trimmed; the drive's identity
+  std::string model;      // Identify MN, trimmed
+  std::string firmware;   // Identify FR, trimmed
+  std::string transport;  // "pcie", "tcp", "rdma", "fc", "loop"
+  std::string address;    // transport address, e.g. PCI BDF "0000:00:04.0"
+  std::vector<NamespaceInfo> namespaces;
+};
+
+// A feature's Get Features completion: dword 0 of the completion queue entry
+// plus the data buffer, for features that return one.
+struct FeatureValue {
+  std::uint32_t result = 0;
+  Bytes data;
+};
+
+// Admin commands to one controller. Implementations are not thread-safe; the
+// scheduler serializes all work on a controller.
+class Controller {
+ public:
+  virtual ~Controller() = default;
+
+  // Identify (NVMe 2.0 §5.17). Returns the 4096-byte data structure.
+  virtual Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t nsid) = 0;
+  // Get Log Page (NVMe 2.0 §5.16). Returns exactly `length` bytes.
+  virtual Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t nsid,
+                                     std::size_t length) = 0;
+  // Get Features (NVMe 2.0 §5.15) with SEL=current. `data_length` is the size
+  // of the feature's data buffer, 0 for features that return only dword 0.
+  virtual Expected<FeatureValue> GetFeature(std::uint8_t fid,
+                                            std::uint32_t cdw11,
+                                            std::size_t data_length) = 0;
+};
+
+class DriveLayer {
+ public:
+  virtual ~DriveLayer() = default;
+  // Lists the NVMe controllers present now, with their namespaces.
+  virtual Expected<std::vector<ControllerInfo>> Scan() = 0;
+  // Opens a controller found by Scan() for admin commands.
+  virtual Expected<std::unique_ptr<Controller>> Open(
+      const ControllerInfo& info) = 0;
+};
+
+}  // namespace drivewatch

@@ -1,0 +1,24 @@
+// A light probe: one measurement of one controller, run by the scheduler.
+// Each probe's whole story lives in its own file (health_probe.cc, ...).
+#pragma once
+
+#include "probes/drive_layer.h"
+#include "probes/expected.h"
+#include "probes/sample_sink.h"
+
+namespace drivewatch {
+
+class DriveProbe {
+ public:
+  virtual ~DriveProbe() = default;
+  // Stable name used in the config ([probes.NAME]) and in the `probe` label.
+  virtual const char* name() const = 0;
+  // Measures `ctrl` once and writes samples into `sink`. Every per-drive
+  // sample carries the label serial=info.serial. On error the caller drops
+  // whatever this run wrote and reports drivewatch_probe_success 0, so a
+  // probe never has to clean up after itself.
+  virtual Status Run(Controller& ctrl, const ControllerInfo& info,
+                     SampleSink& sink) = 0;
+};
+
+}  // namespace drivewatch

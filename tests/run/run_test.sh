@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Run test: the real drivewatch binary on a machine with no NVMe controller,
+# scraped with real curl and linted by the real promtool.
+#   usage: run_test.sh DRIVEWATCH_BINARY SOURCE_DIR
+set -euo pipefail
+bin=$(realpath "$1")
+src=$(realpath "$2")
+work=$(mktemp -d /tmp/dw-run-test.XXXXXX)
+pid=""
+cleanup() {
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  if [[ -f $work/daemon.log ]]; then
+    echo "--- daemon log ---" >&2
+    cat "$work/daemon.log" >&2
+  fi
+  exit 1
+}
+pass() { echo "ok: $*"; }
+
+if ls /sys/class/nvme/nvme* >/dev/null 2>&1; then
+  echo "note: this machine has NVMe controllers; the no-NVMe checks still run"
+  no_nvme=0
+else
+  no_nvme=1
+fi
+
+cat >"$work/good.toml" <<TOML
+[state]
+directory = "$work/state"
+[discovery]
+interval = "1s"
+TOML
+
+# --- check-config -----------------------------------------------------------
+"$bin" check-config "$work/good.toml" >"$work/out" || fail "check-config rejected a good file"
+grep -qx "$work/good.toml: OK" "$work/out" || fail "check-config did not say OK: $(cat "$work/out")"
+"$bin" check-config "$src/config/drivewatch.toml" >/dev/null || fail "the example config does not validate"
+pass "check-config accepts good files"
+
+printf '[probes.health]\nintervall = "30s"\n' >"$work/bad.toml"
+set +e
+"$bin" check-config "$work/bad.toml" 2>"$work/err"
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "check-config on a bad file exited $status, expected 2"
+grep -q "^$work/bad.toml:2:1: probes.health.intervall: unknown key" "$work/err" \
+  || fail "check-config error not located: $(cat "$work/err")"
+pass "check-config rejects a bad file with exit 2 and a located message: $(head -1 "$work/err")"
+
+set +e
+"$bin" --config.file="$work/missing.toml" 2>"$work/err"
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "a missing config file exited $status, expected 2"
+grep -q "missing.toml" "$work/err" || fail "missing-file error does not name the file"
+pass "a missing config file exits 2: $(head -1 "$work/err")"
+
+set +e
+"$bin" --no-such-flag 2>"$work/err"
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "an unknown flag exited $status, expected 2"
+pass "an unknown flag exits 2"
+
+"$bin" --version | grep -q "^drivewatch " || fail "--version"
+"$bin" --help | grep -q -- "--web.listen-address" || fail "--help"
+
+# --- collect --once ---------------------------------------------------------
+"$bin" collect --once --config.file="$work/good.toml" >"$work/collect.prom" 2>"$work/collect.log" \
+  || fail "collect --once failed: $(cat "$work/collect.log")"
+grep -q '^drivewatch_discovery_success 1$' "$work/collect.prom" || fail "collect output lacks discovery_success 1"
+lint=$(promtool check metrics <"$work/collect.prom" 2>&1) || fail "promtool on collect output: $lint"
+[[ -z $lint ]] || fail "promtool complains about collect output: $lint"
+[[ ! -e $work/state ]] || fail "collect --once must not write the state directory"
+pass "collect --once prints a clean exposition"
+
+# --- the daemon -------------------------------------------------------------
+"$bin" --config.file="$work/good.toml" --web.listen-address=127.0.0.1:0 >"$work/daemon.log" 2>&1 &
+pid=$!
+url=""
+for _ in $(seq 100); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/daemon.log" | head -1 || true)
+  [[ -n $url ]] && break
+  kill -0 "$pid" 2>/dev/null || fail "the daemon died at start"
+  sleep 0.1
+done
+[[ -n $url ]] || fail "the daemon never said where it serves"
+base=${url%/metrics}
+
+curl -fsS "$url" >"$work/scrape.prom" || fail "curl $url"
+grep -q '^drivewatch_build_info{' "$work/scrape.prom" || fail "no build_info"
+grep -q '^drivewatch_config_last_reload_successful 1$' "$work/scrape.prom" || fail "no reload metric"
+lint=$(promtool check metrics <"$work/scrape.prom" 2>&1) || fail "promtool: $lint"
+[[ -z $lint ]] || fail "promtool complains: $lint"
+pass "GET /metrics answers and passes promtool check metrics"
+
+curl -fsS "$base/" | grep -q '<a href="metrics">' || fail "landing page"
+curl -fsS "$base/-/healthy" | grep -q healthy || fail "/-/healthy"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/metrics")
+[[ $code != 200 ]] || fail "POST /metrics must not succeed"
+pass "landing page and /-/healthy answer; POST is refused ($code)"
+
+# Gzip, as Prometheus asks for it.
+curl -fsS --compressed "$url" | grep -q '^drivewatch_build_info{' || fail "gzip scrape"
+
+if [[ $no_nvme -eq 1 ]]; then
+  sleep 2.5  # a few discovery passes at 1 s
+  curl -fsS "$url" | grep -q '^drivewatch_drives{state="up"} 0$' || fail "expected no drives up"
+  n=$(grep -c "no NVMe controllers found" "$work/daemon.log" || true)
+  [[ $n -eq 1 ]] || fail "'no NVMe controllers found' logged $n times, expected once"
+  pass "with no NVMe present: logged once, exporter metrics still served"
+fi
+
+# SIGHUP with a broken file keeps the old config.
+cp "$work/good.toml" "$work/good.toml.orig"
+printf 'this is not toml = = =\n' >"$work/good.toml"
+kill -HUP "$pid"
+for _ in $(seq 50); do
+  curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 0$' && break
+  sleep 0.1
+done
+curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 0$' || fail "bad reload not reported"
+kill -0 "$pid" || fail "the daemon died on a bad reload"
+grep -q "keeping the running config" "$work/daemon.log" || fail "bad reload not logged"
+pass "SIGHUP with a broken config is rejected and the old one keeps running"
+
+cp "$work/good.toml.orig" "$work/good.toml"
+kill -HUP "$pid"
+for _ in $(seq 50); do
+  curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 1$' && break
+  sleep 0.1
+done
+curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 1$' || fail "good reload not reported"
+pass "SIGHUP with a good config reloads"
+
+# A second daemon on the same port fails clearly.
+port=${base##*:}
+set +e
+timeout 10 "$bin" --config.file="$work/good.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/err2"
+status=$?
+set -e
+[[ $status -eq 1 ]] || fail "a busy port exited $status, expected 1"
+grep -q "cannot listen on 127.0.0.1:$port" "$work/err2" || fail "busy-port message: $(cat "$work/err2")"
+pass "a busy port exits 1: $(grep -o 'cannot listen.*' "$work/err2")"
+
+kill -TERM "$pid"
+for _ in $(seq 50); do
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then fail "the daemon did not stop within 5 s of SIGTERM"; fi
+wait "$pid" && status=0 || status=$?
+pid=""
+[[ $status -eq 0 ]] || fail "the daemon exited $status after SIGTERM"
+grep -q "stopped" "$work/daemon.log" || fail "no clean stop in the log"
+pass "SIGTERM stops the daemon cleanly (exit 0)"
+echo "run test: all checks passed"

@@ -1,0 +1,94 @@
+#include "exporter/cli.h"
+
+#include <gtest/gtest.h>
+
+#include "exporter/http_server.h"
+
+namespace drivewatch {
+namespace {
+
+ParsedCommandLine Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "drivewatch");
+  return ParseCommandLine(args);
+}
+
+TEST(CommandLineTest, ServeWithFlagsInBothForms) {
+  auto p = Parse({"--config.file=/etc/dw.toml", "--web.listen-address", ":9999",
+                  "--log.level=debug"});
+  ASSERT_TRUE(p.cli) << p.error;
+  EXPECT_EQ(p.cli->command, CommandLine::Command::kServe);
+  EXPECT_EQ(p.cli->config_file, "/etc/dw.toml");
+  EXPECT_EQ(p.cli->listen_address, ":9999");
+  EXPECT_EQ(p.cli->log_level, "debug");
+}
+
+TEST(CommandLineTest, Subcommands) {
+  auto check = Parse({"check-config", "a.toml"});
+  ASSERT_TRUE(check.cli);
+  EXPECT_EQ(check.cli->command, CommandLine::Command::kCheckConfig);
+  EXPECT_EQ(check.cli->args, std::vector<std::string>{"a.toml"});
+
+  auto collect = Parse({"collect", "--once", "--config.file", "x.toml"});
+  ASSERT_TRUE(collect.cli) << collect.error;
+  EXPECT_EQ(collect.cli->command, CommandLine::Command::kCollect);
+  EXPECT_EQ(collect.cli->config_file, "x.toml");
+
+  EXPECT_EQ(Parse({"--version"}).cli->command, CommandLine::Command::kVersion);
+  EXPECT_EQ(Parse({"-h"}).cli->command, CommandLine::Command::kHelp);
+}
+
+TEST(CommandLineTest, Errors) {
+  EXPECT_EQ(Parse({"--web.listen-adress=:1"}).error,
+            "unknown flag --web.listen-adress (see --help)");
+  EXPECT_EQ(Parse({"--config.file"}).error, "flag --config.file needs a value");
+  EXPECT_EQ(Parse({"--config.file="}).error,
+            "flag --config.file needs a non-empty value");
+  EXPECT_EQ(Parse({"serve"}).error,
+            "unknown command \"serve\" (expected check-config or collect; see "
+            "--help)");
+  EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
+  EXPECT_EQ(Parse({"collect"}).error,
+            "collect needs --once (it runs the probes one time)");
+  EXPECT_EQ(Parse({"--once"}).error, "--once goes with the collect command");
+}
+
+TEST(CommandLineTest, HelpListsEveryFlag) {
+  const std::string help = UsageText();
+  for (const char* flag : {"--config.file", "--web.listen-address",
+                           "--log.level", "--version", "--help", "--once",
+                           "check-config", "collect"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(ListenAddressTest, Forms) {
+  auto any = ParseListenAddress(":9647");
+  ASSERT_TRUE(any.ok());
+  EXPECT_EQ(any->host, "");
+  EXPECT_EQ(any->port, 9647);
+  auto v4 = ParseListenAddress("127.0.0.1:0");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 0);
+  auto v6 = ParseListenAddress("[::1]:9647");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+}
+
+TEST(ListenAddressTest, Errors) {
+  EXPECT_EQ(ParseListenAddress("9647").error().message,
+            "listen address \"9647\": missing port (expected host:port, "
+            "[ipv6]:port or :port)");
+  EXPECT_EQ(ParseListenAddress("::1:9647").error().message,
+            "listen address \"::1:9647\": IPv6 addresses need brackets "
+            "(expected host:port, [ipv6]:port or :port)");
+  EXPECT_EQ(ParseListenAddress(":70000").error().message,
+            "listen address \":70000\": port \"70000\" is not a number from 0 "
+            "to 65535 (expected host:port, [ipv6]:port or :port)");
+  EXPECT_EQ(ParseListenAddress("[::1]9647").error().message,
+            "listen address \"[::1]9647\": unterminated IPv6 address or missing "
+            "port (expected host:port, [ipv6]:port or :port)");
+}
+
+}  // namespace
+}  // namespace drivewatch

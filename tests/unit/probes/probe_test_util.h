@@ -1,0 +1,122 @@
+// Shared pieces of the probes tests: fixture loading, a fake Controller and a
+// sink that records samples.
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "probes/drive_layer.h"
+#include "probes/sample_sink.h"
+
+namespace drivewatch::testing {
+
+inline std::filesystem::path FixtureDir() { return DW_FIXTURE_DIR; }
+
+// The whole file, or an empty vector when it does not exist.
+inline Bytes ReadFixture(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(in), {});
+}
+
+inline Bytes Handmade(const std::string& name) {
+  return ReadFixture(FixtureDir() / "handmade" / name);
+}
+
+inline constexpr char kHandmadeSerial[] = "HANDMADE-PM981";
+
+// A fake controller: there is no NVMe hardware on the build machines, so
+// the probes run against answers recorded from real controllers (QEMU's,
+// through the kernel driver) or built by hand, looked up by command. It
+// records what it was asked so tests can check the commands themselves.
+// Commands with no answer fail the way a controller that lacks them does.
+class FakeController : public Controller {
+ public:
+  struct Call {
+    std::string command;  // "identify", "log", "feature"
+    std::uint32_t id;     // CNS, LID or FID
+    std::uint32_t nsid;   // or cdw11 for features
+    std::size_t length;
+    bool operator==(const Call&) const = default;
+  };
+
+  void SetIdentify(std::uint8_t cns, std::uint32_t nsid, Expected<Bytes> r) {
+    identify_.insert_or_assign({cns, nsid}, std::move(r));
+  }
+  void SetLogPage(std::uint8_t lid, std::uint32_t nsid, Expected<Bytes> r) {
+    logs_.insert_or_assign({lid, nsid}, std::move(r));
+  }
+
+  Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t nsid) override {
+    calls_.push_back({"identify", cns, nsid, 4096});
+    auto it = identify_.find({cns, nsid});
+    if (it == identify_.end()) return InvalidField("identify");
+    return it->second;
+  }
+  Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t nsid,
+                             std::size_t length) override {
+    calls_.push_back({"log", lid, nsid, length});
+    auto it = logs_.find({lid, nsid});
+    if (it == logs_.end()) return InvalidField("get log page");
+    return it->second;
+  }
+  Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
+                                    std::size_t length) override {
+    calls_.push_back({"feature", fid, cdw11, length});
+    return InvalidField("get feature");
+  }
+
+  const std::vector<Call>& calls() const { return calls_; }
+
+  static Error InvalidField(const std::string& what) {
+    return Error{0, 0x4002,
+                 "/dev/nvme0: " + what + ": Invalid Field in Command (0x4002)"};
+  }
+
+ private:
+  std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<Bytes>> identify_;
+  std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<Bytes>> logs_;
+  std::vector<Call> calls_;
+};
+
+struct Sample {
+  const MetricDesc* desc;
+  Labels labels;
+  double value;
+
+  // "name{k="v",...}" with labels sorted by name: the identity of a series.
+  std::string Key() const {
+    Labels sorted = labels;
+    std::sort(sorted.begin(), sorted.end());
+    std::string key = desc->name;
+    key += '{';
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      if (i > 0) key += ',';
+      key += sorted[i].first + "=\"" + sorted[i].second + "\"";
+    }
+    return key + '}';
+  }
+};
+
+inline std::string SeriesKey(const std::string& name, Labels labels) {
+  const MetricDesc desc{name.c_str(), "", MetricType::kGauge};
+  return Sample{&desc, std::move(labels), 0}.Key();
+}
+
+class RecordingSink : public SampleSink {
+ public:
+  void Add(const MetricDesc& desc, Labels labels, double value) override {
+    samples.push_back({&desc, std::move(labels), value});
+  }
+  std::vector<Sample> samples;
+};
+
+}  // namespace drivewatch::testing

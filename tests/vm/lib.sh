@@ -1,0 +1,603 @@
+# shellcheck shell=bash
+# Host-side library of the drivewatch VM harness.  Source it from bash:
+#
+#   . tests/vm/lib.sh
+#   vm_prepare                      # packages + kernel (cached)
+#   vm_build_initramfs "$work/initrd.cpio.gz" guest/scenario.sh 'service fragment'
+#   vm_start "$outdir" "$work/initrd.cpio.gz"
+#   vm_wait_marker service-started 120
+#   vm_qmp '{"execute":"query-status"}'
+#   vm_wait_exit 120; vm_extract_files "$outdir/console.log" "$outdir/files"
+#
+# Everything has a timeout.  QEMU runs under timeout(1) with a hard deadline
+# (DW_VM_TIMEOUT), and vm_stop / prom_stop are safe to call from an EXIT trap.
+# vm_start and prom_start must run in the caller's shell (not in $(...)),
+# because they record PIDs in global variables.
+#
+# Tunables (environment):
+#   DW_VM_CACHE    kernel cache dir           (/var/cache/drivewatch-vm)
+#   DW_VM_KVER     kernel ABI, e.g. 6.1.0-57-amd64 (default: what the
+#                  linux-image-amd64 metapackage depends on; falls back to
+#                  the newest cached kernel when apt cannot tell)
+#   DW_VM_MEM      guest memory (512M)        DW_VM_SMP  guest CPUs (1)
+#   DW_VM_TIMEOUT  hard QEMU deadline in s (300)
+#   DW_VM_GUEST_PORT  port the guest service listens on (9647, drivewatch's default)
+#   DW_VM_NIC      virtio (default) or e1000
+#   DW_VM_NET_RESTRICT  slirp restrict= (on: the guest cannot reach the host
+#                  or the outside; the hostfwd still works)
+#   DW_VM_NETDEV_EXTRA  appended to -netdev user,..., e.g.
+#                  ",hostfwd=tcp:127.0.0.1:2222-:22" (keep 127.0.0.1!)
+#   DW_VM_APPEND   extra kernel command line (NAME=VALUE reaches /init's env)
+#   DW_VM_EXTRA_MODULES  more kernel modules for the initramfs (deps resolved)
+#   DRIVEWATCH_BIN optional binary copied to /usr/bin/drivewatch (+ its libraries)
+#   DW_VM_EXTRA_FILES  optional "host_path:guest_path ..." list of extra files
+#   DW_VM_KEEP=1   keep the work dir (disks, sockets, initramfs)
+
+DW_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DW_VM_CACHE=${DW_VM_CACHE:-/var/cache/drivewatch-vm}
+DW_VM_MEM=${DW_VM_MEM:-512M}
+DW_VM_SMP=${DW_VM_SMP:-1}
+DW_VM_TIMEOUT=${DW_VM_TIMEOUT:-300}
+DW_VM_GUEST_PORT=${DW_VM_GUEST_PORT:-9647}
+DW_VM_NIC=${DW_VM_NIC:-virtio}
+DW_VM_QEMU=${DW_VM_QEMU:-qemu-system-x86_64}
+
+# NVMe stack in the order the kernel needs it (deps are resolved anyway).
+DW_VM_NVME_MODULES="crct10dif_common crc64 crc-t10dif crc64-rocksoft t10-pi nvme-core nvme"
+# shellcheck disable=SC2034 # used via ${!nicmods}
+DW_VM_NET_MODULES_virtio="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover net_failover virtio_net"
+# shellcheck disable=SC2034
+DW_VM_NET_MODULES_e1000="e1000"
+
+# ---------------------------------------------------------------- basics
+
+dw_log() { printf '[dwvm %s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# dw_die STEP MESSAGE...: fail loudly, naming the step.
+dw_die() {
+	local step=$1
+	shift
+	printf '[dwvm] FAILED at step "%s": %s\n' "$step" "$*" >&2
+	return 1
+}
+
+dw_now() { date +%s.%N; }
+dw_elapsed() { awk -v a="$1" -v b="$(dw_now)" 'BEGIN{printf "%.2f", b-a}'; }
+
+dw_python() {
+	if command -v python3 >/dev/null; then
+		python3 "$@"
+	else
+		dw_die python "python3 not found"
+	fi
+}
+
+# dw_need_pkgs PKG...: install missing Debian packages (no recommends).
+# Fast (one dpkg-query) when everything is present.
+dw_need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	dw_log "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
+		dw_log "apt-get install failed, running apt-get update once"
+		apt-get update >/dev/null || dw_die packages "apt-get update failed" || return 1
+		apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
+			dw_die packages "apt-get install ${missing[*]} failed" || return 1
+	fi
+}
+
+# dw_free_port: a TCP port free on 127.0.0.1 right now.
+dw_free_port() { dw_python "$DW_VM_DIR/vmctl.py" freeport; }
+
+# ---------------------------------------------------------------- kernel
+
+# vm_kernel_version: print the kernel ABI to use (e.g. 6.1.0-57-amd64).
+vm_kernel_version() {
+	if [[ -n ${DW_VM_KVER:-} ]]; then
+		echo "$DW_VM_KVER"
+		return
+	fi
+	local v
+	v=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9.-]*-amd64\)$/\1/p' | head -n1)
+	if [[ -z $v ]]; then
+		apt-get update >/dev/null 2>&1 || true
+		v=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: linux-image-\(6\.1\.[0-9.-]*-amd64\)$/\1/p' | head -n1)
+	fi
+	if [[ -z $v ]]; then
+		# Offline: newest kernel already in the cache.
+		v=$(ls -1 "$DW_VM_CACHE/kernel" 2>/dev/null | sort -V | tail -n1)
+	fi
+	[[ -n $v ]] || { dw_die kernel "cannot determine the Debian 6.1 kernel version (apt-cache depends linux-image-amd64)"; return 1; }
+	echo "$v"
+}
+
+# vm_fetch_kernel: make sure the kernel is in the cache; sets DW_VM_KVER,
+# DW_VM_KERNEL (vmlinuz) and DW_VM_MODDIR (/lib/modules/<ver> tree).
+vm_fetch_kernel() {
+	local kver dir tmp deb attempt fixed=${DW_VM_KVER:-}
+	kver=$(vm_kernel_version) || return 1
+	dir=$DW_VM_CACHE/kernel/$kver
+	if [[ ! -f $dir/.complete ]]; then
+		dw_log "fetching linux-image-$kver into $dir"
+		mkdir -p "$DW_VM_CACHE/kernel" || { dw_die kernel "cannot create $DW_VM_CACHE"; return 1; }
+		# leftovers of interrupted runs
+		find "$DW_VM_CACHE/kernel" -maxdepth 1 -name '.tmp.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+		tmp=$(mktemp -d "$DW_VM_CACHE/kernel/.tmp.XXXXXX")
+		for attempt in 1 2; do
+			(cd "$tmp" && apt-get download -o APT::Sandbox::User=root "linux-image-$kver" >/dev/null 2>"$tmp/apt.err") && break
+			if ((attempt == 2)) || [[ -n $fixed ]]; then
+				dw_die kernel "apt-get download linux-image-$kver failed: $(tail -n 2 "$tmp/apt.err")"
+				rm -rf "$tmp"
+				return 1
+			fi
+			# Stale package lists: security updates remove the old kernel
+			# from the mirror.  Refresh and re-resolve once.
+			dw_log "apt-get download failed; apt-get update and retry"
+			apt-get update >/dev/null 2>&1 || true
+			DW_VM_KVER=
+			kver=$(vm_kernel_version) || { rm -rf "$tmp"; return 1; }
+			dir=$DW_VM_CACHE/kernel/$kver
+			[[ -f $dir/.complete ]] && break
+		done
+		if [[ ! -f $dir/.complete ]]; then
+			deb=$(ls "$tmp"/linux-image-"$kver"_*.deb)
+			dpkg-deb -x "$deb" "$tmp/root" || { rm -rf "$tmp"; dw_die kernel "dpkg-deb -x $deb failed"; return 1; }
+			rm -f "$deb"
+			[[ -f $tmp/root/boot/vmlinuz-$kver && -d $tmp/root/lib/modules/$kver ]] ||
+				{ rm -rf "$tmp"; dw_die kernel "package layout unexpected (no boot/vmlinuz-$kver or lib/modules/$kver)"; return 1; }
+			touch "$tmp/root/.complete"
+			# Atomic publish; a concurrent run may have won the race.
+			if ! mv -T "$tmp/root" "$dir" 2>/dev/null && [[ ! -f $dir/.complete ]]; then
+				rm -rf "$dir"
+				mv -T "$tmp/root" "$dir" || { rm -rf "$tmp"; dw_die kernel "cannot move kernel into $dir"; return 1; }
+			fi
+		fi
+		rm -rf "$tmp"
+	fi
+	DW_VM_KVER=$kver
+	DW_VM_KERNEL=$dir/boot/vmlinuz-$kver
+	DW_VM_MODDIR=$dir/lib/modules/$kver
+}
+
+# Decompressed contents of a module file (.ko, .ko.xz, .ko.zst, .ko.gz).
+_dw_ko_cat() {
+	case $1 in
+	*.ko) cat "$1" ;;
+	*.ko.xz) xz -dc "$1" ;;
+	*.ko.zst) zstd -dcq "$1" ;;
+	*.ko.gz) gzip -dc "$1" ;;
+	*) return 1 ;;
+	esac
+}
+
+# vm_resolve_modules NAME...: print module paths (relative to DW_VM_MODDIR)
+# in load order, dependencies first.  Reads depends= from each module's
+# .modinfo, so it needs no modules.dep (Debian ships none; depmod runs in
+# the postinst) and no kmod.  '-' and '_' are equivalent in names.
+vm_resolve_modules() {
+	local -A path=() seen=()
+	local -a order=()
+	local f base
+	while IFS= read -r f; do
+		base=${f##*/}
+		base=${base%%.ko*}
+		path[${base//-/_}]=$f
+	done < <(cd "$DW_VM_MODDIR" && find kernel -name '*.ko*')
+	_dw_visit() {
+		local n=${1//-/_} d deps
+		[[ -n ${seen[$n]:-} ]] && return 0
+		seen[$n]=1
+		if [[ -z ${path[$n]:-} ]]; then
+			if grep -qE "/${n//_/[-_]}\.ko" "$DW_VM_MODDIR/modules.builtin" 2>/dev/null; then
+				return 0 # built into the kernel
+			fi
+			dw_die modules "module $1 not found under $DW_VM_MODDIR"
+			return 1
+		fi
+		deps=$(_dw_ko_cat "$DW_VM_MODDIR/${path[$n]}" | tr '\0' '\n' | sed -n 's/^depends=//p' | head -n1)
+		for d in ${deps//,/ }; do
+			_dw_visit "$d" || return 1
+		done
+		order+=("${path[$n]}")
+	}
+	for f in "$@"; do
+		_dw_visit "$f" || return 1
+	done
+	printf '%s\n' "${order[@]}"
+}
+
+# _dw_copy_with_libs SRC DEST_ROOT DEST_PATH: copy a dynamic binary and all
+# the shared libraries ldd reports (including the dynamic loader).
+_dw_copy_with_libs() {
+	local src=$1 root=$2 dst=$3 lib
+	install -D -m 0755 "$src" "$root$dst" || return 1
+	if ! ldd "$src" >/dev/null 2>&1; then
+		return 0 # static binary
+	fi
+	while IFS= read -r lib; do
+		[[ -n $lib && -e $lib ]] || continue
+		[[ -e $root$lib ]] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib" || return 1
+	done < <(ldd "$src" | awk '/=> \//{print $3} /^[[:space:]]*\/[^ ]*ld-linux/{print $1}')
+	if ldd "$src" | grep -q 'not found'; then
+		dw_die initramfs "$src has unresolved libraries: $(ldd "$src" | grep 'not found' | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# vm_build_initramfs OUT.cpio.gz [SCENARIO_SCRIPT] [SERVICE_FRAGMENT]
+# SCENARIO_SCRIPT: guest script sourced by /init after NVMe and network are
+#   up (busybox ash; /etc/dwvm/lib.sh helpers are available).
+# SERVICE_FRAGMENT: shell text the scenario starts with dw_service_start,
+#   e.g. 'exec drivewatch --config /etc/drivewatch.toml'.
+vm_build_initramfs() {
+	local out=$1 scenario=${2:-} service=${3:-} stage m a t0
+	t0=$(dw_now)
+	[[ -n ${DW_VM_MODDIR:-} ]] || vm_fetch_kernel || return 1
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/dwvm-initrd.XXXXXX")
+	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,etc/dwvm,lib/modules/dwvm,proc,sys,dev,tmp,run,root,var,www}
+	# busybox-static and its applets
+	install -m 0755 /bin/busybox "$stage/bin/busybox" || { dw_die initramfs "no /bin/busybox (busybox-static)"; return 1; }
+	for a in $(/bin/busybox --list); do
+		[[ $a == busybox ]] || ln -sf busybox "$stage/bin/$a"
+	done
+	# nvme-cli with its libraries
+	_dw_copy_with_libs /usr/sbin/nvme "$stage" /usr/sbin/nvme || { dw_die initramfs "copying nvme-cli"; return 1; }
+	# drivewatch, if built
+	if [[ -n ${DRIVEWATCH_BIN:-} ]]; then
+		[[ -x $DRIVEWATCH_BIN ]] || { dw_die initramfs "DRIVEWATCH_BIN=$DRIVEWATCH_BIN is not an executable"; return 1; }
+		_dw_copy_with_libs "$DRIVEWATCH_BIN" "$stage" /usr/bin/drivewatch || { dw_die initramfs "copying drivewatch"; return 1; }
+	fi
+	local pair
+	for pair in ${DW_VM_EXTRA_FILES:-}; do
+		install -D -m 0755 "${pair%%:*}" "$stage${pair#*:}" || { dw_die initramfs "extra file $pair"; return 1; }
+	done
+	# kernel modules
+	local nicmods=DW_VM_NET_MODULES_$DW_VM_NIC
+	local mods
+	# shellcheck disable=SC2086
+	mods=$(vm_resolve_modules $DW_VM_NVME_MODULES ${!nicmods} ${DW_VM_EXTRA_MODULES:-}) ||
+		{ rm -rf "$stage"; return 1; }
+	: >"$stage/lib/modules/dwvm/order"
+	for m in $mods; do
+		a=$(basename "${m%%.ko*}").ko
+		_dw_ko_cat "$DW_VM_MODDIR/$m" >"$stage/lib/modules/dwvm/$a" ||
+			{ rm -rf "$stage"; dw_die initramfs "decompressing $m"; return 1; }
+		echo "$a" >>"$stage/lib/modules/dwvm/order"
+	done
+	# init and scenario
+	install -m 0755 "$DW_VM_DIR/guest/init" "$stage/init"
+	install -m 0644 "$DW_VM_DIR/guest/lib.sh" "$stage/etc/dwvm/lib.sh"
+	if [[ -n $scenario ]]; then
+		install -m 0644 "$scenario" "$stage/etc/dwvm/scenario.sh" || { dw_die initramfs "scenario $scenario"; return 1; }
+	fi
+	printf '%s\n' "$service" >"$stage/etc/dwvm/service.sh"
+	printf 'root:x:0:0:root:/root:/bin/sh\n' >"$stage/etc/passwd"
+	printf 'root:x:0:\n' >"$stage/etc/group"
+	printf '127.0.0.1 localhost\n' >"$stage/etc/hosts"
+	mkdir -p "$(dirname "$out")"
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --owner=0:0 --quiet | gzip -1 >"$out") ||
+		{ rm -rf "$stage"; dw_die initramfs "cpio/gzip into $out failed"; return 1; }
+	rm -rf "$stage"
+	dw_log "initramfs $out ($(du -h "$out" | cut -f1), $(dw_elapsed "$t0") s)"
+}
+
+# vm_prepare [with-prometheus]: host packages and the cached kernel.
+vm_prepare() {
+	local pkgs=(qemu-system-x86 busybox-static nvme-cli cpio gzip curl)
+	[[ ${1:-} == with-prometheus ]] && pkgs+=(prometheus)
+	dw_need_pkgs "${pkgs[@]}" || return 1
+	command -v python3 >/dev/null || dw_need_pkgs python3 || return 1
+	vm_fetch_kernel
+}
+
+# ---------------------------------------------------------------- QEMU
+
+# vm_disks WORKDIR: create the sparse backing images and set DW_VM_DEVICE_ARGS.
+# Topology (ids are QOM ids under /machine/peripheral/):
+#   c0  serial DWSN0001, one namespace  (drive n0, 128 MiB, 512 B blocks)
+#   c1  serial DWSN0002, two namespaces (nsid 1: drive n1, 64 MiB, 512 B;
+#                                        nsid 2: drive n2, 64 MiB, 4096 B)
+# Backing nodes use -blockdev so that they survive device_del of a
+# controller (a legacy -drive is auto-deleted with its device) and the
+# controller can be re-plugged with vm_qmp device_add ... drive=n0.
+vm_disks() {
+	local w=$1 n
+	for n in n0:128M n1:64M n2:64M; do
+		truncate -s "${n#*:}" "$w/${n%%:*}.img" || { dw_die disks "truncate $w/${n%%:*}.img"; return 1; }
+	done
+	DW_VM_DEVICE_ARGS=()
+	for n in n0 n1 n2; do
+		DW_VM_DEVICE_ARGS+=(-blockdev "driver=file,filename=$w/$n.img,node-name=$n-file,discard=unmap"
+			-blockdev "driver=raw,file=$n-file,node-name=$n,discard=unmap")
+	done
+	DW_VM_DEVICE_ARGS+=(
+		-device "nvme,id=c0,serial=DWSN0001,drive=n0"
+		-device "nvme,id=c1,serial=DWSN0002"
+		-device "nvme-ns,id=c1n1,bus=c1,drive=n1,nsid=1"
+		-device "nvme-ns,id=c1n2,bus=c1,drive=n2,nsid=2,logical_block_size=4096,physical_block_size=4096"
+	)
+	DW_VM_NCTRL=2
+	DW_VM_NNS=3
+}
+
+# vm_start OUTDIR INITRD [EXTRA_QEMU_ARGS...]: boot in the background.
+# Sets VM_PID VM_WORK VM_LOG VM_QMP VM_CTL VM_HOSTPORT VM_T0.
+# OUTDIR receives console.log, qemu.stderr and qemu.cmdline.
+vm_start() {
+	local out=$1 initrd=$2
+	shift 2
+	if vm_running; then
+		dw_die vm_start "a VM (pid $VM_PID) is already running; call vm_stop first"
+		return 1
+	fi
+	vm_stop # removes the previous VM's work dir
+	[[ -n ${DW_VM_KERNEL:-} ]] || vm_fetch_kernel || return 1
+	mkdir -p "$out" || { dw_die vm_start "cannot create $out"; return 1; }
+	VM_OUT=$(cd "$out" && pwd)
+	VM_WORK=$(mktemp -d /tmp/dwvm.XXXXXX) # short: unix socket paths max 107 bytes
+	VM_LOG=$VM_OUT/console.log
+	VM_QMP=$VM_WORK/qmp.sock
+	VM_CTL=$VM_WORK/ctl.sock
+	: >"$VM_LOG"
+	vm_disks "$VM_WORK" || return 1
+	VM_HOSTPORT=${DW_VM_HOSTPORT:-$(dw_free_port)} || return 1
+	local nic=virtio-net-pci
+	[[ $DW_VM_NIC == e1000 ]] && nic=e1000
+	local -a cmd=(
+		"$DW_VM_QEMU" -machine pc -accel tcg -cpu max -smp "$DW_VM_SMP" -m "$DW_VM_MEM"
+		-nodefaults -no-user-config -nographic -no-reboot -vga none -monitor none
+		-kernel "$DW_VM_KERNEL" -initrd "$initrd"
+		-append "console=ttyS0 panic=-1 quiet DWVM_NCTRL=$DW_VM_NCTRL DWVM_NNS=$DW_VM_NNS DWVM_PORT=$DW_VM_GUEST_PORT ${DW_VM_APPEND:-}"
+		-serial "file:$VM_LOG"
+		-chardev "socket,id=ctl,path=$VM_CTL,server=on,wait=off"
+		-device "isa-serial,chardev=ctl"
+		-qmp "unix:$VM_QMP,server=on,wait=off"
+		-netdev "user,id=net0,restrict=${DW_VM_NET_RESTRICT:-on},hostfwd=tcp:127.0.0.1:$VM_HOSTPORT-:$DW_VM_GUEST_PORT${DW_VM_NETDEV_EXTRA:-}"
+		-device "$nic,netdev=net0,romfile="
+		"${DW_VM_DEVICE_ARGS[@]}"
+		"$@"
+	)
+	printf '%q ' "${cmd[@]}" >"$VM_OUT/qemu.cmdline"
+	echo >>"$VM_OUT/qemu.cmdline"
+	VM_T0=$(dw_now)
+	timeout -k 5 "$DW_VM_TIMEOUT" "${cmd[@]}" </dev/null >"$VM_OUT/qemu.stdout" 2>"$VM_OUT/qemu.stderr" &
+	VM_PID=$!
+	dw_log "QEMU pid $VM_PID, guest :$DW_VM_GUEST_PORT -> 127.0.0.1:$VM_HOSTPORT, log $VM_LOG (deadline ${DW_VM_TIMEOUT}s)"
+}
+
+vm_running() { [[ -n ${VM_PID:-} ]] && kill -0 "$VM_PID" 2>/dev/null; }
+
+# vm_markers [LOG]: all complete marker lines, cleaned ("DWVM-MARK: ...").
+# Complete console lines end in \r\n; requiring the \r skips a line the
+# UART is still writing.  Anything before "DWVM-MARK:" on a line (terminal
+# escapes, a kernel message) is dropped.
+# shellcheck disable=SC2120
+vm_markers() {
+	grep -a 'DWVM-MARK: ' "${1:-$VM_LOG}" 2>/dev/null | grep -a "$(printf '\r')" |
+		sed 's/.*DWVM-MARK: /DWVM-MARK: /' | tr -d '\r' || true
+}
+
+_dw_marker_line() { # _dw_marker_line NAME [NTH]
+	vm_markers | grep -a -E "^DWVM-MARK: $1( |\$)" | sed -n "${2:-1}p" || true
+}
+
+# vm_wait_marker NAME TIMEOUT_S [NTH]: wait for the NTH (default first)
+# "DWVM-MARK: NAME [value]" line on the console and print its value.
+# Fails early when the guest reports "DWVM-MARK: fail ..." or QEMU exits.
+vm_wait_marker() {
+	local name=$1 to=${2:-60} nth=${3:-1} end line f
+	end=$(($(date +%s) + to))
+	while :; do
+		line=$(_dw_marker_line "$name" "$nth")
+		if [[ -n $line ]]; then
+			line=${line#"DWVM-MARK: $name"}
+			echo "${line# }"
+			return 0
+		fi
+		f=$(_dw_marker_line fail)
+		if [[ -n $f && $name != fail ]]; then
+			dw_die "wait-marker $name" "guest reported: ${f#DWVM-MARK: fail }"
+			return 1
+		fi
+		if ! vm_running; then
+			dw_die "wait-marker $name" "QEMU exited before the marker (see $VM_LOG, $VM_OUT/qemu.stderr: $(head -c 300 "$VM_OUT/qemu.stderr" 2>/dev/null))"
+			return 1
+		fi
+		if (($(date +%s) >= end)); then
+			dw_die "wait-marker $name" "timeout after ${to}s; last console lines: $(tail -n 5 "$VM_LOG" | tr -d '\r' | tr '\n' '|')"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# vm_qmp JSON [vmctl options]: one QMP command; prints the reply JSON.
+# Options: --timeout S, --wait-event EVENT [--event-device ID].
+vm_qmp() {
+	dw_python "$DW_VM_DIR/vmctl.py" qmp "$VM_QMP" "$@" ||
+		{ dw_die qmp "command $1 failed"; return 1; }
+}
+
+# vm_qom_set ID PROP VALUE: e.g. vm_qom_set c0 smart_critical_warning 4
+vm_qom_set() {
+	vm_qmp "{\"execute\":\"qom-set\",\"arguments\":{\"path\":\"/machine/peripheral/$1\",\"property\":\"$2\",\"value\":$3}}" >/dev/null
+}
+
+# vm_device_del ID [TIMEOUT_S]: hot-unplug and wait for DEVICE_DELETED
+# (which needs the guest to acknowledge the ACPI eject).
+vm_device_del() {
+	vm_qmp "{\"execute\":\"device_del\",\"arguments\":{\"id\":\"$1\"}}" \
+		--timeout "${2:-30}" --wait-event DEVICE_DELETED --event-device "$1" >/dev/null
+}
+
+# vm_device_add JSON_ARGS: e.g. vm_device_add '"driver":"nvme","id":"c0","serial":"DWSN0001","drive":"n0"'
+vm_device_add() {
+	vm_qmp "{\"execute\":\"device_add\",\"arguments\":{$1}}" >/dev/null
+}
+
+# vm_send LINE: write a line to the guest's control port (/dev/ttyS1),
+# which guest scenarios read with dw_wait_host LINE.
+vm_send() {
+	dw_python "$DW_VM_DIR/vmctl.py" send "$VM_CTL" "$1" ||
+		{ dw_die vm_send "writing '$1' to $VM_CTL"; return 1; }
+}
+
+# vm_wait_exit TIMEOUT_S: wait for the guest to power off; prints the
+# wall time since vm_start.  Kills QEMU and fails on timeout.
+vm_wait_exit() {
+	local to=${1:-120} end
+	end=$(($(date +%s) + to))
+	while vm_running; do
+		if (($(date +%s) >= end)); then
+			dw_die wait-exit "guest did not power off within ${to}s; killing QEMU"
+			vm_stop
+			return 1
+		fi
+		sleep 0.1
+	done
+	wait "$VM_PID" 2>/dev/null || true
+	VM_PID=
+	VM_WALL=$(dw_elapsed "$VM_T0")
+	echo "$VM_WALL"
+}
+
+# vm_stop: stop QEMU if still running (QMP quit, then TERM, then KILL) and
+# remove the work dir unless DW_VM_KEEP=1.  Safe to call twice.
+vm_stop() {
+	if vm_running; then
+		dw_python "$DW_VM_DIR/vmctl.py" qmp "$VM_QMP" '{"execute":"quit"}' --timeout 2 >/dev/null 2>&1 || true
+		for _ in $(seq 20); do vm_running || break; sleep 0.1; done
+		vm_running && kill -TERM "$VM_PID" 2>/dev/null
+		for _ in $(seq 30); do vm_running || break; sleep 0.1; done
+		vm_running && kill -KILL "$VM_PID" 2>/dev/null
+		wait "$VM_PID" 2>/dev/null || true
+	fi
+	VM_PID=
+	if [[ -n ${VM_WORK:-} && -d $VM_WORK && ${DW_VM_KEEP:-0} != 1 ]]; then
+		rm -rf "$VM_WORK"
+	fi
+}
+
+# vm_extract_files LOG DESTDIR: decode every DWVM-FILE block of the console
+# log into DESTDIR, verifying size and sha256.  Prints the names.
+vm_extract_files() {
+	local log=$1 dest=$2 name size sum got bad=0
+	mkdir -p "$dest"
+	local tmp
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/dwvm-x.XXXXXX")
+	tr -d '\r' <"$log" | sed 's/.*\(DWVM-FILE-\)/\1/' | awk -v dir="$tmp" '
+		/^DWVM-FILE-BEGIN / { name=$2; if (name !~ /^[A-Za-z0-9._-]+$/) { name=""; next }
+		                      f=dir "/" name ".b64"; printf "" > f; print $2, $3, $4, ($5 == "" ? "plain" : $5) > (dir "/index"); next }
+		/^DWVM-FILE-END / { if (name != "") close(f); name=""; next }
+		name != "" && /^[A-Za-z0-9+\/=]+$/ { print >> f }
+	'
+	[[ -f $tmp/index ]] || { rm -rf "$tmp"; dw_die extract "no DWVM-FILE blocks in $log"; return 1; }
+	local enc
+	while read -r name size sum enc; do
+		if [[ $enc == gzip ]]; then
+			base64 -d "$tmp/$name.b64" 2>/dev/null | gzip -dc >"$dest/$name" 2>/dev/null
+		else
+			base64 -d "$tmp/$name.b64" >"$dest/$name" 2>/dev/null
+		fi || {
+			dw_log "extract: $name: base64/gzip decode failed"
+			bad=1
+			continue
+		}
+		got=$(sha256sum "$dest/$name" | cut -d' ' -f1)
+		if [[ $got != "$sum" || $(stat -c %s "$dest/$name") != "$size" ]]; then
+			dw_log "extract: $name: checksum/size mismatch (console corruption?)"
+			bad=1
+			continue
+		fi
+		echo "$name"
+	done <"$tmp/index"
+	rm -rf "$tmp"
+	((bad == 0)) || { dw_die extract "some files were corrupted on the console"; return 1; }
+}
+
+# ---------------------------------------------------------------- Prometheus
+
+# prom_start OUTDIR TARGET [INTERVAL]: run Prometheus on 127.0.0.1 (free
+# port) scraping TARGET (host:port) every INTERVAL (1s).  Sets PROM_PID,
+# PROM_URL.  Log in OUTDIR/prometheus.log, config in OUTDIR/prometheus.yml.
+prom_start() {
+	local out=$1 target=$2 interval=${3:-1s} port
+	mkdir -p "$out"
+	out=$(cd "$out" && pwd)
+	port=$(dw_free_port) || return 1
+	cat >"$out/prometheus.yml" <<EOF
+global:
+  scrape_interval: $interval
+  scrape_timeout: $interval
+  evaluation_interval: $interval
+scrape_configs:
+  - job_name: drivewatch
+    static_configs:
+      - targets: ['$target']
+EOF
+	rm -rf "$out/prom-data"
+	timeout -k 5 "${DW_PROM_TIMEOUT:-$DW_VM_TIMEOUT}" prometheus \
+		--config.file="$out/prometheus.yml" \
+		--web.listen-address="127.0.0.1:$port" \
+		--storage.tsdb.path="$out/prom-data" \
+		--log.level=warn </dev/null >"$out/prometheus.log" 2>&1 &
+	PROM_PID=$!
+	PROM_URL=http://127.0.0.1:$port
+	for _ in $(seq 100); do
+		curl -fsS --max-time 1 "$PROM_URL/-/ready" >/dev/null 2>&1 && {
+			dw_log "prometheus pid $PROM_PID at $PROM_URL scraping $target every $interval"
+			return 0
+		}
+		kill -0 "$PROM_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	dw_die prom_start "prometheus not ready: $(tail -n 5 "$out/prometheus.log")"
+	prom_stop
+	return 1
+}
+
+# prom_query EXPR: instant query, prints the API JSON.
+prom_query() {
+	curl -fsS --max-time 5 -G --data-urlencode "query=$1" "$PROM_URL/api/v1/query" ||
+		{ dw_die prom_query "query '$1' failed"; return 1; }
+}
+
+# prom_value EXPR: value of the first sample of an instant query (or empty).
+prom_value() {
+	prom_query "$1" | dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result.0.value.1
+}
+
+# prom_wait_value EXPR WANT TIMEOUT_S: poll until prom_value EXPR == WANT.
+prom_wait_value() {
+	local expr=$1 want=$2 to=${3:-30} end v=
+	end=$(($(date +%s) + to))
+	while (($(date +%s) < end)); do
+		v=$(prom_value "$expr" 2>/dev/null) || v=
+		[[ $v == "$want" ]] && return 0
+		sleep 0.2
+	done
+	dw_die prom_wait_value "$expr = '$v', wanted '$want' within ${to}s"
+}
+
+# prom_wait_up [TIMEOUT_S]: wait until the target is scraped successfully.
+prom_wait_up() { prom_wait_value 'up{job="drivewatch"}' 1 "${1:-30}"; }
+
+prom_stop() {
+	if [[ -n ${PROM_PID:-} ]] && kill -0 "$PROM_PID" 2>/dev/null; then
+		kill -TERM "$PROM_PID" 2>/dev/null
+		local n=0
+		while kill -0 "$PROM_PID" 2>/dev/null && ((n++ < 50)); do sleep 0.1; done
+		kill -KILL "$PROM_PID" 2>/dev/null || true
+		wait "$PROM_PID" 2>/dev/null || true
+	fi
+	PROM_PID=
+}

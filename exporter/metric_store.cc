@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include <prometheus/metric_family.h>
@@ -37,10 +38,25 @@ prometheus::ClientMetric ToClientMetric(const Sample& s) {
   m.label.reserve(s.labels.size());
   for (const auto& [name, value] : s.labels) m.label.push_back({name, value});
   std::sort(m.label.begin(), m.label.end());
-  if (s.desc->type == MetricType::kCounter) {
-    m.counter.value = s.value;
-  } else {
-    m.gauge.value = s.value;
+  switch (s.desc->type) {
+    case MetricType::kCounter:
+      m.counter.value = s.value;
+      break;
+    case MetricType::kGauge:
+      m.gauge.value = s.value;
+      break;
+    case MetricType::kHistogram:
+      if (s.histogram) {
+        const HistogramValue& h = *s.histogram;
+        m.histogram.sample_count = h.count;
+        m.histogram.sample_sum = h.sum;
+        for (size_t i = 0; i < h.upper_bounds.size() && i < h.cumulative_counts.size(); ++i) {
+          m.histogram.bucket.push_back({h.cumulative_counts[i], h.upper_bounds[i]});
+        }
+        // The text format needs the +Inf bucket, equal to the count.
+        m.histogram.bucket.push_back({h.count, std::numeric_limits<double>::infinity()});
+      }
+      break;
   }
   return m;
 }
@@ -62,6 +78,8 @@ std::shared_ptr<const std::string> MetricStore::Render() const {
         family.help = s.desc->help;
         family.type = s.desc->type == MetricType::kCounter
                           ? prometheus::MetricType::Counter
+                      : s.desc->type == MetricType::kHistogram
+                          ? prometheus::MetricType::Histogram
                           : prometheus::MetricType::Gauge;
       }
       family.metric.push_back(ToClientMetric(s));

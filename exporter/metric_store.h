@@ -16,14 +16,19 @@ namespace drivewatch {
 struct Sample {
   const MetricDesc* desc;  // static lifetime
   Labels labels;
-  double value;
+  double value = 0;  // gauges and counters
+  std::shared_ptr<const HistogramValue> histogram = nullptr;  // histograms
 };
 
 // Collects the samples of one probe run; published only if the run succeeds.
 class BatchSink : public SampleSink {
  public:
   void Add(const MetricDesc& desc, Labels labels, double value) override {
-    samples_.push_back(Sample{&desc, std::move(labels), value});
+    samples_.push_back(Sample{&desc, std::move(labels), value, nullptr});
+  }
+  void AddHistogram(const MetricDesc& desc, Labels labels,
+                    std::shared_ptr<const HistogramValue> value) override {
+    samples_.push_back(Sample{&desc, std::move(labels), 0, std::move(value)});
   }
   std::vector<Sample>& samples() { return samples_; }
 

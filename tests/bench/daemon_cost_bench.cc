@@ -33,6 +33,34 @@ using namespace drivewatch;
 
 namespace {
 
+// A recorded controller answering Identify with another serial (SN, bytes
+// 23:04), so each copy is a drive of its own to the health probe.
+class RenamedController : public Controller {
+ public:
+  RenamedController(std::unique_ptr<Controller> base, std::string serial)
+      : base_(std::move(base)), serial_(std::move(serial)) {}
+  Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t nsid) override {
+    auto data = base_->Identify(cns, nsid);
+    if (data && cns == kIdentifyCnsController) {
+      std::string sn = serial_;
+      sn.resize(20, ' ');
+      std::copy(sn.begin(), sn.end(), data->begin() + 4);
+    }
+    return data;
+  }
+  Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t nsid, std::size_t n) override {
+    return base_->GetLogPage(lid, nsid, n);
+  }
+  Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
+                                    std::size_t n) override {
+    return base_->GetFeature(fid, cdw11, n);
+  }
+
+ private:
+  std::unique_ptr<Controller> base_;
+  std::string serial_;
+};
+
 // Presents each recorded controller `copies` times under distinct serials.
 class ReplicatedDriveLayer : public DriveLayer {
  public:
@@ -53,7 +81,10 @@ class ReplicatedDriveLayer : public DriveLayer {
   Expected<std::unique_ptr<Controller>> Open(const ControllerInfo& info) override {
     ControllerInfo base = info;
     base.serial = info.serial.substr(0, info.serial.rfind('-'));
-    return base_.Open(base);
+    auto opened = base_.Open(base);
+    if (!opened) return opened;
+    return std::unique_ptr<Controller>(
+        std::make_unique<RenamedController>(std::move(*opened), info.serial));
   }
 
  private:

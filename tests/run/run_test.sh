@@ -81,7 +81,25 @@ lint=$(promtool check metrics <"$work/collect.prom" 2>&1) || fail "promtool on c
 pass "collect --once prints a clean exposition"
 
 # --- the daemon -------------------------------------------------------------
-"$bin" --config.file="$work/good.toml" --web.listen-address=127.0.0.1:0 >"$work/daemon.log" 2>&1 &
+# A stand-in for systemd's notify socket records READY=1 and the watchdog
+# pings (WATCHDOG_USEC=400 ms asks for a ping at least every 200 ms).
+python3 - "$work/notify.sock" "$work/notify.log" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(30)
+with open(sys.argv[2], "a", buffering=1) as log:
+    end = time.time() + 30
+    while time.time() < end:
+        try:
+            log.write(s.recv(4096).decode() + "\n")
+        except socket.timeout:
+            break
+PY
+notify_pid=$!
+for _ in $(seq 50); do [[ -S $work/notify.sock ]] && break; sleep 0.1; done
+NOTIFY_SOCKET=$work/notify.sock WATCHDOG_USEC=400000 \
+  "$bin" --config.file="$work/good.toml" --web.listen-address=127.0.0.1:0 >"$work/daemon.log" 2>&1 &
 pid=$!
 url=""
 for _ in $(seq 100); do
@@ -105,6 +123,12 @@ curl -fsS "$base/-/healthy" | grep -q healthy || fail "/-/healthy"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/metrics")
 [[ $code != 200 ]] || fail "POST /metrics must not succeed"
 pass "landing page and /-/healthy answer; POST is refused ($code)"
+
+sleep 1
+grep -q '^READY=1' "$work/notify.log" || fail "no READY=1 on the notify socket: $(cat "$work/notify.log")"
+pings=$(grep -c '^WATCHDOG=1' "$work/notify.log" || true)
+[[ $pings -ge 4 ]] || fail "expected at least 4 watchdog pings in ~1 s, got $pings"
+pass "sd_notify: READY=1, then $pings watchdog pings so far (one per 200 ms asked)"
 
 # Gzip, as Prometheus asks for it.
 curl -fsS --compressed "$url" | grep -q '^drivewatch_build_info{' || fail "gzip scrape"
@@ -159,5 +183,7 @@ wait "$pid" && status=0 || status=$?
 pid=""
 [[ $status -eq 0 ]] || fail "the daemon exited $status after SIGTERM"
 grep -q "stopped" "$work/daemon.log" || fail "no clean stop in the log"
+grep -q '^STOPPING=1' "$work/notify.log" || fail "no STOPPING=1 on the notify socket"
+kill "$notify_pid" 2>/dev/null || true
 pass "SIGTERM stops the daemon cleanly (exit 0)"
 echo "run test: all checks passed"

@@ -81,3 +81,32 @@ TEST(MetricStoreTest, EscapesLabelValues) {
 
 }  // namespace
 }  // namespace drivewatch
+
+namespace drivewatch {
+namespace {
+
+constexpr MetricDesc kLatency{"drivewatch_test_latency_seconds",
+                              "A test histogram.", MetricType::kHistogram};
+
+TEST(MetricStoreTest, RendersHistogramsWithTheInfBucket) {
+  MetricStore store;
+  auto h = std::make_shared<HistogramValue>();
+  h->upper_bounds = {0.001, 0.01};
+  h->cumulative_counts = {3, 5};
+  h->count = 6;
+  h->sum = 0.5;
+  BatchSink sink;
+  sink.AddHistogram(kLatency, {{"serial", "SN1"}}, h);
+  store.Publish("SN1/probe/latency", std::move(sink.samples()));
+  EXPECT_EQ(*store.Render(),
+            "# HELP drivewatch_test_latency_seconds A test histogram.\n"
+            "# TYPE drivewatch_test_latency_seconds histogram\n"
+            "drivewatch_test_latency_seconds_count{serial=\"SN1\"} 6\n"
+            "drivewatch_test_latency_seconds_sum{serial=\"SN1\"} 0.5\n"
+            "drivewatch_test_latency_seconds_bucket{serial=\"SN1\",le=\"0.001\"} 3\n"
+            "drivewatch_test_latency_seconds_bucket{serial=\"SN1\",le=\"0.01\"} 5\n"
+            "drivewatch_test_latency_seconds_bucket{serial=\"SN1\",le=\"+Inf\"} 6\n");
+}
+
+}  // namespace
+}  // namespace drivewatch

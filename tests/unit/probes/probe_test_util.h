@@ -116,7 +116,12 @@ class RecordingSink : public SampleSink {
   void Add(const MetricDesc& desc, Labels labels, double value) override {
     samples.push_back({&desc, std::move(labels), value});
   }
+  void AddHistogram(const MetricDesc& desc, Labels labels,
+                    std::shared_ptr<const HistogramValue> value) override {
+    histograms.push_back({{&desc, std::move(labels), 0}, std::move(value)});
+  }
   std::vector<Sample> samples;
+  std::vector<std::pair<Sample, std::shared_ptr<const HistogramValue>>> histograms;
 };
 
 }  // namespace drivewatch::testing

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "probes/byte_order.h"
+#include "probes/units.h"
 
 namespace drivewatch {
 namespace {
@@ -31,18 +32,6 @@ std::string_view AsChars(std::span<const std::uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-// IPS and APS share one encoding (Power State Descriptor): 01b is 0.0001 W,
-// 10b is 0.01 W.
-std::optional<double> ScaledPower(std::uint16_t value, std::uint8_t scale) {
-  switch (scale) {
-    case 1:
-      return value * 0.0001;
-    case 2:
-      return value * 0.01;
-    default:
-      return std::nullopt;
-  }
-}
 
 PowerStateDescriptor DecodePowerState(std::span<const std::uint8_t> psd) {
   PowerStateDescriptor ps;
@@ -86,11 +75,11 @@ std::optional<double> PowerStateDescriptor::MaxPowerWatts() const {
 }
 
 std::optional<double> PowerStateDescriptor::IdlePowerWatts() const {
-  return ScaledPower(idle_power, idle_power_scale);
+  return units::ScaledPowerWatts(idle_power, idle_power_scale);
 }
 
 std::optional<double> PowerStateDescriptor::ActivePowerWatts() const {
-  return ScaledPower(active_power, active_power_scale);
+  return units::ScaledPowerWatts(active_power, active_power_scale);
 }
 
 std::string IdentifyController::Version() const {

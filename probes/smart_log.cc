@@ -4,6 +4,7 @@
 #include <string>
 
 #include "probes/byte_order.h"
+#include "probes/units.h"
 
 namespace drivewatch {
 
@@ -15,16 +16,7 @@ std::optional<double> SmartLog::IntervalPowerWatts() const {
   const std::uint32_t scale = (interval_power_measurement >> 16) & 0x3;
   const std::uint32_t type = (interval_power_measurement >> 20) & 0x3f;
   if (value == 0 || type != 0) return std::nullopt;
-  // Same encoding as the power state descriptors' IPS/APS: 01b is 0.0001 W,
-  // 10b is 0.01 W, 00b not reported, 11b reserved.
-  switch (scale) {
-    case 1:
-      return value * 0.0001;
-    case 2:
-      return value * 0.01;
-    default:
-      return std::nullopt;
-  }
+  return units::ScaledPowerWatts(value, scale);
 }
 
 Expected<SmartLog> DecodeSmartLog(std::span<const std::uint8_t> bytes) {

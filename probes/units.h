@@ -75,4 +75,20 @@ constexpr double PercentToRatio(std::uint32_t percent) {
   return static_cast<double>(percent) / 100.0;
 }
 
+// Power in the two-bit scale shared by the Power State Descriptor's IPS and
+// APS fields and the SMART log's Interval Power Measurement: 01b is units of
+// 0.0001 W, 10b of 0.01 W; 00b (not reported) and 11b (reserved) give
+// nullopt.
+constexpr std::optional<double> ScaledPowerWatts(std::uint32_t value,
+                                                 std::uint32_t scale) {
+  switch (scale) {
+    case 1:
+      return value * 0.0001;
+    case 2:
+      return value * 0.01;
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace drivewatch::units

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cctype>
 #include <charconv>
 #include <span>
 #include <sstream>
@@ -34,18 +35,39 @@ constexpr std::array<std::string_view, 2> kDiscoveryKeys{"interval",
                                                          "grace_period"};
 constexpr std::array<std::string_view, 4> kDrivesKeys{
     "include_serials", "exclude_serials", "include_models", "exclude_models"};
-constexpr std::array<std::string_view, 1> kProbeNames{"health"};
+constexpr std::array<std::string_view, 4> kProbeNames{"health", "thermal",
+                                                      "power", "read_latency"};
+constexpr std::array<std::string_view, 9> kReadLatencyKeys{
+    "enabled",    "namespaces", "rates",   "rate_period", "arrivals",
+    "block_size", "timeout",    "windows", "targets"};
+constexpr std::array<std::string_view, 6> kReadTargetKeys{
+    "name", "block_device", "directory", "file_size", "offset", "length"};
 constexpr std::array<std::string_view, 2> kProbeKeys{"enabled", "interval"};
+constexpr std::array<std::string_view, 3> kThermalKeys{"enabled", "interval",
+                                                       "async_events"};
+constexpr std::array<std::string_view, 3> kPowerKeys{"enabled", "interval",
+                                                     "meters"};
+constexpr std::array<std::string_view, 4> kMeterKeys{"serial", "hwmon",
+                                                     "command", "timeout"};
 // Every leaf and every table below the top, so that a key written in the
 // wrong table ("interval" at the top) can point at where it belongs.
-constexpr std::array<std::string_view, 11> kLeafPaths{
+constexpr std::array<std::string_view, 26> kLeafPaths{
     "web.listen_address",     "log.level",
     "state.directory",        "discovery.interval",
     "discovery.grace_period", "drives.include_serials",
     "drives.exclude_serials", "drives.include_models",
     "drives.exclude_models",  "probes.health.enabled",
-    "probes.health.interval"};
-constexpr std::array<std::string_view, 1> kTablePaths{"probes.health"};
+    "probes.health.interval", "probes.thermal.enabled",
+    "probes.thermal.interval", "probes.thermal.async_events",
+    "probes.power.enabled",   "probes.power.interval",
+    "probes.power.meters",
+    "probes.read_latency.enabled", "probes.read_latency.namespaces",
+    "probes.read_latency.rates", "probes.read_latency.rate_period",
+    "probes.read_latency.arrivals", "probes.read_latency.block_size",
+    "probes.read_latency.timeout", "probes.read_latency.windows",
+    "probes.read_latency.targets"};
+constexpr std::array<std::string_view, 4> kTablePaths{
+    "probes.health", "probes.thermal", "probes.power", "probes.read_latency"};
 
 struct Range {
   milliseconds min;
@@ -56,6 +78,11 @@ constexpr Range kDiscoveryIntervalRange{milliseconds{1'000},
 constexpr Range kGracePeriodRange{milliseconds{0}, std::chrono::days{30}};
 constexpr Range kProbeIntervalRange{milliseconds{1'000},
                                     std::chrono::hours{24}};
+constexpr Range kMeterTimeoutRange{milliseconds{100}, milliseconds{30'000}};
+constexpr Range kRatePeriodRange{milliseconds{1'000}, std::chrono::hours{24}};
+constexpr Range kReadTimeoutRange{milliseconds{10}, milliseconds{60'000}};
+constexpr Range kWindowRange{milliseconds{60'000}, std::chrono::hours{24}};
+constexpr std::uint32_t kMaxRate = 10'000;
 
 constexpr std::string_view kDurationExample =
     "a duration string such as \"30s\"";
@@ -168,7 +195,17 @@ class Loader {
     }
     if (const toml::table* probes = Table(root, "probes", "")) {
       CheckKeys(*probes, "probes", kProbeNames, "probe");
-      ReadProbe(*probes, "health", config.health);
+      ReadProbe(*probes, "health", kProbeKeys, config.health);
+      if (const toml::table* thermal =
+              ReadProbe(*probes, "thermal", kThermalKeys, config.thermal)) {
+        ReadBool(*thermal, "async_events", "probes.thermal",
+                 config.async_events);
+      }
+      if (const toml::table* power =
+              ReadProbe(*probes, "power", kPowerKeys, config.power)) {
+        ReadMeters(*power, config.power_meters);
+      }
+      ReadReadLatency(*probes, config.read_latency);
     }
 
     LoadResult result;
@@ -386,14 +423,314 @@ class Loader {
     for (const Located& p : exclude) exclude_out.push_back(p.value);
   }
 
-  void ReadProbe(const toml::table& probes, std::string_view name,
-                 ProbeSettings& out) {
+  // Reads a probe's table; returns it for the probe's own keys.
+  const toml::table* ReadProbe(const toml::table& probes, std::string_view name,
+                               std::span<const std::string_view> keys,
+                               ProbeSettings& out) {
     const std::string path = "probes." + std::string(name);
     const toml::table* probe = Table(probes, name, "probes");
-    if (probe == nullptr) return;
-    CheckKeys(*probe, path, kProbeKeys, "");
+    if (probe == nullptr) return nullptr;
+    CheckKeys(*probe, path, keys, "");
     ReadBool(*probe, "enabled", path, out.enabled);
     ReadDuration(*probe, "interval", path, kProbeIntervalRange, out.interval);
+    return probe;
+  }
+
+  // probes.power.meters: an array of tables, one per drive serial.
+  void ReadMeters(const toml::table& power, std::vector<PowerMeter>& out) {
+    constexpr std::string_view kPath = "probes.power.meters";
+    const toml::node* node = power.get("meters");
+    if (node == nullptr) return;
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      return WrongType(*node, std::string(kPath),
+                       "an array of tables, written [[probes.power.meters]]");
+    }
+    std::vector<Located> serials;
+    std::vector<PowerMeter> meters;
+    for (const toml::node& element : *array) {
+      const toml::table* t = element.as_table();
+      if (t == nullptr) {
+        WrongType(element, std::string(kPath),
+                  "a table with serial and hwmon or command");
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*t, kPath, kMeterKeys, "");
+      PowerMeter meter;
+      const toml::node* serial = t->get("serial");
+      if (serial == nullptr) {
+        Report(t->source().begin, std::string(kPath),
+               "missing serial (expected the drive's serial number, "
+               "e.g. serial = \"S4EWNX0R123456\")");
+      } else if (const auto* s = serial->as_string();
+                 s == nullptr || s->get().empty()) {
+        WrongType(*serial, std::string(kPath) + ".serial",
+                  "a non-empty serial number string");
+      } else {
+        auto first = std::find_if(
+            serials.begin(), serials.end(),
+            [&](const Located& l) { return l.value == s->get(); });
+        if (first != serials.end()) {
+          Report(serial->source().begin, std::string(kPath) + ".serial",
+                 Quote(s->get()) + " already has a meter, at " +
+                     At(first->where) + " (expected one meter per drive)");
+        } else {
+          serials.push_back(Located{s->get(), serial->source().begin});
+        }
+        meter.serial = s->get();
+      }
+      const toml::node* hwmon = t->get("hwmon");
+      const toml::node* command = t->get("command");
+      if ((hwmon == nullptr) == (command == nullptr)) {
+        Report(t->source().begin, std::string(kPath),
+               std::string(hwmon == nullptr ? "neither hwmon nor command is "
+                                              "set"
+                                            : "both hwmon and command are set") +
+                   " (expected exactly one: hwmon = a power*_input file, or "
+                   "command = [\"/path/to/program\", ...])");
+      }
+      if (hwmon != nullptr) {
+        ReadString(*t, "hwmon", kPath, detail::AbsolutePathProblem,
+                   meter.hwmon);
+      }
+      if (command != nullptr) ReadCommand(*command, meter.command);
+      ReadDuration(*t, "timeout", kPath, kMeterTimeoutRange, meter.timeout);
+      if (errors_.size() == errors_before) meters.push_back(std::move(meter));
+    }
+    out = std::move(meters);
+  }
+
+  // [probes.read_latency]. Reads the block size before the targets, whose
+  // offsets must be multiples of it.
+  void ReadReadLatency(const toml::table& probes, ReadLatencySettings& out) {
+    constexpr std::string_view kPath = "probes.read_latency";
+    const toml::table* t = Table(probes, "read_latency", "probes");
+    if (t == nullptr) return;
+    CheckKeys(*t, kPath, kReadLatencyKeys, "");
+    ReadBool(*t, "enabled", kPath, out.enabled);
+    ReadBool(*t, "namespaces", kPath, out.namespaces);
+    ReadRates(*t, out.rates);
+    ReadDuration(*t, "rate_period", kPath, kRatePeriodRange, out.rate_period);
+    if (const toml::node* node = t->get("arrivals")) {
+      const auto* v = node->as_string();
+      if (v == nullptr) {
+        WrongType(*node, "probes.read_latency.arrivals",
+                  "a string: \"fixed\" or \"poisson\"");
+      } else if (v->get() == "fixed" || v->get() == "poisson") {
+        out.arrivals = v->get() == "fixed" ? Arrivals::kFixed : Arrivals::kPoisson;
+      } else {
+        Report(node->source().begin, "probes.read_latency.arrivals",
+               Quote(v->get()) + " is not an arrival process (expected "
+               "\"fixed\" or \"poisson\")");
+      }
+    }
+    if (const toml::node* node = t->get("block_size")) {
+      if (auto size = Size(*node, "probes.read_latency.block_size")) {
+        if (*size < 512 || *size > (1u << 20) || (*size & (*size - 1)) != 0) {
+          Report(node->source().begin, "probes.read_latency.block_size",
+                 Quote(FormatSize(*size)) + " is not a usable block size "
+                 "(expected a power of two from 512B to 1MiB)");
+        } else {
+          out.block_size = static_cast<std::uint32_t>(*size);
+        }
+      }
+    }
+    ReadDuration(*t, "timeout", kPath, kReadTimeoutRange, out.timeout);
+    ReadWindows(*t, out.windows);
+    ReadReadTargets(*t, out.block_size, out.targets);
+  }
+
+  std::optional<std::uint64_t> Size(const toml::node& node, std::string key) {
+    const auto* v = node.as_string();
+    if (v == nullptr) {
+      WrongType(node, std::move(key), "a size string such as \"4KiB\"");
+      return std::nullopt;
+    }
+    std::string problem;
+    auto size = ParseSize(v->get(), &problem);
+    if (!size) Report(node.source().begin, std::move(key), std::move(problem));
+    return size;
+  }
+
+  void ReadRates(const toml::table& t, std::vector<std::uint32_t>& out) {
+    const std::string key = "probes.read_latency.rates";
+    const toml::node* node = t.get("rates");
+    if (node == nullptr) return;
+    const toml::array* array = node->as_array();
+    constexpr std::string_view kExpected =
+        "a non-empty array of whole IOPS from 1 to 10000, such as [10, 100]";
+    if (array == nullptr || array->empty()) return WrongType(*node, key, kExpected);
+    std::vector<std::uint32_t> rates;
+    for (const toml::node& element : *array) {
+      const auto* v = element.as_integer();
+      if (v == nullptr) return WrongType(element, key, kExpected);
+      if (v->get() < 1 || v->get() > kMaxRate) {
+        return Report(element.source().begin, key,
+                      std::to_string(v->get()) +
+                          " IOPS is out of range (expected 1 to 10000)");
+      }
+      const auto rate = static_cast<std::uint32_t>(v->get());
+      if (std::find(rates.begin(), rates.end(), rate) != rates.end()) {
+        return Report(element.source().begin, key,
+                      std::to_string(rate) +
+                          " is listed twice (expected each rate once)");
+      }
+      rates.push_back(rate);
+    }
+    out = std::move(rates);
+  }
+
+  void ReadWindows(const toml::table& t, std::vector<milliseconds>& out) {
+    const std::string key = "probes.read_latency.windows";
+    const toml::node* node = t.get("windows");
+    if (node == nullptr) return;
+    const toml::array* array = node->as_array();
+    constexpr std::string_view kExpected =
+        "an array of 1 to 4 durations from 1m to 1d, such as [\"15m\", \"1h\"]";
+    if (array == nullptr || array->empty() || array->size() > 4) {
+      return WrongType(*node, key, kExpected);
+    }
+    std::vector<milliseconds> windows;
+    for (const toml::node& element : *array) {
+      const auto* v = element.as_string();
+      if (v == nullptr) return WrongType(element, key, kExpected);
+      std::string problem;
+      const auto d = ParseDuration(v->get(), &problem);
+      if (!d) return Report(element.source().begin, key, std::move(problem));
+      if (*d < kWindowRange.min || *d > kWindowRange.max) {
+        return Report(element.source().begin, key,
+                      Quote(v->get()) + " is out of range (expected 1m to 1d)");
+      }
+      if (std::find(windows.begin(), windows.end(), *d) != windows.end()) {
+        return Report(element.source().begin, key,
+                      Quote(v->get()) + " is listed twice (expected each "
+                      "window once)");
+      }
+      windows.push_back(*d);
+    }
+    out = std::move(windows);
+  }
+
+  void ReadReadTargets(const toml::table& t, std::uint32_t block_size,
+                       std::vector<ReadLatencyTarget>& out) {
+    constexpr std::string_view kPath = "probes.read_latency.targets";
+    const toml::node* node = t.get("targets");
+    if (node == nullptr) return;
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      return WrongType(*node, std::string(kPath),
+                       "an array of tables, written "
+                       "[[probes.read_latency.targets]]");
+    }
+    std::vector<Located> names;
+    std::vector<ReadLatencyTarget> targets;
+    for (const toml::node& element : *array) {
+      const toml::table* e = element.as_table();
+      if (e == nullptr) {
+        WrongType(element, std::string(kPath),
+                  "a table with name and block_device or directory");
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*e, kPath, kReadTargetKeys, "");
+      ReadLatencyTarget target;
+      const toml::node* name = e->get("name");
+      const auto* name_value = name ? name->as_string() : nullptr;
+      if (name == nullptr) {
+        Report(e->source().begin, std::string(kPath),
+               "missing name (expected the target label, e.g. name = "
+               "\"scratch\")");
+      } else if (name_value == nullptr || name_value->get().empty() ||
+                 !std::all_of(name_value->get().begin(), name_value->get().end(),
+                              [](char c) {
+                                return std::isalnum(static_cast<unsigned char>(c)) ||
+                                       c == '_' || c == '-' || c == '.';
+                              })) {
+        WrongType(*name, std::string(kPath) + ".name",
+                  "a non-empty string of letters, digits, _, - and .");
+      } else {
+        auto first = std::find_if(names.begin(), names.end(), [&](const Located& l) {
+          return l.value == name_value->get();
+        });
+        if (first != names.end()) {
+          Report(name->source().begin, std::string(kPath) + ".name",
+                 Quote(name_value->get()) + " is already a target, at " +
+                     At(first->where) + " (expected unique names)");
+        } else {
+          names.push_back(Located{name_value->get(), name->source().begin});
+        }
+        target.name = name_value->get();
+      }
+      const toml::node* device = e->get("block_device");
+      const toml::node* directory = e->get("directory");
+      if ((device == nullptr) == (directory == nullptr)) {
+        Report(e->source().begin, std::string(kPath),
+               std::string(device == nullptr
+                               ? "neither block_device nor directory is set"
+                               : "both block_device and directory are set") +
+                   " (expected exactly one)");
+      }
+      ReadString(*e, "block_device", kPath, detail::AbsolutePathProblem,
+                 target.block_device);
+      ReadString(*e, "directory", kPath, detail::AbsolutePathProblem,
+                 target.directory);
+      if (const toml::node* fs = e->get("file_size")) {
+        if (device != nullptr) {
+          Report(fs->source().begin, std::string(kPath) + ".file_size",
+                 "only a directory target has a test file (expected no "
+                 "file_size with block_device)");
+        } else if (auto size = Size(*fs, std::string(kPath) + ".file_size")) {
+          if (*size < (1u << 20) || *size % block_size != 0) {
+            Report(fs->source().begin, std::string(kPath) + ".file_size",
+                   Quote(FormatSize(*size)) + " is not a usable test file "
+                   "size (expected at least 1MiB, a multiple of block_size)");
+          } else {
+            target.file_size = *size;
+          }
+        }
+      }
+      for (auto [field, value] : {std::pair<const char*, std::uint64_t*>{
+                                      "offset", &target.offset},
+                                  {"length", &target.length}}) {
+        const toml::node* n = e->get(field);
+        if (n == nullptr) continue;
+        const std::string key = std::string(kPath) + "." + field;
+        if (auto size = Size(*n, key)) {
+          if (*size % block_size != 0) {
+            Report(n->source().begin, key,
+                   Quote(FormatSize(*size)) + " is not a multiple of "
+                   "block_size " + Quote(FormatSize(block_size)));
+          } else {
+            *value = *size;
+          }
+        }
+      }
+      if (errors_.size() == errors_before) targets.push_back(std::move(target));
+    }
+    out = std::move(targets);
+  }
+
+  void ReadCommand(const toml::node& node, std::vector<std::string>& out) {
+    const std::string key = "probes.power.meters.command";
+    constexpr std::string_view kExpected =
+        "a non-empty array of strings, the program's absolute path first";
+    const toml::array* array = node.as_array();
+    if (array == nullptr) return WrongType(node, key, kExpected);
+    if (array->empty()) {
+      return Report(node.source().begin, key,
+                    "empty array (expected " + std::string(kExpected) + ")");
+    }
+    std::vector<std::string> argv;
+    for (const toml::node& element : *array) {
+      const auto* value = element.as_string();
+      if (value == nullptr) return WrongType(element, key, kExpected);
+      argv.push_back(value->get());
+    }
+    if (auto problem = detail::AbsolutePathProblem(argv.front())) {
+      return Report((*array)[0].source().begin, key, std::move(*problem));
+    }
+    out = std::move(argv);
   }
 
   std::string file_;
@@ -543,7 +880,101 @@ std::string ToToml(const Config& config) {
   out += "\n[probes.health]\nenabled = ";
   out += config.health.enabled ? "true" : "false";
   out += "\ninterval = " + Quote(FormatDuration(config.health.interval)) + "\n";
+  out += "\n[probes.thermal]\nenabled = ";
+  out += config.thermal.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.thermal.interval));
+  out += "\nasync_events = ";
+  out += config.async_events ? "true" : "false";
+  out += "\n\n[probes.power]\nenabled = ";
+  out += config.power.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.power.interval));
+  out += "\nmeters = [";
+  for (size_t i = 0; i < config.power_meters.size(); ++i) {
+    const PowerMeter& m = config.power_meters[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ serial = " + Quote(m.serial);
+    if (!m.hwmon.empty()) out += ", hwmon = " + Quote(m.hwmon);
+    if (!m.command.empty()) {
+      out += ", ";
+      AppendList(out, "command", m.command);
+      out.pop_back();  // AppendList ends the line
+    }
+    out += ", timeout = " + Quote(FormatDuration(m.timeout)) + " }";
+  }
+  out += config.power_meters.empty() ? "]\n" : ",\n]\n";
+  const ReadLatencySettings& rl = config.read_latency;
+  out += "\n[probes.read_latency]\nenabled = ";
+  out += rl.enabled ? "true" : "false";
+  out += "\nnamespaces = ";
+  out += rl.namespaces ? "true" : "false";
+  out += "\nrates = [";
+  for (size_t i = 0; i < rl.rates.size(); ++i) {
+    out += (i > 0 ? ", " : "") + std::to_string(rl.rates[i]);
+  }
+  out += "]\nrate_period = " + Quote(FormatDuration(rl.rate_period));
+  out += "\narrivals = ";
+  out += rl.arrivals == Arrivals::kFixed ? "\"fixed\"" : "\"poisson\"";
+  out += "\nblock_size = " + Quote(FormatSize(rl.block_size));
+  out += "\ntimeout = " + Quote(FormatDuration(rl.timeout));
+  out += "\nwindows = [";
+  for (size_t i = 0; i < rl.windows.size(); ++i) {
+    out += (i > 0 ? ", " : "") + Quote(FormatDuration(rl.windows[i]));
+  }
+  out += "]\ntargets = [";
+  for (size_t i = 0; i < rl.targets.size(); ++i) {
+    const ReadLatencyTarget& t = rl.targets[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(t.name);
+    if (!t.block_device.empty()) out += ", block_device = " + Quote(t.block_device);
+    if (!t.directory.empty()) {
+      out += ", directory = " + Quote(t.directory);
+      out += ", file_size = " + Quote(FormatSize(t.file_size));
+    }
+    out += ", offset = " + Quote(FormatSize(t.offset));
+    out += ", length = " + Quote(FormatSize(t.length)) + " }";
+  }
+  out += rl.targets.empty() ? "]\n" : ",\n]\n";
   return out;
+}
+
+namespace {
+constexpr std::pair<std::string_view, int> kSizeUnits[] = {
+    {"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}};
+}  // namespace
+
+std::string FormatSize(std::uint64_t bytes) {
+  for (const auto& [unit, shift] : kSizeUnits) {
+    const std::uint64_t scale = std::uint64_t{1} << shift;
+    if (bytes != 0 && bytes % scale == 0) {
+      return std::to_string(bytes / scale) + std::string(unit);
+    }
+  }
+  return "0B";
+}
+
+std::optional<std::uint64_t> ParseSize(std::string_view text,
+                                       std::string* error) {
+  auto fail = [&](const std::string& why) -> std::optional<std::uint64_t> {
+    if (error) {
+      *error = detail::Quote(text) + " is not a valid size: " + why +
+               " (expected a whole number and a unit: B, KiB, MiB, GiB or "
+               "TiB, such as \"4KiB\")";
+    }
+    return std::nullopt;
+  };
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return fail("no number");
+  std::uint64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, n);
+  if (ec != std::errc()) return fail("number too large");
+  const std::string_view unit = text.substr(digits);
+  for (const auto& [name, shift] : kSizeUnits) {
+    if (unit != name) continue;
+    if (shift > 0 && n > (~std::uint64_t{0} >> shift)) return fail("too large");
+    return n << shift;
+  }
+  return fail(unit.empty() ? "no unit" : "unknown unit " + detail::Quote(unit));
 }
 
 std::string_view LogLevelName(LogLevel level) {

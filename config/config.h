@@ -38,6 +38,51 @@ struct ProbeSettings {
   bool operator==(const ProbeSettings&) const = default;
 };
 
+// An external power meter for one drive ([[probes.power.meters]]): exactly
+// one of `hwmon` and `command` is set.
+struct PowerMeter {
+  std::string serial;                // Identify SN, trimmed; exact, not a glob
+  std::string hwmon;                 // absolute path of a power*_input (µW)
+  std::vector<std::string> command;  // argv, argv[0] absolute; prints watts
+  std::chrono::milliseconds timeout{2'000};
+
+  bool operator==(const PowerMeter&) const = default;
+};
+
+// How the read latency probe spaces its reads ([probes.read_latency]
+// arrivals).
+enum class Arrivals { kFixed, kPoisson };
+
+// A configured read latency target ([[probes.read_latency.targets]]):
+// exactly one of `block_device` and `directory` is set.
+struct ReadLatencyTarget {
+  std::string name;          // the `target` label; [A-Za-z0-9_.-]+, unique
+  std::string block_device;  // absolute path, read-only
+  std::string directory;     // holds the test file drivewatch-<name>.dat
+  std::uint64_t file_size = 64ull << 20;  // directory targets only
+  std::uint64_t offset = 0;  // reads fall in [offset, offset + length)
+  std::uint64_t length = 0;  // 0: to the end of the target
+
+  bool operator==(const ReadLatencyTarget&) const = default;
+};
+
+// [probes.read_latency]: paced random O_DIRECT reads.
+struct ReadLatencySettings {
+  bool enabled = true;
+  // Read every discovered NVMe namespace's block device.
+  bool namespaces = true;
+  std::vector<std::uint32_t> rates{10, 100};  // IOPS, taken in turn
+  std::chrono::milliseconds rate_period{60'000};  // each rate's turn
+  Arrivals arrivals = Arrivals::kFixed;
+  std::uint32_t block_size = 4096;  // bytes
+  std::chrono::milliseconds timeout{10'000};  // per read
+  std::vector<std::chrono::milliseconds> windows{
+      std::chrono::milliseconds{900'000}, std::chrono::milliseconds{3'600'000}};
+  std::vector<ReadLatencyTarget> targets;
+
+  bool operator==(const ReadLatencySettings&) const = default;
+};
+
 struct Config {
   // [web]
   std::string listen_address = ":9647";
@@ -55,6 +100,20 @@ struct Config {
   // [probes.health]: Identify + SMART/health log (02h). Drives update the
   // health log about once a minute; polling faster only costs admin commands.
   ProbeSettings health{true, std::chrono::milliseconds{60'000}};
+  // [probes.thermal]: temperature thresholds (features 04h, 10h) and the
+  // throttling level.
+  ProbeSettings thermal{true, std::chrono::milliseconds{60'000}};
+  // [probes.thermal] async_events: enable the SMART / temperature
+  // asynchronous events (feature 0Bh bits 7:0) and run the health and
+  // thermal probes as soon as the kernel reports one.
+  bool async_events = true;
+  // [probes.power]: power states, APST, meters, idle power.
+  ProbeSettings power{true, std::chrono::milliseconds{60'000}};
+  // [probes.power] meters
+  std::vector<PowerMeter> power_meters;
+
+  // [probes.read_latency]
+  ReadLatencySettings read_latency;
 
   bool operator==(const Config&) const = default;
 };
@@ -104,6 +163,13 @@ std::string FormatDuration(std::chrono::milliseconds d);
 //   ms)
 std::optional<std::chrono::milliseconds> ParseDuration(
     std::string_view text, std::string* error = nullptr);
+
+// Byte sizes as the config writes them: a whole number and a unit, B, KiB,
+// MiB, GiB or TiB ("4KiB", "64MiB"). FormatSize() uses the largest unit
+// that divides exactly.
+std::string FormatSize(std::uint64_t bytes);
+std::optional<std::uint64_t> ParseSize(std::string_view text,
+                                       std::string* error = nullptr);
 
 // "debug", "info", "warn", "error": the spelling the config and the CLI use.
 std::string_view LogLevelName(LogLevel level);

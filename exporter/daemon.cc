@@ -7,15 +7,18 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "config/config.h"
+#include "exporter/async_events.h"
 #include "exporter/build_info.h"
 #include "exporter/clock.h"
 #include "exporter/drive_monitor.h"
 #include "exporter/http_server.h"
 #include "exporter/metric_store.h"
 #include "exporter/probe_registry.h"
+#include "exporter/read_latency_service.h"
 #include "exporter/scheduler.h"
 #include "exporter/systemd_notify.h"
 #include "probes/log.h"
@@ -135,6 +138,9 @@ int RunCheckConfig(const CommandLine& cli) {
 int RunCollectOnce(const CommandLine& cli) {
   auto cfg = LoadConfig(cli);
   if (!cfg) return 2;
+  // Nobody listens for asynchronous events in a one-shot run, so it leaves
+  // the drives' event configuration alone.
+  cfg->async_events = false;
   log::SetLevel(ToLogLevel(cfg->log_level));
   MetricStore store;
   SystemClock clock;
@@ -144,7 +150,15 @@ int RunCollectOnce(const CommandLine& cli) {
   DriveMonitor monitor(*drive_layer, store, scheduler, clock,
                        RegisteredProbes());
   PublishBuildInfo(store);
+  // The read latency probe gets the namespaces this discovery finds and
+  // runs a short burst on every target, so one-shot output has latency too.
+  struct Namespaces : DriveListener {
+    std::vector<ControllerInfo> drives;
+    void DrivesPresent(const std::vector<ControllerInfo>& d) override { drives = d; }
+  } found;
+  monitor.SetListener(&found);
   monitor.CollectOnce(*cfg);
+  ReadLatencyService::CollectOnce(*cfg, found.drives, store);
   const auto text = store.Render();
   std::fwrite(text->data(), 1, text->size(), stdout);
   return std::fflush(stdout) == 0 ? 0 : 1;
@@ -185,7 +199,39 @@ int RunDaemon(const CommandLine& cli) {
             http->MetricsUrl() +
             (cli.config_file ? " with config " + *cli.config_file
                              : std::string(" with the built-in default config")));
+  // Per-target read threads follow discovery (hot-plug) and reloads.
+  ReadLatencyService read_latency(store, scheduler);
+  monitor.SetListener(&read_latency);
+  read_latency.Start(*cfg);
   monitor.Start(*cfg);
+
+  // Instant alerts ([probes.thermal] async_events); switched on and off by
+  // reloads. Declared after the monitor so it stops before the monitor goes.
+  AsyncEventRelay relay(monitor, store);
+  std::unique_ptr<AsyncEventListener> listener;
+  std::mutex listener_mu;
+  auto apply_async_events = [&](const config::Config& c) {
+    std::lock_guard lock(listener_mu);
+    const bool wanted = c.async_events && c.thermal.enabled;
+    if (wanted && !listener) {
+      auto candidate = std::make_unique<AsyncEventListener>(
+          [&relay](const NvmeAsyncEvent& e) { relay.OnEvent(e); });
+      if (Status s = candidate->Start(); !s) {
+        log::Warn("cannot listen for NVMe asynchronous events: " +
+                  s.error().message +
+                  "; temperature and health changes are seen at the next "
+                  "poll instead");
+        relay.SetListening(false);
+      } else {
+        listener = std::move(candidate);
+        relay.SetListening(true);
+      }
+    } else if (!wanted) {
+      listener.reset();
+      relay.SetListening(std::nullopt);
+    }
+  };
+  apply_async_events(*cfg);
 
   std::thread signal_thread([&] {
     for (;;) {
@@ -222,6 +268,8 @@ int RunDaemon(const CommandLine& cli) {
           *cfg = *next;
           log::SetLevel(ToLogLevel(cfg->log_level));
           monitor.Reconfigure(*cfg);
+          read_latency.Reconfigure(*cfg);
+          apply_async_events(*cfg);
           last_reload = ToUnixSeconds(clock.WallNow());
           PublishReload(store, true, last_reload);
           log::Info("SIGHUP: reloaded " + *cli.config_file);
@@ -246,7 +294,12 @@ int RunDaemon(const CommandLine& cli) {
 
   systemd::Notify("STOPPING=1");
   signal_thread.join();
+  {
+    std::lock_guard lock(listener_mu);
+    listener.reset();
+  }
   http->Stop();
+  read_latency.Stop();
   const int busy = executor.Shutdown(std::chrono::seconds(5));
   if (busy > 0) {
     // Threads stuck in a drive's ioctl cannot be joined; leave without them.

@@ -130,9 +130,12 @@ struct DriveMonitor::Drive {
 
   std::vector<std::unique_ptr<ProbeState>> probes;  // fixed after creation
 
-  // Touched only on the drive's strand.
-  std::unique_ptr<Controller> controller;
-  std::string controller_device;
+  // Held by a probe run for its whole length (on the drive's strand), and
+  // tried by discovery to close the device of a drive that vanished, so the
+  // kernel can reuse the name; a run in flight closes it itself.
+  std::mutex controller_mu;
+  std::unique_ptr<Controller> controller;  // controller_mu
+  std::string controller_device;           // controller_mu
 };
 
 DriveMonitor::DriveMonitor(DriveLayer& drive_layer, MetricStore& store,
@@ -233,6 +236,9 @@ void DriveMonitor::ScheduleProbesLocked(Drive& drive) {
     const config::ProbeSettings settings = ps->registration->settings(config_);
     const auto interval =
         std::chrono::duration_cast<Scheduler::Duration>(settings.interval);
+    if (ps->registration->configure) {
+      ps->registration->configure(*ps->probe, config_, drive.info);
+    }
     if (settings.enabled && !ps->job) {
       ProbeState* state = ps.get();
       ps->job = scheduler_.Add(ps->registration->name, drive.info.serial,
@@ -304,8 +310,19 @@ void DriveMonitor::SaveKnownDrivesLocked() {
 void DriveMonitor::Discover() {
   const auto start = clock_.Now();
   auto scan = drive_layer_.Scan();
+  std::vector<ControllerInfo> present;
+  bool ok;
+  {
+    std::lock_guard lock(mu_);
+    ok = DiscoverLocked(scan, start, present);
+  }
+  if (ok && listener_ != nullptr) listener_->DrivesPresent(present);
+}
+
+bool DriveMonitor::DiscoverLocked(
+    const Expected<std::vector<ControllerInfo>>& scan,
+    Clock::Monotonic::time_point start, std::vector<ControllerInfo>& present) {
   const auto wall = clock_.WallNow();
-  std::lock_guard lock(mu_);
   discovery_duration_ = Seconds(clock_.Now() - start);
   if (!scan) {
     if (!discovery_failing_) {
@@ -315,7 +332,7 @@ void DriveMonitor::Discover() {
     discovery_failing_ = true;
     discovery_success_ = false;
     PublishExporterMetricsLocked();
-    return;
+    return false;
   }
   if (discovery_failing_) log::Info("NVMe discovery works again");
   discovery_failing_ = false;
@@ -333,6 +350,7 @@ void DriveMonitor::Discover() {
     // A dual-ported drive shows one controller per port, with one serial:
     // watch it once, through the first.
     if (!seen.insert(info.serial).second) continue;
+    present.push_back(info);
     auto it = drives_.find(info.serial);
     if (it == drives_.end()) {
       log::Info("found drive serial=" + info.serial + " model=\"" + info.model +
@@ -373,6 +391,10 @@ void DriveMonitor::Discover() {
       was_present = drive->present;
       drive->present = false;
     }
+    if (was_present) {
+      std::unique_lock controller_lock(drive->controller_mu, std::try_to_lock);
+      if (controller_lock.owns_lock()) drive->controller.reset();
+    }
     if (was_present || !discovered_once_) {
       if (was_present) {
         log::Warn("drive serial=" + serial + " (" + drive->info.name +
@@ -411,6 +433,7 @@ void DriveMonitor::Discover() {
   if (changed || !discovered_once_) SaveKnownDrivesLocked();
   discovered_once_ = true;
   PublishExporterMetricsLocked();
+  return true;
 }
 
 void DriveMonitor::PublishExporterMetricsLocked() {
@@ -432,6 +455,7 @@ void DriveMonitor::PublishExporterMetricsLocked() {
 
 void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
                             ProbeState& state) {
+  std::lock_guard controller_lock(drive->controller_mu);
   ControllerInfo info;
   {
     std::lock_guard info_lock(drive->info_mu);
@@ -488,7 +512,29 @@ void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
   std::lock_guard info_lock(drive->info_mu);
   if (drive->present && !drive->removed) {
     store_.Publish(ProbeScope(info.serial, probe_name), std::move(samples));
+  } else {
+    drive->controller.reset();  // discovery could not close it meanwhile
   }
+}
+
+std::optional<std::string> DriveMonitor::RunProbesSoon(
+    const std::string& kernel_name, const std::vector<std::string>& probes) {
+  std::lock_guard lock(mu_);
+  for (auto& [serial, drive] : drives_) {
+    {
+      std::lock_guard info_lock(drive->info_mu);
+      if (!drive->present || drive->info.name != kernel_name) continue;
+    }
+    for (auto& ps : drive->probes) {
+      if (!ps->job) continue;
+      if (std::find(probes.begin(), probes.end(), ps->registration->name) !=
+          probes.end()) {
+        scheduler_.RunSoon(*ps->job);
+      }
+    }
+    return serial;
+  }
+  return std::nullopt;
 }
 
 void DriveMonitor::CollectOnce(const config::Config& config) {

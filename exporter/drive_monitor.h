@@ -37,6 +37,18 @@ std::string FormatKnownDrives(const std::vector<KnownDrive>& drives);
 std::vector<KnownDrive> ParseKnownDrives(const std::string& text,
                                          std::vector<std::string>* problems);
 
+// Told which drives are present after every discovery pass, so that work
+// living outside the scheduler's probe runs (the read latency probe's
+// per-namespace threads) can follow hot-plug.
+class DriveListener {
+ public:
+  virtual ~DriveListener() = default;
+  // The drives present and watched now, each with its namespaces. Called
+  // on the discovery strand, without the monitor's lock held; it must not
+  // block for long.
+  virtual void DrivesPresent(const std::vector<ControllerInfo>& drives) = 0;
+};
+
 class DriveMonitor {
  public:
   DriveMonitor(DriveLayer& drive_layer, MetricStore& store,
@@ -53,9 +65,19 @@ class DriveMonitor {
   // One discovery pass. Runs on the scheduler's "discovery" strand.
   void Discover();
 
+  // Set before Start() or CollectOnce(); told after each successful pass.
+  void SetListener(DriveListener* listener) { listener_ = listener; }
+
   // For `collect --once`: discovery, then every enabled probe once on every
   // drive, all on the calling thread.
   void CollectOnce(const config::Config& config);
+
+  // Runs the named probes on the present drive whose controller has kernel
+  // name `kernel_name` ("nvme0") as soon as possible, keeping their period;
+  // disabled probes are left alone. Returns that drive's serial, or nothing
+  // when no watched drive has that name. Any thread.
+  std::optional<std::string> RunProbesSoon(
+      const std::string& kernel_name, const std::vector<std::string>& probes);
 
  private:
   struct ProbeState;
@@ -69,12 +91,18 @@ class DriveMonitor {
   void PublishExporterMetricsLocked();
   void SaveKnownDrivesLocked();
   void RunProbe(const std::shared_ptr<Drive>& drive, ProbeState& probe);
+  // Discover()'s bookkeeping of a scan begun at `start`, under mu_; fills
+  // `present`. False when the scan failed.
+  bool DiscoverLocked(const Expected<std::vector<ControllerInfo>>& scan,
+                      Clock::Monotonic::time_point start,
+                      std::vector<ControllerInfo>& present);
 
   DriveLayer& drive_layer_;
   MetricStore& store_;
   Scheduler& scheduler_;
   const Clock& clock_;
   const std::vector<ProbeRegistration>& probes_;
+  DriveListener* listener_ = nullptr;
 
   std::mutex mu_;
   config::Config config_;                                // guarded by mu_

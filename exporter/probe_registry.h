@@ -19,6 +19,12 @@ struct ProbeRegistration {
   std::function<std::unique_ptr<DriveProbe>()> make;
   // This probe's settings in a config.
   std::function<config::ProbeSettings(const config::Config&)> settings;
+  // Optional: hands a drive's probe its per-drive settings (e.g. the power
+  // meter for that serial). Called when the probe is scheduled and after
+  // every reload, from any thread; the probe synchronizes.
+  std::function<void(DriveProbe&, const config::Config&,
+                     const ControllerInfo&)>
+      configure;
 };
 
 const std::vector<ProbeRegistration>& RegisteredProbes();

@@ -1,6 +1,7 @@
 #include "exporter/scheduler.h"
 
 #include <algorithm>
+#include <deque>
 
 namespace drivewatch {
 
@@ -8,8 +9,8 @@ struct StrandExecutor::Strand {
   std::mutex mu;
   std::condition_variable cv;       // work arrived, or stop
   std::condition_variable idle_cv;  // work finished
-  std::function<void()> work;  // pending work, at most one
-  bool busy = false;           // work pending or running
+  std::deque<std::function<void()>> work;  // pending, in order
+  bool busy = false;  // work pending or running
   bool stop = false;
 };
 
@@ -28,15 +29,19 @@ bool StrandExecutor::Post(const std::string& key, std::function<void()> work) {
       std::thread([s = slot] {
         std::unique_lock lock(s->mu);
         for (;;) {
-          s->cv.wait(lock, [&] { return s->stop || s->work; });
-          if (!s->work) return;  // stopping and nothing left to do
-          auto work = std::move(s->work);
-          s->work = nullptr;
+          s->cv.wait(lock, [&] { return s->stop || !s->work.empty(); });
+          if (s->work.empty()) return;  // stopping and nothing left to do
+          auto work = std::move(s->work.front());
+          s->work.pop_front();
           lock.unlock();
           work();
           lock.lock();
-          s->busy = false;
-          s->idle_cv.notify_all();
+          // At shutdown, work not started yet is dropped.
+          if (s->stop) s->work.clear();
+          if (s->work.empty()) {
+            s->busy = false;
+            s->idle_cv.notify_all();
+          }
           if (s->stop) return;
         }
       }).detach();
@@ -44,9 +49,9 @@ bool StrandExecutor::Post(const std::string& key, std::function<void()> work) {
     strand = slot;
   }
   std::lock_guard lock(strand->mu);
-  if (strand->busy) return false;
+  if (strand->stop) return false;
   strand->busy = true;
-  strand->work = std::move(work);
+  strand->work.push_back(std::move(work));
   strand->cv.notify_one();
   return true;
 }
@@ -114,13 +119,22 @@ void Scheduler::SetInterval(JobId id, Duration interval) {
 
 Scheduler::TimePoint Scheduler::Tick() {
   std::vector<std::pair<std::string, std::function<void()>>> due;
+  std::vector<std::shared_ptr<std::atomic<bool>>> flags;  // same order
   TimePoint next = TimePoint::max();
   {
     std::lock_guard lock(mu_);
     const TimePoint now = clock_.Now();
     for (auto& [id, job] : jobs_) {
       if (job.next_due <= now) {
-        due.emplace_back(job.key, job.fn);
+        if (job.in_flight->exchange(true)) {
+          ++skipped_;  // its previous run is still queued or running
+        } else {
+          due.emplace_back(job.key, [fn = job.fn, flag = job.in_flight] {
+            fn();
+            flag->store(false);
+          });
+          flags.push_back(job.in_flight);
+        }
         job.last_run = now;
         // Keep the phase of the period, but never try to catch up on runs
         // missed while the machine slept or a drive hung.
@@ -132,8 +146,9 @@ Scheduler::TimePoint Scheduler::Tick() {
   }
   // Post outside the lock: an inline executor runs the work right here, and
   // the work may call back into the scheduler.
-  for (auto& [key, fn] : due) {
-    if (!executor_.Post(key, std::move(fn))) {
+  for (std::size_t i = 0; i < due.size(); ++i) {
+    if (!executor_.Post(due[i].first, std::move(due[i].second))) {
+      flags[i]->store(false);
       std::lock_guard lock(mu_);
       ++skipped_;
     }

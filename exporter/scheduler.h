@@ -4,6 +4,7 @@
 // thread, so a hung controller stalls only itself.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -20,12 +21,14 @@
 namespace drivewatch {
 
 // Runs work for a key (a drive serial, or "discovery"). Work for one key
-// never overlaps.
+// never overlaps: it runs in the order posted, one item at a time.
 class Executor {
  public:
   virtual ~Executor() = default;
-  // Starts `work` for `key`. Returns false, dropping the work, if the key's
-  // previous work is still running: a slow drive is skipped, not queued up.
+  // Runs `work` for `key` after the key's earlier work. Returns false,
+  // dropping the work, when it cannot be taken (shutting down). Queueing is
+  // bounded by the scheduler, which keeps at most one run of each job
+  // pending: a slow drive's runs are skipped, not piled up.
   virtual bool Post(const std::string& key, std::function<void()> work) = 0;
 };
 
@@ -38,7 +41,8 @@ class InlineExecutor : public Executor {
   }
 };
 
-// One lazily started worker thread per key.
+// One lazily started worker thread per key, with a queue, so that several
+// probes due at once on one drive (or a RunSoon of two of them) all run.
 class StrandExecutor : public Executor {
  public:
   StrandExecutor() = default;
@@ -74,12 +78,14 @@ class Scheduler {
   // Changes a job's interval; its next run is rescheduled from its last one.
   void SetInterval(JobId id, Duration interval);
 
-  // Posts every job due at Now(). Returns when the next job is due
+  // Posts every job due at Now(), except a job whose previous run has not
+  // finished yet (counted in skipped()). Returns when the next job is due
   // (TimePoint::max() when there are no jobs). Never runs work on the
   // scheduler's thread unless the executor does so.
   TimePoint Tick();
 
-  // Number of runs dropped because the key's previous work was still going.
+  // Number of runs dropped because the job's previous run was still queued
+  // or running (a slow or hung drive), or the executor refused them.
   std::uint64_t skipped() const;
 
   // The daemon loop: Tick, then sleep until the next job, a RunSoon/Add, or
@@ -97,6 +103,9 @@ class Scheduler {
     TimePoint next_due;
     TimePoint last_run;
     std::function<void()> fn;
+    // Set from posting until the run ends; shared with the posted work.
+    std::shared_ptr<std::atomic<bool>> in_flight =
+        std::make_shared<std::atomic<bool>>(false);
   };
 
   const Clock& clock_;

@@ -5,6 +5,7 @@
 // log-page bytes.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -58,6 +59,19 @@ class Controller {
   virtual Expected<FeatureValue> GetFeature(std::uint8_t fid,
                                             std::uint32_t cdw11,
                                             std::size_t data_length) = 0;
+  // Set Features (NVMe 2.0 §5.27) for a feature that takes only dword 11,
+  // with SV=0: the value lasts until the next controller reset, so callers
+  // that need it re-apply it (a reset also makes the kernel rewrite some
+  // features, e.g. Asynchronous Event Configuration 0Bh). Returns dword 0 of
+  // the completion. drivewatch changes only what monitoring needs (today the
+  // AEN enables of feature 0Bh); it never touches data or power settings.
+  // Controllers that cannot change features (recordings) keep this default,
+  // which fails the way a controller lacking the command does (EOPNOTSUPP).
+  virtual Expected<std::uint32_t> SetFeature(std::uint8_t /*fid*/,
+                                             std::uint32_t /*cdw11*/) {
+    return Error{EOPNOTSUPP, -1,
+                 "set feature: this controller cannot change features"};
+  }
 };
 
 class DriveLayer {

@@ -38,9 +38,13 @@ constexpr MetricDesc kNvmUnallocatedCapacity{
     kGauge};
 constexpr MetricDesc kTemperatureThreshold{
     "drivewatch_temperature_threshold_celsius",
-    "Composite temperature threshold in degrees Celsius: threshold=wctemp is "
-    "the warning (Identify Controller WCTEMP), threshold=cctemp the critical "
-    "(CCTEMP) threshold. Only present when reported (non-zero).",
+    "Temperature threshold in degrees Celsius. From the health probe: "
+    "threshold=wctemp is the composite warning (Identify Controller "
+    "WCTEMP), threshold=cctemp the critical (CCTEMP) threshold, present when "
+    "reported (non-zero). From the thermal probe: threshold=over|under with "
+    "sensor=composite|1..8 (feature 04h; 0 K reads -273.15 and never trips), "
+    "threshold=tmt1|tmt2 (feature 10h, present when set) and "
+    "threshold=mntmt|mxtmt (their allowed range, Identify MNTMT/MXTMT).",
     kGauge};
 constexpr MetricDesc kPowerStates{
     "drivewatch_power_states",
@@ -391,6 +395,10 @@ Error OnDevice(const ControllerInfo& info, Error error) {
 
 std::span<const MetricDesc* const> HealthProbe::Metrics() {
   return kAllMetrics;
+}
+
+const MetricDesc& HealthProbe::TemperatureThresholdMetric() {
+  return kTemperatureThreshold;
 }
 
 Status HealthProbe::Run(Controller& ctrl, const ControllerInfo& info,

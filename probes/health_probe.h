@@ -27,6 +27,11 @@ class HealthProbe : public DriveProbe {
 
   // Every metric this probe can emit, for documentation and tests.
   static std::span<const MetricDesc* const> Metrics();
+
+  // drivewatch_temperature_threshold_celsius. This probe publishes
+  // threshold="wctemp"|"cctemp"; the thermal probe adds the others to the
+  // same family through this descriptor.
+  static const MetricDesc& TemperatureThresholdMetric();
 };
 
 }  // namespace drivewatch

@@ -13,10 +13,12 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "probes/identify.h"
+#include "probes/log.h"
 
 namespace drivewatch {
 namespace {
@@ -118,6 +120,26 @@ class NvmeController : public Controller {
     return value;
   }
 
+  Expected<std::uint32_t> SetFeature(std::uint8_t fid,
+                                     std::uint32_t cdw11) override {
+    std::uint32_t result = 0;
+    nvme_set_features_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.result = &result;
+    args.cdw11 = cdw11;
+    args.fid = fid;
+    args.save = false;
+    const int rc = nvme_set_features(&args);
+    const int saved_errno = errno;
+    if (rc != 0) {
+      return detail::AdminCommandError(device_, "set feature " + Hex2(fid), rc,
+                                       saved_errno);
+    }
+    return result;
+  }
+
  private:
   const std::string device_;
   const int fd_;
@@ -138,13 +160,35 @@ NamespaceInfo ToNamespaceInfo(nvme_ns_t ns) {
   return info;
 }
 
+// libnvme prints its own diagnostics to the FILE* its root is created with
+// (stderr by default), without level or timestamp; during hot-plug it
+// reports harmless sysfs races as errors. Every failure that matters comes
+// back to us as a return code, so its messages go to our log at debug level.
+FILE* LibnvmeLogStream() {
+  static FILE* const stream = [] {
+    cookie_io_functions_t io{};
+    io.write = [](void*, const char* buf, size_t size) -> ssize_t {
+      std::string_view text(buf, size);
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+        text.remove_suffix(1);
+      }
+      if (!text.empty()) log::Debug("libnvme: " + std::string(text));
+      return static_cast<ssize_t>(size);
+    };
+    FILE* f = fopencookie(nullptr, "w", io);
+    if (f != nullptr) std::setvbuf(f, nullptr, _IOLBF, 0);
+    return f;  // nullptr: libnvme falls back to stderr
+  }();
+  return stream;
+}
+
 class NvmeDriveLayer : public DriveLayer {
  public:
   Expected<std::vector<ControllerInfo>> Scan() override {
     // A fresh tree per scan: libnvme 1.3 has no cheap "refresh", and a new
     // tree is what makes hot-plug and removal visible.
     std::unique_ptr<nvme_root, void (*)(nvme_root_t)> root(
-        nvme_create_root(nullptr, LOG_WARNING), nvme_free_tree);
+        nvme_create_root(LibnvmeLogStream(), LOG_WARNING), nvme_free_tree);
     if (!root) {
       return Error{
           errno, -1,

@@ -11,6 +11,8 @@ packages=(
   libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   # tests: a real Prometheus (and promtool), real curl, systemd-analyze
   prometheus curl systemd python3
+  # tests/integration and tests/bench: loop devices, fio for the comparison
+  util-linux e2fsprogs fio
   # tests/vm: QEMU's emulated NVMe under a real kernel driver
   qemu-system-x86 busybox-static nvme-cli cpio xz-utils zstd kmod
 )

@@ -8,6 +8,12 @@
 //   id-ctrl-SN.bin          Identify Controller (CNS 01h), 4096 bytes
 //   smart-log-SN.bin        SMART / Health Information (log 02h), 512 bytes
 //   id-ns-SN-nN.bin         Identify Namespace (CNS 00h) of namespace N
+//   features-SN.txt         optional Get Features answers, one per line:
+//                           "FID CDW11 RESULT [DATAFILE]" in hex, DATAFILE
+//                           (in the same directory) holding the data buffer;
+//                           '#' starts a comment. Set Features of a listed
+//                           FID with no data buffer changes what later Gets
+//                           of it (CDW11 0) return, as on a real controller.
 // Commands with no recording answer Invalid Field in Command (0x4002), the
 // way a controller answers for what it does not implement.
 #pragma once
@@ -18,6 +24,7 @@
 #include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,11 +45,14 @@ class RecordedDriveLayer : public DriveLayer {
     Bytes id_ctrl;
     Bytes smart_log;
     std::map<std::uint32_t, Bytes> id_ns;
+    // (FID, CDW11) -> answer
+    std::map<std::pair<std::uint8_t, std::uint32_t>, FeatureValue> features;
   };
 
   class RecordedController : public Controller {
    public:
-    explicit RecordedController(const Recording* r) : r_(r) {}
+    explicit RecordedController(const Recording* r)
+        : r_(r), features_(r->features) {}
     Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t nsid) override {
       if (cns == kIdentifyCnsController) return r_->id_ctrl;
       if (cns == kIdentifyCnsNamespace) {
@@ -60,9 +70,22 @@ class RecordedDriveLayer : public DriveLayer {
       }
       return Unsupported("get log page");
     }
-    Expected<FeatureValue> GetFeature(std::uint8_t, std::uint32_t,
-                                      std::size_t) override {
-      return Unsupported("get features");
+    Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
+                                      std::size_t length) override {
+      auto it = features_.find({fid, cdw11});
+      if (it == features_.end()) return Unsupported("get features");
+      FeatureValue out = it->second;
+      out.data.resize(length);
+      return out;
+    }
+    Expected<std::uint32_t> SetFeature(std::uint8_t fid,
+                                       std::uint32_t cdw11) override {
+      auto it = features_.find({fid, 0});
+      if (it == features_.end() || !it->second.data.empty()) {
+        return Unsupported("set features");
+      }
+      it->second.result = cdw11;
+      return 0u;
     }
 
    private:
@@ -72,6 +95,7 @@ class RecordedDriveLayer : public DriveLayer {
                        ": Invalid Field in Command (0x4002)"};
     }
     const Recording* r_;
+    std::map<std::pair<std::uint8_t, std::uint32_t>, FeatureValue> features_;
   };
 
   // Loads every controller recorded in `dirs`; kernel names nvme0, nvme1,
@@ -121,6 +145,7 @@ class RecordedDriveLayer : public DriveLayer {
               ReadFixture(entry.path());
         }
       }
+      LoadFeatures(dir, serial, r);
       const auto id = DecodeIdentifyController(r.id_ctrl);
       const int n = index++;
       r.info.name = "nvme" + std::to_string(n);
@@ -135,6 +160,25 @@ class RecordedDriveLayer : public DriveLayer {
         r.info.namespaces.push_back({nsid, ns, "/dev/" + ns});
       }
       recordings_.push_back(std::move(r));
+    }
+  }
+
+  static void LoadFeatures(const std::filesystem::path& dir,
+                           const std::string& serial, Recording& r) {
+    std::ifstream in(dir / ("features-" + serial + ".txt"));
+    std::string line;
+    while (std::getline(in, line)) {
+      line = line.substr(0, line.find('#'));
+      std::istringstream fields(line);
+      std::string fid, cdw11, result, data;
+      if (!(fields >> fid >> cdw11 >> result)) continue;
+      fields >> data;
+      FeatureValue value;
+      value.result = static_cast<std::uint32_t>(std::stoul(result, nullptr, 16));
+      if (!data.empty()) value.data = ReadFixture(dir / data);
+      r.features[{static_cast<std::uint8_t>(std::stoul(fid, nullptr, 16)),
+                  static_cast<std::uint32_t>(std::stoul(cdw11, nullptr, 16))}] =
+          std::move(value);
     }
   }
 

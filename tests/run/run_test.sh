@@ -80,6 +80,25 @@ lint=$(promtool check metrics <"$work/collect.prom" 2>&1) || fail "promtool on c
 [[ ! -e $work/state ]] || fail "collect --once must not write the state directory"
 pass "collect --once prints a clean exposition"
 
+# collect --once with a read latency file target: a burst of 100 real reads.
+mkdir -p /var/tmp/dw-run-test.$$ && lat_dir=/var/tmp/dw-run-test.$$
+trap 'cleanup; rm -rf "$lat_dir"' EXIT
+cat >"$work/latency.toml" <<TOML
+[state]
+directory = "$work/state"
+[probes.read_latency]
+targets = [ { name = "run_test", directory = "$lat_dir", file_size = "8MiB" } ]
+TOML
+"$bin" collect --once --config.file="$work/latency.toml" >"$work/latency.prom" 2>"$work/latency.log" \
+  || fail "collect --once with a file target failed: $(cat "$work/latency.log")"
+grep -Eq '^drivewatch_read_latency_seconds_count\{rate="100",target="run_test"\} 100$' "$work/latency.prom" \
+  || fail "collect --once did not record 100 reads: $(grep read_latency_seconds_count "$work/latency.prom")"
+grep -q '^drivewatch_read_latency_window_seconds{percentile="99",rate="100",target="run_test",window="15m"} ' "$work/latency.prom" \
+  || fail "collect --once lacks the p99 gauge"
+lint=$(promtool check metrics <"$work/latency.prom" 2>&1) || fail "promtool on latency output: $lint"
+[[ -z $lint ]] || fail "promtool complains about latency output: $lint"
+pass "collect --once with a file target reads 100 times and exports latency"
+
 # --- the daemon -------------------------------------------------------------
 # A stand-in for systemd's notify socket records READY=1 and the watchdog
 # pings (WATCHDOG_USEC=400 ms asks for a ping at least every 200 ms).

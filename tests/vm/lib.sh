@@ -487,20 +487,26 @@ vm_stop() {
 	fi
 }
 
-# vm_extract_files LOG DESTDIR: decode every DWVM-FILE block of the console
-# log into DESTDIR, verifying size and sha256.  Prints the names.
+# vm_extract_files LOG DESTDIR [NAME...]: decode the DWVM-FILE blocks of the
+# console log into DESTDIR (only the NAMEs given, or all), verifying size and
+# sha256.  Prints the names.  Only complete blocks (with their END line)
+# count, so this can run while the guest is still up; a name sent twice
+# keeps its last copy.  Fails if a wanted NAME is missing.
 vm_extract_files() {
 	local log=$1 dest=$2 name size sum got bad=0
+	shift 2
+	local want=" $* "
 	mkdir -p "$dest"
 	local tmp
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/dwvm-x.XXXXXX")
-	tr -d '\r' <"$log" | sed 's/.*\(DWVM-FILE-\)/\1/' | awk -v dir="$tmp" '
-		/^DWVM-FILE-BEGIN / { name=$2; if (name !~ /^[A-Za-z0-9._-]+$/) { name=""; next }
-		                      f=dir "/" name ".b64"; printf "" > f; print $2, $3, $4, ($5 == "" ? "plain" : $5) > (dir "/index"); next }
-		/^DWVM-FILE-END / { if (name != "") close(f); name=""; next }
+	tr -d '\r' <"$log" | sed 's/.*\(DWVM-FILE-\)/\1/' | awk -v dir="$tmp" -v want="$want" '
+		/^DWVM-FILE-BEGIN / { name=$2; if (name !~ /^[A-Za-z0-9._-]+$/ || (want != "  " && index(want, " " name " ") == 0)) { name=""; next }
+		                      f=dir "/" name ".b64"; printf "" > f; meta=$2 " " $3 " " $4 " " ($5 == "" ? "plain" : $5); next }
+		/^DWVM-FILE-END / { if (name != "" && $2 == name) { close(f); done[name]=meta } name=""; next }
 		name != "" && /^[A-Za-z0-9+\/=]+$/ { print >> f }
+		END { for (n in done) print done[n] > (dir "/index") }
 	'
-	[[ -f $tmp/index ]] || { rm -rf "$tmp"; dw_die extract "no DWVM-FILE blocks in $log"; return 1; }
+	[[ -f $tmp/index ]] || { rm -rf "$tmp"; dw_die extract "no complete DWVM-FILE blocks${*:+ named $*} in $log"; return 1; }
 	local enc
 	while read -r name size sum enc; do
 		if [[ $enc == gzip ]]; then
@@ -520,8 +526,11 @@ vm_extract_files() {
 		fi
 		echo "$name"
 	done <"$tmp/index"
+	for name in "$@"; do
+		grep -q "^$name " "$tmp/index" || { dw_log "extract: $name: no complete block in $log"; bad=1; }
+	done
 	rm -rf "$tmp"
-	((bad == 0)) || { dw_die extract "some files were corrupted on the console"; return 1; }
+	((bad == 0)) || { dw_die extract "some files were missing or corrupted on the console"; return 1; }
 }
 
 # ---------------------------------------------------------------- Prometheus
@@ -591,6 +600,22 @@ prom_wait_value() {
 # prom_wait_up [TIMEOUT_S]: wait until the target is scraped successfully.
 prom_wait_up() { prom_wait_value 'up{job="drivewatch"}' 1 "${1:-30}"; }
 
+# prom_wait EXPR WANT TIMEOUT_S: poll (every 0.1 s, one python process)
+# until every series of EXPR equals WANT (a number), or EXPR returns nothing
+# if WANT is "absent".  Prints "SECONDS_WAITED values"; on timeout prints
+# the last values to stderr and fails.
+prom_wait() {
+	dw_python "$DW_VM_DIR/vmctl.py" prom-wait "$PROM_URL" "$1" "$2" "$3"
+}
+
+# prom_first SELECTOR WANT SINCE: Prometheus timestamp (scrape time, Unix s)
+# of the first raw sample of SELECTOR (one series) equal to WANT at or after
+# SINCE; empty if none.  Measures when a change reached Prometheus without
+# the polling delay.
+prom_first() {
+	dw_python "$DW_VM_DIR/vmctl.py" prom-first "$PROM_URL" "$1" "$2" "$3"
+}
+
 prom_stop() {
 	if [[ -n ${PROM_PID:-} ]] && kill -0 "$PROM_PID" 2>/dev/null; then
 		kill -TERM "$PROM_PID" 2>/dev/null
@@ -600,4 +625,82 @@ prom_stop() {
 		wait "$PROM_PID" 2>/dev/null || true
 	fi
 	PROM_PID=
+}
+
+# ---------------------------------------------------------------- drivewatch in the guest
+
+# The guest config for drivewatch: short intervals so a test sees changes
+# within seconds.  Installed as /etc/drivewatch/drivewatch.toml.
+DW_VM_DRIVEWATCH_CONFIG=${DW_VM_DRIVEWATCH_CONFIG:-$DW_VM_DIR/guest/drivewatch.toml}
+# What /etc/dwvm/service.sh runs (dw_service_start / dw_drivewatch_start in
+# the guest): the daemon as root, on every IPv4 address, port DWVM_PORT.
+# shellcheck disable=SC2016 # expanded in the guest
+DW_VM_DRIVEWATCH_SERVICE='exec drivewatch --config.file=/etc/drivewatch/drivewatch.toml --web.listen-address=0.0.0.0:${DWVM_PORT:-9647}'
+
+# vm_drivewatch_config OUT: write the guest config: DW_VM_DRIVEWATCH_CONFIG
+# plus every fragment *.toml of DW_VM_DRIVEWATCH_FRAGMENTS (a directory,
+# default guest/drivewatch.d; in name order) that this
+# drivewatch knows.  drivewatch rejects unknown tables and keys, and probes
+# land over time, so a fragment for a probe the binary does not have yet
+# (check-config says "unknown") is skipped with a log line; any other
+# check-config error fails.
+vm_drivewatch_config() {
+	local out=$1 frag err
+	cp "$DW_VM_DRIVEWATCH_CONFIG" "$out" || return 1
+	err=$("$DRIVEWATCH_BIN" check-config "$out" 2>&1) ||
+		{ dw_die drivewatch "$DRIVEWATCH_BIN check-config $DW_VM_DRIVEWATCH_CONFIG: $err"; return 1; }
+	for frag in "${DW_VM_DRIVEWATCH_FRAGMENTS:-$DW_VM_DIR/guest/drivewatch.d}"/*.toml; do
+		[[ -f $frag ]] || continue
+		cat "$out" "$frag" >"$out.try"
+		if err=$("$DRIVEWATCH_BIN" check-config "$out.try" 2>&1); then
+			mv "$out.try" "$out"
+			dw_log "guest config: merged ${frag##*/}"
+		elif [[ $err == *unknown* ]]; then
+			dw_log "guest config: skipped ${frag##*/}, this drivewatch does not know it (${err##*: })"
+		else
+			rm -f "$out.try"
+			dw_die drivewatch "guest config fragment $frag: $err"
+			return 1
+		fi
+	done
+	rm -f "$out.try"
+}
+
+# vm_boot_drivewatch OUTDIR INITRD GUEST_SCENARIO [EXTRA_QEMU_ARGS...]
+# Boots a guest running the real drivewatch ($DRIVEWATCH_BIN and its shared
+# libraries) as its daemon, with vm_drivewatch_config's config (a copy is
+# kept as OUTDIR/drivewatch.toml), scraped every
+# second by a real Prometheus on 127.0.0.1.  GUEST_SCENARIO must start the
+# daemon with dw_drivewatch_start (guest/lib.sh) first.  Returns once
+# Prometheus scraped the daemon (up == 1) and every controller the guest
+# sees has a successful health probe run.  Sets what vm_start and
+# prom_start set, plus DW_VM_SERIALS ("SERIAL=kernel_name ..." at boot) and
+# DW_VM_BOOT_SECONDS.  The caller traps EXIT with vm_stop and prom_stop.
+vm_boot_drivewatch() {
+	local out=$1 initrd=$2 scenario=$3 t0 n line
+	shift 3
+	[[ -n ${DRIVEWATCH_BIN:-} && -x $DRIVEWATCH_BIN ]] ||
+		{ dw_die drivewatch "DRIVEWATCH_BIN='${DRIVEWATCH_BIN:-}' is not an executable (build the drivewatch target)"; return 1; }
+	mkdir -p "$out" || return 1
+	vm_drivewatch_config "$out/drivewatch.toml" || return 1
+	t0=$(dw_now)
+	DW_VM_EXTRA_FILES="${DW_VM_EXTRA_FILES:-} $out/drivewatch.toml:/etc/drivewatch/drivewatch.toml" \
+		vm_build_initramfs "$initrd" "$scenario" "$DW_VM_DRIVEWATCH_SERVICE" || return 1
+	# shellcheck disable=SC2034 # for the caller
+	DW_VM_INITRAMFS_SECONDS=$(dw_elapsed "$t0")
+	vm_start "$out" "$initrd" "$@" || return 1
+	# Prometheus first: its first scrape lands ~5 s after it starts.
+	prom_start "$out" "127.0.0.1:$VM_HOSTPORT" 1s || return 1
+	vm_wait_marker service-up 120 >/dev/null || return 1
+	prom_wait_up 60 || return 1
+	n=$(vm_wait_marker ctrl-count 10) || return 1
+	DW_VM_SERIALS=
+	for line in $(vm_markers | sed -n 's/^DWVM-MARK: ctrl \([^ ]*\) \([^ ]*\).*/\1=\2/p'); do
+		DW_VM_SERIALS+="$line "
+	done
+	# Every controller the guest saw, probed successfully at least once.
+	prom_wait 'count(drivewatch_probe_success{probe="health"} == 1)' "$n" 60 >/dev/null ||
+		{ dw_die drivewatch "not all $n controllers have drivewatch_probe_success 1"; return 1; }
+	DW_VM_BOOT_SECONDS=$(dw_elapsed "$VM_T0")
+	dw_log "drivewatch up in the guest: ${DW_VM_SERIALS}(${DW_VM_BOOT_SECONDS}s after QEMU start)"
 }

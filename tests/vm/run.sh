@@ -6,7 +6,10 @@
 #   tests/vm/run.sh selftest   boot, check hostfwd + Prometheus scrape of a
 #                              guest httpd, QMP qom-set smart_critical_warning,
 #                              QMP device_del/device_add of a controller
-#   tests/vm/run.sh all        both (default)
+#   tests/vm/run.sh e2e        the real drivewatch (DRIVEWATCH_BIN) as the
+#                              guest's daemon, scraped by a real Prometheus;
+#                              assertions A1-A5 of e2e/host.sh
+#   tests/vm/run.sh all        all three (default)
 #
 # Artefacts (console.log, qemu.stderr, qemu.cmdline, dmesg.txt, decoded
 # files, prometheus.log, timings.txt) go to $DW_VM_OUT/<scenario>
@@ -19,6 +22,10 @@ repo=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 scenario=${1:-all}
+# The drivewatch binary for "e2e" (ctest passes it; else the default build).
+if [[ -z ${DRIVEWATCH_BIN:-} && -x ${DW_BUILD_DIR:-$repo/build}/exporter/drivewatch ]]; then
+	DRIVEWATCH_BIN=${DW_BUILD_DIR:-$repo/build}/exporter/drivewatch
+fi
 OUT=${DW_VM_OUT:-${TMPDIR:-/tmp}/drivewatch-vm-out}
 FIXTURES=${DW_FIXTURE_OUT:-$repo/tests/fixtures/qemu}
 GUEST_SERVICE=${DW_VM_GUEST_SERVICE:-'exec httpd -f -v -p 0.0.0.0:${DWVM_PORT:-9647} -h /www'}
@@ -29,6 +36,7 @@ cleanup() {
 	prom_stop || true
 	rm -rf "${BUILD_DIR:-/nonexistent-dwvm}"
 	if ((rc != 0)); then
+		[[ -n ${E2E_STEP:-} ]] && echo "[dwvm] e2e stopped during step: $E2E_STEP" >&2
 		echo "[dwvm] run.sh $scenario FAILED (rc=$rc); artefacts in $OUT" >&2
 	fi
 	exit $rc
@@ -165,10 +173,24 @@ run_selftest() {
 	vm_stop
 }
 
+run_e2e() {
+	local out=$OUT/e2e rc=0
+	rm -rf "$out"
+	mkdir -p "$out"
+	[[ -n ${DRIVEWATCH_BIN:-} ]] || { dw_die e2e "set DRIVEWATCH_BIN to the drivewatch binary (cmake --build ... --target drivewatch)"; return 1; }
+	# shellcheck source=e2e/host.sh
+	. "$here/e2e/host.sh"
+	e2e_run "$out" "$BUILD_DIR" || rc=$?
+	sed 's/^/e2e: /' "$out/measurements.txt" >>"$OUT/timings.txt"
+	prom_stop
+	vm_stop
+	return $rc
+}
+
 case $scenario in
-capture | selftest | all) ;;
+capture | selftest | e2e | all) ;;
 *)
-	echo "usage: $0 [capture|selftest|all]" >&2
+	echo "usage: $0 [capture|selftest|e2e|all]" >&2
 	exit 2
 	;;
 esac
@@ -184,5 +206,6 @@ dw_log "kernel $DW_VM_KVER from $DW_VM_KERNEL"
 
 if [[ $scenario == capture || $scenario == all ]]; then run_capture; fi
 if [[ $scenario == selftest || $scenario == all ]]; then run_selftest; fi
+if [[ $scenario == e2e || $scenario == all ]]; then run_e2e; fi
 timing "total" "$(dw_elapsed "$T_ALL")s"
 echo "[dwvm] run.sh $scenario PASSED; artefacts in $OUT" >&2

@@ -227,7 +227,9 @@ TEST(ErrorTest, KeyInTheWrongTablePointsToWhereItBelongs) {
   EXPECT_THAT(
       Errors("interval = \"30s\"\n"),
       ElementsAre("t.toml:1:1: interval: unknown key (did you mean "
-                  "\"discovery.interval\" or \"probes.health.interval\"?)"));
+                  "\"discovery.interval\" or \"probes.health.interval\" or "
+                  "\"probes.thermal.interval\" or "
+                  "\"probes.power.interval\"?)"));
   EXPECT_THAT(Errors("[health]\nenabled = false\n"),
               ElementsAre("t.toml:1:2: health: unknown table (did you mean "
                           "\"probes.health\"?)"));
@@ -256,7 +258,8 @@ TEST(ErrorTest, UnknownProbe) {
                           "mean \"health\"?)"));
   EXPECT_THAT(Errors("[probes.warp_drive]\nenabled = true\n"),
               ElementsAre("t.toml:1:9: probes.warp_drive: unknown probe "
-                          "(expected \"health\")"));
+                          "(expected one of: \"health\", \"thermal\", "
+                          "\"power\", \"read_latency\")"));
 }
 
 TEST(ErrorTest, WrongType) {

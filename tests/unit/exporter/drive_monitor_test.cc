@@ -23,6 +23,8 @@ class FakeDriveLayer : public DriveLayer {
  public:
   class FakeController : public Controller {
    public:
+    explicit FakeController(int* closed) : closed_(closed) {}
+    ~FakeController() override { ++*closed_; }
     Expected<Bytes> Identify(std::uint8_t, std::uint32_t) override { return Bytes(4096); }
     Expected<Bytes> GetLogPage(std::uint8_t, std::uint32_t, std::size_t n) override {
       return Bytes(n);
@@ -30,6 +32,9 @@ class FakeDriveLayer : public DriveLayer {
     Expected<FeatureValue> GetFeature(std::uint8_t, std::uint32_t, std::size_t) override {
       return FeatureValue{};
     }
+
+   private:
+    int* closed_;
   };
 
   Expected<std::vector<ControllerInfo>> Scan() override {
@@ -38,11 +43,12 @@ class FakeDriveLayer : public DriveLayer {
   }
   Expected<std::unique_ptr<Controller>> Open(const ControllerInfo& info) override {
     opened.push_back(info.device);
-    return std::unique_ptr<Controller>(std::make_unique<FakeController>());
+    return std::unique_ptr<Controller>(std::make_unique<FakeController>(&closed));
   }
 
   std::vector<ControllerInfo> controllers;
   std::vector<std::string> opened;
+  int closed = 0;
   bool scan_error = false;
 };
 
@@ -173,6 +179,19 @@ TEST_F(DriveMonitorTest, VanishedDriveReportsDownForTheGracePeriodThenGoes) {
   Settle();
   EXPECT_EQ(Metrics().find("\"SN1\""), std::string::npos) << Metrics();
   EXPECT_TRUE(Has("drivewatch_drive_up{serial=\"SN2\"} 1"));
+}
+
+TEST_F(DriveMonitorTest, VanishedDriveHasItsDeviceClosed) {
+  layer_.controllers = {Ctrl("nvme0", "SN1")};
+  monitor_->Start(config_);
+  Settle();
+  ASSERT_EQ(layer_.opened.size(), 1u);
+  EXPECT_EQ(layer_.closed, 0);
+  layer_.controllers = {};
+  clock_.Advance(seconds(30));
+  Settle();
+  // Held open, /dev/nvme0 would keep the kernel from reusing the name.
+  EXPECT_EQ(layer_.closed, 1);
 }
 
 TEST_F(DriveMonitorTest, DriveBackUnderAnotherKernelNameKeepsItsSeries) {

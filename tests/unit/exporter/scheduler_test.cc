@@ -5,6 +5,7 @@
 #include <atomic>
 #include <set>
 #include <future>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -142,7 +143,7 @@ TEST(SchedulerTest, CountsRunsSkippedBecauseTheDriveIsBusy) {
   EXPECT_EQ(other, 2);  // a busy drive does not hold up another
 }
 
-TEST(StrandExecutorTest, RunsWorkOffThreadAndDropsWhileBusy) {
+TEST(StrandExecutorTest, RunsWorkOffThreadAndQueuesWhileBusy) {
   StrandExecutor executor;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
@@ -152,12 +153,54 @@ TEST(StrandExecutorTest, RunsWorkOffThreadAndDropsWhileBusy) {
     released.wait();
   }));
   EXPECT_NE(ran_on.get_future().get(), std::this_thread::get_id());
-  // SN1 is still busy, SN2 is not.
-  EXPECT_FALSE(executor.Post("SN1", [] {}));
+  // SN1 is still busy: its next work waits in line; SN2 is not held up.
+  std::promise<void> sn1_second;
+  ASSERT_TRUE(executor.Post("SN1", [&] { sn1_second.set_value(); }));
   std::promise<void> sn2_done;
   ASSERT_TRUE(executor.Post("SN2", [&] { sn2_done.set_value(); }));
   sn2_done.get_future().wait();
+  auto second = sn1_second.get_future();
+  EXPECT_EQ(second.wait_for(milliseconds(20)), std::future_status::timeout);
   release.set_value();
+  second.wait();
+  EXPECT_EQ(executor.Shutdown(seconds(5)), 0);
+}
+
+// Two jobs on one drive due at the same tick both run; a job whose last run
+// has not finished is skipped, not queued a second time.
+TEST(SchedulerTest, JobsOnOneKeyDueTogetherAllRunAndAStuckJobIsSkipped) {
+  FakeClock clock;
+  StrandExecutor executor;
+  Scheduler scheduler(clock, executor);
+  auto release = std::make_shared<std::promise<void>>();
+  std::shared_future<void> released = release->get_future().share();
+  std::atomic<int> slow_runs{0}, fast_runs{0};
+  scheduler.Add("latency", "SN1", seconds(10), [&, released] {
+    if (++slow_runs == 1) released.wait();
+  });
+  scheduler.Add("thermal", "SN1", seconds(10), [&] { ++fast_runs; });
+  auto wait_for = [](const std::atomic<int>& n, int want) {
+    for (int i = 0; i < 1000 && n < want; ++i) {
+      std::this_thread::sleep_for(milliseconds(2));
+    }
+    return n.load();
+  };
+  scheduler.Tick();
+  clock.Advance(seconds(10));
+  // latency is still running and thermal waits behind it: neither is
+  // posted a second time.
+  scheduler.Tick();
+  EXPECT_EQ(scheduler.skipped(), 2u);
+  release->set_value();
+  EXPECT_EQ(wait_for(fast_runs, 1), 1);
+  EXPECT_EQ(slow_runs, 1);
+  // Both done: the next tick runs both again, in the same strand.
+  std::this_thread::sleep_for(milliseconds(20));
+  clock.Advance(seconds(10));
+  scheduler.Tick();
+  EXPECT_EQ(wait_for(fast_runs, 2), 2);
+  EXPECT_EQ(wait_for(slow_runs, 2), 2);
+  EXPECT_EQ(scheduler.skipped(), 2u);
   EXPECT_EQ(executor.Shutdown(seconds(5)), 0);
 }
 

@@ -41,7 +41,7 @@ inline constexpr char kHandmadeSerial[] = "HANDMADE-PM981";
 class FakeController : public Controller {
  public:
   struct Call {
-    std::string command;  // "identify", "log", "feature"
+    std::string command;  // "identify", "log", "feature", "set-feature"
     std::uint32_t id;     // CNS, LID or FID
     std::uint32_t nsid;   // or cdw11 for features
     std::size_t length;
@@ -68,10 +68,38 @@ class FakeController : public Controller {
     if (it == logs_.end()) return InvalidField("get log page");
     return it->second;
   }
+  // Get Features answers by (FID, CDW11). A Set Features of a FID with an
+  // answer for CDW11 0 succeeds and changes that answer's dword 0, unless
+  // FailSetFeature gave it an error.
+  void SetFeatureAnswer(std::uint8_t fid, std::uint32_t cdw11,
+                        Expected<FeatureValue> r) {
+    features_.insert_or_assign({fid, cdw11}, std::move(r));
+  }
+  void SetFeatureResult(std::uint8_t fid, std::uint32_t cdw11,
+                        std::uint32_t result) {
+    SetFeatureAnswer(fid, cdw11, FeatureValue{result, {}});
+  }
+  void FailSetFeature(std::uint8_t fid, Error error) {
+    set_errors_.insert_or_assign(fid, std::move(error));
+  }
+
   Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
                                     std::size_t length) override {
     calls_.push_back({"feature", fid, cdw11, length});
-    return InvalidField("get feature");
+    auto it = features_.find({fid, cdw11});
+    if (it == features_.end()) return InvalidField("get feature");
+    return it->second;
+  }
+  Expected<std::uint32_t> SetFeature(std::uint8_t fid,
+                                     std::uint32_t cdw11) override {
+    calls_.push_back({"set-feature", fid, cdw11, 0});
+    if (auto e = set_errors_.find(fid); e != set_errors_.end()) {
+      return e->second;
+    }
+    auto it = features_.find({fid, 0});
+    if (it == features_.end() || !it->second) return InvalidField("set feature");
+    it->second.value().result = cdw11;
+    return 0u;
   }
 
   const std::vector<Call>& calls() const { return calls_; }
@@ -84,6 +112,9 @@ class FakeController : public Controller {
  private:
   std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<Bytes>> identify_;
   std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<Bytes>> logs_;
+  std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<FeatureValue>>
+      features_;
+  std::map<std::uint8_t, Error> set_errors_;
   std::vector<Call> calls_;
 };
 

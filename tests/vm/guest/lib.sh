@@ -183,3 +183,81 @@ dw_wait_tcp() {
 	_hex=$(printf '%04X' "$1")
 	dw_poll "${2:-20}" grep -q ":$_hex [0-9A-F]*:0000 0A" /proc/net/tcp /proc/net/tcp6
 }
+
+# ---------------------------------------------------------------- drivewatch
+
+# dw_drivewatch_start: start drivewatch (the service fragment) and wait until
+# it listens; marks "service-up", one "ctrl SERIAL NAME" per controller and
+# "ctrl-count N" (the host's vm_boot_drivewatch waits for these).
+dw_drivewatch_start() {
+	dw_service_start
+	if ! dw_wait_tcp "${DWVM_PORT:-9647}" 30; then
+		dw_fail "drivewatch does not listen on :${DWVM_PORT:-9647} after 30 s: $(tail -n 5 /tmp/service.log | tr '\n' '|')"
+		return 1
+	fi
+	dw_mark service-up "$(dw_uptime) pid=$DW_SERVICE_PID"
+	_n=0
+	for _c in $(dw_ctrls); do
+		dw_mark ctrl "$(dw_attr /sys/class/nvme/$_c/serial) $_c"
+		_n=$((_n + 1))
+	done
+	dw_mark ctrl-count "$_n"
+}
+
+# dw_health_dump DIR: nvme-cli's view of every controller, as JSON, for the
+# host to compare with drivewatch: DIR/manifest ("ctrl SERIAL NAME TRANSPORT
+# ADDRESS", "ns SERIAL NSID BLOCKDEV" lines), id-ctrl-SERIAL.json,
+# smart-log-SERIAL.json, id-ns-SERIAL-nNSID.json.  Admin commands only (no
+# I/O, so the SMART data counters do not move); Identify Namespace goes to
+# the controller with -n, without opening the block device.
+# With "smart" as second argument only the SMART logs are dumped.
+dw_health_dump() {
+	_d=$1 _what=${2:-all}
+	rm -rf "$_d"
+	mkdir -p "$_d"
+	: >"$_d/manifest"
+	for _c in $(dw_ctrls); do
+		_sn=$(dw_attr /sys/class/nvme/$_c/serial)
+		echo "ctrl $_sn $_c $(dw_attr /sys/class/nvme/$_c/transport) $(dw_attr /sys/class/nvme/$_c/address)" >>"$_d/manifest"
+		if ! nvme smart-log "/dev/$_c" -o json >"$_d/smart-log-$_sn.json" 2>"$_d/stderr"; then
+			dw_fail "health-dump nvme smart-log /dev/$_c: $(cat "$_d/stderr")"
+			return 1
+		fi
+		[ "$_what" = smart ] && continue
+		if ! nvme id-ctrl "/dev/$_c" -o json >"$_d/id-ctrl-$_sn.json" 2>"$_d/stderr"; then
+			dw_fail "health-dump nvme id-ctrl /dev/$_c: $(cat "$_d/stderr")"
+			return 1
+		fi
+		for _ns in $(dw_ns_of_ctrl "$_c"); do
+			_nsid=$(dw_attr "/sys/block/$_ns/nsid")
+			echo "ns $_sn $_nsid $_ns" >>"$_d/manifest"
+			if ! nvme id-ns "/dev/$_c" -n "$_nsid" -o json >"$_d/id-ns-$_sn-n$_nsid.json" 2>"$_d/stderr"; then
+				dw_fail "health-dump nvme id-ns /dev/$_c -n $_nsid: $(cat "$_d/stderr")"
+				return 1
+			fi
+		done
+	done
+	rm -f "$_d/stderr"
+}
+
+# dw_send_dir NAME DIR: send a directory as one tar file (fewer forks and
+# console framing than one file each).
+dw_send_dir() {
+	tar -cf "/tmp/$1" -C "$2" . && dw_send_file "$1" "/tmp/$1"
+}
+
+# dw_daemon_stats PID: memory and CPU of a process, as markers:
+#   daemon-rss KB, daemon-hwm KB (peak RSS), daemon-cpu SECONDS (user+system),
+#   daemon-age SECONDS (since it started), daemon-threads N
+dw_daemon_stats() {
+	_p=$1
+	[ -r "/proc/$_p/stat" ] || { dw_fail "daemon-stats no process $_p"; return 1; }
+	dw_mark daemon-rss "$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$_p/status)"
+	dw_mark daemon-hwm "$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$_p/status)"
+	dw_mark daemon-threads "$(sed -n 's/^Threads:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$_p/status)"
+	# Fields after "(comm) ": state is $1, so utime (14) is $12, stime (15)
+	# $13, starttime (22) $20; USER_HZ is 100 on x86-64.
+	sed 's/^.*) //' "/proc/$_p/stat" | awk -v up="$(dw_uptime)" '{
+		printf "DWVM-MARK: daemon-cpu %.2f\n", ($12 + $13) / 100
+		printf "DWVM-MARK: daemon-age %.1f\n", up - $20 / 100 }'
+}

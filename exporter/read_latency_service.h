@@ -1,0 +1,97 @@
+// Wiring for the read latency probe (probes/read_latency_probe.h): one
+// probe and one thread per target, started and stopped as namespaces come
+// and go (it listens to DriveMonitor's discovery passes) and as the config
+// changes, and a scheduler job that publishes every target's snapshot into
+// the metric store every few seconds. The scheduler stays the owner of
+// time for publishing; the pacing itself needs precise sleeps on each
+// target's own thread (see probes/pacing.h).
+//
+// Scopes in the store: "<serial>/probe/read_latency/<nsid>" for a
+// namespace (so DriveMonitor's own clean-up of a vanished drive covers
+// them) and "target/<name>/read_latency" for a configured target.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "exporter/drive_monitor.h"
+#include "exporter/metric_store.h"
+#include "exporter/scheduler.h"
+#include "probes/read_latency_probe.h"
+
+namespace drivewatch {
+
+class ReadLatencyService : public DriveListener {
+ public:
+  // How often snapshots go to the store.
+  static constexpr std::chrono::seconds kPublishInterval{5};
+  // Reads per target in a one-shot burst (collect --once).
+  static constexpr std::size_t kBurstReads = 100;
+
+  ReadLatencyService(MetricStore& store, Scheduler& scheduler);
+  ~ReadLatencyService() override;
+
+  // Starts the configured targets and the publishing job.
+  void Start(const config::Config& config);
+  // Applies a new config: targets whose settings changed restart (their
+  // counters start again from zero), others keep running.
+  void Reconfigure(const config::Config& config);
+  // Stops every thread (each notices within about 200 ms) and the job.
+  void Stop();
+
+  // DriveListener: starts namespaces that appeared (or moved to another
+  // block device), stops those that vanished.
+  void DrivesPresent(const std::vector<ControllerInfo>& drives) override;
+
+  // The hook for heavy phases: pause every namespace target of the drive
+  // with this serial, including ones that appear while paused. Pauses
+  // nest. drivewatch_read_latency_paused shows it.
+  void Pause(const std::string& serial);
+  void Resume(const std::string& serial);
+
+  // Publishes every target's snapshot now.
+  void PublishAll();
+
+  // For `collect --once`: kBurstReads reads on every target (configured,
+  // and the namespaces of `drives` if enabled), all targets at once, then
+  // publishes. Blocks until done.
+  static void CollectOnce(const config::Config& config,
+                          const std::vector<ControllerInfo>& drives,
+                          MetricStore& store);
+
+ private:
+  struct Worker {
+    std::string scope;
+    std::string serial;  // namespaces only
+    ReadTarget target;
+    std::unique_ptr<ReadLatencyProbe> probe;
+    std::jthread thread;  // declared last: stops and joins first
+  };
+  using Targets = std::map<std::string, ReadTarget>;  // by scope
+
+  static ReadLatencySettings ProbeSettings(const config::Config& config);
+  static Targets ConfiguredTargets(const config::Config& config);
+  static Targets NamespaceTargets(const config::Config& config,
+                                  const std::vector<ControllerInfo>& drives);
+  // Makes the running set equal `wanted`; mu_ held.
+  void SyncLocked(const Targets& wanted);
+
+  MetricStore& store_;
+  Scheduler& scheduler_;
+  std::mutex mu_;
+  std::optional<config::Config> config_;         // mu_
+  ReadLatencySettings settings_;                 // mu_
+  std::vector<ControllerInfo> drives_;           // mu_, last discovery
+  std::map<std::string, std::unique_ptr<Worker>> workers_;  // mu_, by scope
+  std::map<std::string, int> paused_;            // mu_, by serial
+  std::optional<Scheduler::JobId> publish_job_;  // mu_
+};
+
+}  // namespace drivewatch

@@ -1,0 +1,111 @@
+// IoTarget: the drive layer's path for data I/O. One target is a namespace's
+// block device, another block device, or a file in a directory, opened
+// O_RDONLY | O_DIRECT so no read is served from the page cache. Reads go
+// through a private io_uring: a single-issuer ring (IORING_SETUP_
+// SINGLE_ISSUER, so the kernel may skip its submission locking), one
+// registered buffer and one registered file, queue depth 1.
+//
+// A target belongs to the thread that opened it: create, read and destroy
+// it there.
+#pragma once
+
+#include <liburing.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+#include "probes/expected.h"
+
+namespace drivewatch {
+
+struct ReadOutcome {
+  enum class Kind {
+    kOk,         // the whole block was read
+    kError,      // failed, or short (errnum 0): see errnum
+    kTimeout,    // no completion within the timeout; still in flight
+    kStillBusy,  // an earlier timed-out read has still not completed
+    kStopped,    // stop was requested while waiting
+  };
+  Kind kind = Kind::kOk;
+  int errnum = 0;
+  // CLOCK_MONOTONIC, taken just before the submitting system call and just
+  // after the completion was reaped, for this one read.
+  std::chrono::steady_clock::time_point submitted;
+  std::chrono::steady_clock::time_point completed;
+  std::uint64_t latency_ns() const {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(completed -
+                                                             submitted)
+            .count());
+  }
+};
+
+class IoTarget {
+ public:
+  // Opens a block device read-only. `block_size` must be a multiple of its
+  // logical block size.
+  static Expected<std::unique_ptr<IoTarget>> OpenBlockDevice(
+      const std::string& path, std::uint32_t block_size);
+  // Opens an existing file read-only (see PrepareTestFile).
+  static Expected<std::unique_ptr<IoTarget>> OpenFile(const std::string& path,
+                                                      std::uint32_t block_size);
+  ~IoTarget();
+  IoTarget(const IoTarget&) = delete;
+  IoTarget& operator=(const IoTarget&) = delete;
+
+  const std::string& path() const { return path_; }
+  // Bytes readable: the device's size, or the file's when opened.
+  std::uint64_t size() const { return size_; }
+  std::uint32_t block_size() const { return block_size_; }
+
+  // Reads block_size() bytes at `offset` (a multiple of block_size()).
+  // Waits at most `timeout` for the completion; a read that times out stays
+  // in flight (block I/O cannot be recalled once the device has it) and
+  // the next Read first waits for it, answering kStillBusy until it lands.
+  ReadOutcome Read(std::uint64_t offset, std::chrono::nanoseconds timeout,
+                   const std::stop_token& stop);
+
+  // For files: fails with ENOENT when the path no longer names the open
+  // file (removed or replaced). Block devices always pass.
+  Status CheckStillThere() const;
+
+ private:
+  IoTarget() = default;
+  static Expected<std::unique_ptr<IoTarget>> Open(const std::string& path,
+                                                  std::uint32_t block_size,
+                                                  bool is_file);
+  // Waits until `deadline` for the read's completion; consumes cancel
+  // completions. Returns the read's result, or nothing on timeout/stop.
+  enum class Wait { kDone, kTimeout, kStopped };
+  Wait WaitForRead(std::chrono::steady_clock::time_point deadline,
+                   const std::stop_token& stop, int* result);
+
+  std::string path_;
+  bool is_file_ = false;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::uint32_t block_size_ = 0;
+  void* buffer_ = nullptr;  // mmap'd: a late DMA after exit hits no reused memory
+  io_uring ring_{};
+  bool ring_ok_ = false;
+  bool in_flight_ = false;
+  bool submit_pending_ = false;  // an SQE prepared but not yet submitted
+  std::uint64_t ino_ = 0, dev_ = 0;
+};
+
+// Lays out fio's "test directory" style target: `directory/name` of exactly
+// `size` bytes of non-zero data, written and fsynced once (a preallocated
+// but unwritten extent would be read as zeros without touching the media),
+// then published by rename. An existing file of the right size is reused;
+// one of another size is replaced. Refuses to create a file that would
+// leave less than `min_free_ratio` of the file system free. Returns the
+// file's path.
+Expected<std::string> PrepareTestFile(const std::string& directory,
+                                      const std::string& name,
+                                      std::uint64_t size,
+                                      double min_free_ratio);
+
+}  // namespace drivewatch

@@ -1,0 +1,248 @@
+// Every metric the power probe emits is defined here, with the spec field it
+// comes from. Power state samples carry power_state="0".."31".
+#include "probes/power_probe.h"
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "probes/features.h"
+#include "probes/identify.h"
+#include "probes/log.h"
+#include "probes/smart_log.h"
+
+namespace drivewatch {
+namespace {
+
+constexpr MetricType kGauge = MetricType::kGauge;
+
+// --- Power State Descriptors (Identify Controller bytes 3071:2048) ---
+
+constexpr MetricDesc kPsMaxPower{
+    "drivewatch_power_state_max_power_watts",
+    "Maximum power the controller draws in the power state, in watts "
+    "(power state descriptor MP, in 0.01 W units or 0.0001 W when MXPS is "
+    "set). Only present when reported (non-zero).",
+    kGauge};
+constexpr MetricDesc kPsIdlePower{
+    "drivewatch_power_state_idle_power_watts",
+    "Typical power when idle in the power state, in watts (power state "
+    "descriptor IDLP x IPS). Only present when reported.",
+    kGauge};
+constexpr MetricDesc kPsActivePower{
+    "drivewatch_power_state_active_power_watts",
+    "Largest average power over 10 s in the power state under the "
+    "descriptor's workload, in watts (power state descriptor ACTP x APS). "
+    "Only present when reported.",
+    kGauge};
+constexpr MetricDesc kPsEntryLatency{
+    "drivewatch_power_state_entry_latency_seconds",
+    "Maximum time to enter the power state, in seconds (power state "
+    "descriptor ENLAT, microseconds). Only present when reported "
+    "(non-zero).",
+    kGauge};
+constexpr MetricDesc kPsExitLatency{
+    "drivewatch_power_state_exit_latency_seconds",
+    "Maximum time to leave the power state, in seconds (power state "
+    "descriptor EXLAT, microseconds). Only present when reported "
+    "(non-zero).",
+    kGauge};
+constexpr MetricDesc kPsNonOperational{
+    "drivewatch_power_state_non_operational",
+    "1 if the power state is non-operational (power state descriptor NOPS): "
+    "the controller processes no I/O in it and leaves it on the next I/O.",
+    kGauge};
+
+// --- Features ---
+
+constexpr MetricDesc kCurrentPowerState{
+    "drivewatch_current_power_state",
+    "Power state the controller was in when the probe ran (Get Features "
+    "02h, PS). Reading it is an admin command, which controllers serve "
+    "without leaving a non-operational state.",
+    kGauge};
+constexpr MetricDesc kApstEnabled{
+    "drivewatch_apst_enabled",
+    "1 if autonomous power state transitions are enabled (Get Features 0Ch, "
+    "APSTE). Only present when the controller supports APST.",
+    kGauge};
+constexpr MetricDesc kApstIdleTime{
+    "drivewatch_apst_idle_time_seconds",
+    "APST table entry: idle time in seconds after which the controller moves "
+    "from power_state to target_power_state (Get Features 0Ch, ITPT and "
+    "ITPS). Only entries with a non-zero idle time are present.",
+    kGauge};
+
+// --- Power readings ---
+
+constexpr MetricDesc kMeterSuccess{
+    "drivewatch_power_meter_success",
+    "1 if the external power meter configured for the drive "
+    "([[probes.power.meters]]) gave a valid reading at the last run, else 0. "
+    "Only present when a meter is configured.",
+    kGauge};
+constexpr MetricDesc kIdlePower{
+    "drivewatch_idle_power_watts",
+    "Drive power in watts at the end of a probe interval in which the drive "
+    "completed no host read or write command (SMART Host Read/Write Commands "
+    "unchanged), from the best source: source=meter (external meter), "
+    "drive (SMART Interval Power Measurement) or psd_estimate (idle power, "
+    "else max power, of the power state read by Get Features 02h; an upper "
+    "bound when only max power is known). Absent after a busy interval.",
+    kGauge};
+
+const MetricDesc* const kAllMetrics[] = {
+    &kPsMaxPower,      &kPsIdlePower,   &kPsActivePower,
+    &kPsEntryLatency,  &kPsExitLatency, &kPsNonOperational,
+    &kCurrentPowerState, &kApstEnabled, &kApstIdleTime,
+    &kMeterSuccess,    &kIdlePower,     &FeatureSupportedMetric(),
+};
+
+Error OnDevice(const ControllerInfo& info, Error error) {
+  error.message = info.device + ": " + error.message;
+  return error;
+}
+
+}  // namespace
+
+PowerProbe::PowerProbe(NowFn now, MeterFn read_meter, LogFn log)
+    : now_(std::move(now)),
+      read_meter_(std::move(read_meter)),
+      log_(std::move(log)),
+      support_(log_) {
+  if (!now_) now_ = [] { return std::chrono::steady_clock::now(); };
+  if (!read_meter_) read_meter_ = ReadPowerMeter;
+  if (!log_) log_ = [](std::string_view line) { log::Info(line); };
+}
+
+void PowerProbe::SetMeter(std::optional<PowerMeterSpec> meter) {
+  std::lock_guard lock(meter_mu_);
+  meter_ = std::move(meter);
+}
+
+std::span<const MetricDesc* const> PowerProbe::Metrics() { return kAllMetrics; }
+
+Status PowerProbe::Run(Controller& ctrl, const ControllerInfo& info,
+                       SampleSink& sink) {
+  auto id_bytes = ctrl.Identify(kIdentifyCnsController, 0);
+  if (!id_bytes) return id_bytes.error();
+  auto id = DecodeIdentifyController(*id_bytes);
+  if (!id) return OnDevice(info, id.error());
+  if (id->serial != info.serial) {
+    return Error{ENODEV, -1,
+                 info.device + ": Identify Controller serial \"" + id->serial +
+                     "\" differs from \"" + info.serial +
+                     "\" found by the scan; the device node now belongs to "
+                     "another drive"};
+  }
+  auto add = [&](const MetricDesc& desc, double value, Labels extra = {}) {
+    Labels labels{{"serial", info.serial}};
+    for (auto& label : extra) labels.push_back(std::move(label));
+    sink.Add(desc, std::move(labels), value);
+  };
+
+  for (int i = 0; i < id->PowerStateCount(); ++i) {
+    const PowerStateDescriptor& ps = id->power_states[i];
+    const Labels state = {{"power_state", std::to_string(i)}};
+    if (const auto w = ps.MaxPowerWatts()) add(kPsMaxPower, *w, state);
+    if (const auto w = ps.IdlePowerWatts()) add(kPsIdlePower, *w, state);
+    if (const auto w = ps.ActivePowerWatts()) add(kPsActivePower, *w, state);
+    if (ps.entry_latency_us != 0) {
+      add(kPsEntryLatency, ps.entry_latency_us / 1e6, state);
+    }
+    if (ps.exit_latency_us != 0) {
+      add(kPsExitLatency, ps.exit_latency_us / 1e6, state);
+    }
+    add(kPsNonOperational, ps.NonOperational() ? 1 : 0, state);
+  }
+
+  std::optional<int> power_state;
+  {
+    auto r = ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
+    if (!r && !r.error().Unsupported()) return r.error();
+    support_.Report(sink, info.serial, "power_management",
+                    "power management (feature 02h)", r.ok(),
+                    r.ok() ? "" : r.error().message);
+    if (r) {
+      power_state = DecodePowerManagement(r->result).power_state;
+      add(kCurrentPowerState, *power_state);
+    }
+  }
+
+  if ((id->apsta & 1) == 0) {
+    support_.Report(sink, info.serial, "apst",
+                    "autonomous power state transitions (feature 0Ch)", false,
+                    "Identify Controller APSTA bit 0 is clear");
+  } else {
+    // Not libnvme 1.3's nvme_get_features_auto_pst, which sends the wrong
+    // FID (NOTES.md).
+    auto r = ctrl.GetFeature(kFeatureAutonomousPowerStateTransition, 0,
+                             kApstTableSize);
+    if (!r && !r.error().Unsupported()) return r.error();
+    support_.Report(sink, info.serial, "apst",
+                    "autonomous power state transitions (feature 0Ch)",
+                    r.ok(), r.ok() ? "" : r.error().message);
+    if (r) {
+      auto table = DecodeApstTable(r->result, r->data);
+      if (!table) return OnDevice(info, table.error());
+      add(kApstEnabled, table->enabled ? 1 : 0);
+      for (int i = 0; i < id->PowerStateCount(); ++i) {
+        const ApstEntry& e = table->entries[i];
+        if (e.idle_time_ms == 0) continue;
+        add(kApstIdleTime, e.idle_time_ms / 1e3,
+            {{"power_state", std::to_string(i)},
+             {"target_power_state", std::to_string(e.target_power_state)}});
+      }
+    }
+  }
+
+  auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  if (!log_bytes) return log_bytes.error();
+  auto log = DecodeSmartLog(*log_bytes);
+  if (!log) return OnDevice(info, log.error());
+
+  PowerSample sample{.at = now_()};
+  sample.drive_watts = log->IntervalPowerWatts();
+  if (power_state) sample.psd_watts = PsdIdleEstimateWatts(*id, *power_state);
+  std::optional<PowerMeterSpec> meter;
+  {
+    std::lock_guard lock(meter_mu_);
+    meter = meter_;
+  }
+  if (meter) {
+    auto watts = read_meter_(*meter);
+    add(kMeterSuccess, watts.ok() ? 1 : 0);
+    if (watts) {
+      sample.meter_watts = *watts;
+      if (meter_failing_) {
+        log_("power meter of drive serial=" + info.serial + " works again");
+      }
+      meter_failing_ = false;
+    } else {
+      if (!meter_failing_) {
+        log_("power meter of drive serial=" + info.serial +
+             " failed: " + watts.error().message +
+             "; idle power falls back to the drive's own reading or the "
+             "power state estimate (logged once until it recovers)");
+      }
+      meter_failing_ = true;
+    }
+  }
+  estimator_.Add(sample);
+
+  // Idle: no host I/O command completed since the previous run.
+  const unsigned __int128 host_commands =
+      log->host_read_commands + log->host_write_commands;
+  const bool idle =
+      last_host_commands_ && *last_host_commands_ == host_commands;
+  last_host_commands_ = host_commands;
+  if (idle) {
+    if (const auto estimate = estimator_.Average(sample.at, sample.at)) {
+      add(kIdlePower, estimate->watts,
+          {{"source", PowerSourceName(estimate->source)}});
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace drivewatch

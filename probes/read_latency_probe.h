@@ -1,0 +1,147 @@
+// The read latency probe: paced 4 KiB random O_DIRECT reads through
+// io_uring on one target (an NVMe namespace's block device, another block
+// device, or a test file), each timestamped on its own, recorded fio-style
+// (latency_histogram.h) per rate and, across rates, per the idle gap that
+// came before the read. Its metrics and their meaning are in
+// read_latency_probe.cc and docs/metrics.md; how to read the idle-gap data
+// is in docs/read-latency.md.
+//
+// Unlike the admin-command probes, this one runs continuously: Run() is a
+// pacing loop that owns a thread (see pacing.h for why), and Emit() takes a
+// snapshot for the metric store from any thread, never touching the drive.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "probes/latency_window.h"
+#include "probes/pacing.h"
+#include "probes/sample_sink.h"
+
+namespace drivewatch {
+
+// What the probe reads.
+struct ReadTarget {
+  enum class Kind { kNamespace, kBlockDevice, kFile };
+  Kind kind = Kind::kBlockDevice;
+  // Identity on every series: {serial, nsid} for a namespace, {target} for
+  // a configured block device or file.
+  Labels labels;
+  // The block device; for kFile, the directory that holds the test file.
+  std::string path;
+  std::string file_name;       // kFile: the test file's name in `path`
+  std::uint64_t file_size = 0;  // kFile: its size
+  // The byte range reads fall in; length 0 means to the end.
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+
+struct ReadLatencySettings {
+  // IOPS, taken in turn for `rate_period` each, so that one rate's idle
+  // gaps are never filled by another's reads.
+  std::vector<std::uint32_t> rates{10, 100};
+  std::chrono::milliseconds rate_period{60'000};
+  ArrivalProcess arrivals = ArrivalProcess::kFixed;
+  std::uint32_t block_size = 4096;
+  std::chrono::milliseconds timeout{5'000};
+  // Sliding windows and their label values ("15m", "1h").
+  std::vector<std::chrono::milliseconds> windows{std::chrono::minutes(15),
+                                                 std::chrono::hours(1)};
+  std::vector<std::string> window_names{"15m", "1h"};
+  // A file target is not created if that would leave less than this share
+  // of its file system free.
+  double min_free_ratio = 0.05;
+};
+
+// The idle gap before a read: the time from the previous completion on the
+// same target to this submission.
+enum class IdleGap { kUnder1ms, k1to10ms, k10to100ms, k100msTo1s, k1to10s, kOver10s };
+constexpr std::size_t kIdleGapClasses = 6;
+IdleGap ClassifyIdleGap(std::chrono::nanoseconds gap);
+// The `idle_gap` label value: "0-1ms", "1-10ms", ..., "10s+".
+const char* IdleGapName(IdleGap gap);
+
+class ReadLatencyProbe {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  ReadLatencyProbe(ReadTarget target, ReadLatencySettings settings);
+  ~ReadLatencyProbe();
+
+  // Opens the target (creating a test file if needed) and reads at the
+  // configured rates until `stop`. A target that fails to open or goes
+  // away is retried with a growing delay (1 s to 1 min); errors are logged
+  // once until it works again. Call on a thread of its own.
+  void Run(std::stop_token stop);
+  // Opens the target and does `reads` reads at the highest configured rate,
+  // then returns (collect --once). Returns false if the target would not
+  // open.
+  bool RunBurst(std::size_t reads, std::stop_token stop);
+
+  // The pause hook for heavy phases: after Pause() returns, no new read is
+  // submitted until the matching Resume() (pauses nest). A read already in
+  // flight completes normally.
+  void Pause();
+  void Resume();
+
+  // Writes every metric of this target into `sink`. Thread-safe; reads
+  // only memory.
+  void Emit(SampleSink& sink) const;
+  // As Emit, with the windows evaluated at `now` (tests).
+  void EmitAt(SampleSink& sink, TimePoint now) const;
+
+  // Counts for tests and the benchmark.
+  struct Stats {
+    std::uint64_t reads = 0;  // completed successfully
+    std::uint64_t errors = 0;
+    std::uint64_t timeouts = 0;
+    std::uint64_t skipped_arrivals = 0;
+    TimePoint first_submit{};
+    TimePoint last_submit{};
+  };
+  Stats stats() const;
+  // The lifetime histogram of successful reads at `rate`.
+  LatencyHistogram Lifetime(std::uint32_t rate) const;
+
+  // Every metric this probe can emit, for documentation and tests.
+  static std::span<const MetricDesc* const> Metrics();
+
+ private:
+  struct RateState;
+  class Reader;
+
+  // One read: pace-independent part. Returns false when stopped.
+  bool ReadOnce(Reader& reader, std::uint32_t rate, const std::stop_token& stop);
+  bool WaitWhilePaused(const std::stop_token& stop);
+  bool Paced(Reader& reader, std::uint32_t rate, TimePoint until,
+             const std::stop_token& stop, std::size_t max_reads);
+  void Record(std::uint32_t rate, const struct ReadOutcome& outcome);
+
+  const ReadTarget target_;
+  const ReadLatencySettings settings_;
+  const TimePoint start_;
+
+  mutable std::mutex mu_;
+  std::condition_variable_any resumed_;
+  int paused_ = 0;                                        // mu_
+  bool up_ = false;                                       // mu_
+  std::map<std::uint32_t, std::unique_ptr<RateState>> rates_;  // mu_
+  std::array<std::unique_ptr<LatencyWindows>, kIdleGapClasses> idle_;  // mu_
+  std::map<std::string, std::uint64_t> errors_;           // mu_, by error name
+  std::uint64_t timeouts_ = 0;                            // mu_
+  Stats stats_;                                           // mu_
+  bool have_completion_ = false;                          // mu_
+  TimePoint last_completion_{};                           // mu_
+  std::string device_path_;                               // mu_
+};
+
+}  // namespace drivewatch

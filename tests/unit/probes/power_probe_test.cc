@@ -1,0 +1,391 @@
+// The power probe against a fake Controller answering with the hand-built
+// PM981 (mixed MXPS scales, two non-operational states, an APST table, a
+// SMART log carrying the NVMe 2.x interval power field), the idle-power
+// source selection, and the external meters with real files and processes.
+#include "probes/power_probe.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "probes/features.h"
+#include "probes/identify.h"
+#include "probes/smart_log.h"
+#include "tests/common/fake_clock.h"
+#include "tests/unit/probes/probe_test_util.h"
+
+namespace drivewatch {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeController;
+using testing::Handmade;
+using testing::kHandmadeSerial;
+using testing::RecordingSink;
+using testing::Sample;
+
+class PowerProbeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    id_ = Handmade("id-ctrl-HANDMADE-PM981.bin");
+    smart_ = Handmade("smart-log-HANDMADE-PM981.bin");
+    ASSERT_EQ(id_.size(), kIdentifySize) << "run make_handmade.py";
+    info_.name = "nvme0";
+    info_.device = "/dev/nvme0";
+    info_.serial = kHandmadeSerial;
+    ctrl_.SetIdentify(kIdentifyCnsController, 0, id_);
+    ctrl_.SetLogPage(kSmartLogId, kNsidAll, smart_);
+    ctrl_.SetFeatureResult(kFeaturePowerManagement, 0, 3);
+    ctrl_.SetFeatureAnswer(
+        kFeatureAutonomousPowerStateTransition, 0,
+        FeatureValue{1, Handmade("feature-HANDMADE-PM981-0c.bin")});
+  }
+
+  Status Run() {
+    sink_.samples.clear();
+    return probe_.Run(ctrl_, info_, sink_);
+  }
+  // Removes the SMART log's interval power (bytes 243:240).
+  void NoDrivePower() {
+    for (int i = 240; i < 244; ++i) smart_[i] = 0;
+    ctrl_.SetLogPage(kSmartLogId, kNsidAll, smart_);
+  }
+  // Moves Host Read Commands (bytes 79:64): the drive was busy.
+  void HostRead() {
+    ++smart_[64];
+    ctrl_.SetLogPage(kSmartLogId, kNsidAll, smart_);
+  }
+
+  std::map<std::string, double> Emitted() const {
+    std::map<std::string, double> out;
+    for (const Sample& s : sink_.samples) {
+      EXPECT_TRUE(out.emplace(s.Key(), s.value).second)
+          << "duplicate series " << s.Key();
+    }
+    return out;
+  }
+  // The idle power series, as "source=value".
+  std::vector<std::string> IdlePower() const {
+    std::vector<std::string> out;
+    for (const Sample& s : sink_.samples) {
+      if (std::string(s.desc->name) != "drivewatch_idle_power_watts") continue;
+      std::ostringstream os;
+      os << s.labels.at(1).second << "=" << s.value;
+      out.push_back(os.str());
+    }
+    return out;
+  }
+  static std::string Key(const std::string& name, Labels labels = {}) {
+    labels.emplace_back("serial", kHandmadeSerial);
+    return testing::SeriesKey(name, std::move(labels));
+  }
+  static std::string State(const std::string& name, int ps) {
+    return Key(name, {{"power_state", std::to_string(ps)}});
+  }
+
+  testing::FakeClock clock_;
+  std::vector<std::string> logged_;
+  Expected<double> meter_reading_ = 1.25;
+  std::vector<PowerMeterSpec> meter_reads_;
+  PowerProbe probe_{[this] { return clock_.Now(); },
+                    [this](const PowerMeterSpec& spec) {
+                      meter_reads_.push_back(spec);
+                      return meter_reading_;
+                    },
+                    [this](std::string_view l) { logged_.emplace_back(l); }};
+  FakeController ctrl_;
+  ControllerInfo info_;
+  RecordingSink sink_;
+  Bytes id_;
+  Bytes smart_;
+};
+
+TEST_F(PowerProbeTest, ExportsThePm981PowerStatesAndApst) {
+  ASSERT_TRUE(Run().ok());
+  const auto e = Emitted();
+  // smartctl: 8.00 W, 6.30 W, 3.50 W, then 0.0700 W and 0.0050 W in
+  // 0.0001 W units (MXPS), non-operational, 210/1200 and 2000/8000 us.
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_max_power_watts", 0)), 8.0);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_max_power_watts", 1)), 6.3);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_max_power_watts", 2)), 3.5);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_max_power_watts", 3)), 0.07);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_max_power_watts", 4)), 0.005);
+  for (int ps = 0; ps < 5; ++ps) {
+    EXPECT_EQ(e.at(State("drivewatch_power_state_non_operational", ps)),
+              ps >= 3 ? 1 : 0)
+        << ps;
+  }
+  EXPECT_FALSE(e.count(State("drivewatch_power_state_max_power_watts", 5)));
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_entry_latency_seconds", 3)),
+                   210e-6);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_exit_latency_seconds", 3)),
+                   1200e-6);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_entry_latency_seconds", 4)),
+                   2000e-6);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_exit_latency_seconds", 4)),
+                   8000e-6);
+  EXPECT_FALSE(e.count(State("drivewatch_power_state_exit_latency_seconds", 0)));
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_active_power_watts", 0)), 5.0);
+  EXPECT_DOUBLE_EQ(e.at(State("drivewatch_power_state_idle_power_watts", 4)), 0.005);
+  EXPECT_FALSE(e.count(State("drivewatch_power_state_idle_power_watts", 3)));
+
+  EXPECT_EQ(e.at(Key("drivewatch_current_power_state")), 3);
+  EXPECT_EQ(e.at(Key("drivewatch_apst_enabled")), 1);
+  auto apst = [](int from, int to) {
+    return Key("drivewatch_apst_idle_time_seconds",
+               {{"power_state", std::to_string(from)},
+                {"target_power_state", std::to_string(to)}});
+  };
+  EXPECT_DOUBLE_EQ(e.at(apst(0, 3)), 0.1);
+  EXPECT_DOUBLE_EQ(e.at(apst(2, 3)), 0.1);
+  EXPECT_DOUBLE_EQ(e.at(apst(3, 4)), 2.0);
+  EXPECT_FALSE(e.count(apst(4, 0)));
+  EXPECT_EQ(e.at(Key("drivewatch_feature_supported", {{"feature", "apst"}})), 1);
+  EXPECT_EQ(e.at(Key("drivewatch_feature_supported",
+                     {{"feature", "power_management"}})),
+            1);
+  // The APST read carries the 256-byte buffer.
+  bool asked = false;
+  for (const auto& c : ctrl_.calls()) {
+    if (c.command == "feature" && c.id == 0x0c) {
+      asked = true;
+      EXPECT_EQ(c.length, 256u);
+    }
+  }
+  EXPECT_TRUE(asked);
+  EXPECT_TRUE(logged_.empty());
+}
+
+TEST_F(PowerProbeTest, QemuLikeDriveReportsApstAndPowerManagementMissingOnce) {
+  id_[265] = 0;  // APSTA clear
+  ctrl_.SetIdentify(kIdentifyCnsController, 0, id_);
+  ctrl_.SetFeatureAnswer(kFeaturePowerManagement, 0,
+                         FakeController::InvalidField("get feature 02h"));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Run().ok());
+    const auto e = Emitted();
+    EXPECT_EQ(e.at(Key("drivewatch_feature_supported", {{"feature", "apst"}})), 0);
+    EXPECT_EQ(e.at(Key("drivewatch_feature_supported",
+                       {{"feature", "power_management"}})),
+              0);
+    EXPECT_FALSE(e.count(Key("drivewatch_apst_enabled")));
+    EXPECT_FALSE(e.count(Key("drivewatch_current_power_state")));
+  }
+  EXPECT_EQ(logged_.size(), 2u);
+  for (const auto& c : ctrl_.calls()) EXPECT_NE(c.id, 0x0cu);
+}
+
+TEST_F(PowerProbeTest, IdlePowerNeedsAnIdleIntervalAndTakesTheBestSource) {
+  // First run: no baseline for the host command counters.
+  ASSERT_TRUE(Run().ok());
+  EXPECT_TRUE(IdlePower().empty());
+  // Idle interval: the drive's own 2.x reading (3.50 W) wins over the PSD.
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"drive=3.5"});
+  // Busy interval: nothing.
+  HostRead();
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_TRUE(IdlePower().empty());
+  // A drive without its own reading: the PSD of ps3, which reports no
+  // IDLP, so its MP 0.07 W (an upper bound).
+  NoDrivePower();
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"psd_estimate=0.07"});
+  // In ps4, which reports IDLP 0.005 W.
+  ctrl_.SetFeatureResult(kFeaturePowerManagement, 0, 4);
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"psd_estimate=0.005"});
+  // A meter beats both.
+  probe_.SetMeter(PowerMeterSpec{"/sys/class/hwmon/hwmon3/power1_input", {}, {}});
+  clock_.Advance(seconds(60));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"meter=1.25"});
+  EXPECT_EQ(Emitted().at(Key("drivewatch_power_meter_success")), 1);
+  ASSERT_EQ(meter_reads_.size(), 1u);
+  EXPECT_EQ(meter_reads_[0].hwmon_path, "/sys/class/hwmon/hwmon3/power1_input");
+}
+
+TEST_F(PowerProbeTest, FailingMeterFallsBackAndIsLoggedOnceUntilItRecovers) {
+  probe_.SetMeter(PowerMeterSpec{{}, {"/usr/local/bin/meter"}, milliseconds(2000)});
+  meter_reading_ = Error{ETIMEDOUT, -1,
+                         "meter command \"/usr/local/bin/meter\": timed out "
+                         "after 2s, killed"};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(Run().ok());
+    clock_.Advance(seconds(60));
+    EXPECT_EQ(Emitted().at(Key("drivewatch_power_meter_success")), 0);
+  }
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"drive=3.5"});
+  ASSERT_EQ(logged_.size(), 1u);
+  EXPECT_EQ(logged_[0],
+            "power meter of drive serial=HANDMADE-PM981 failed: meter command "
+            "\"/usr/local/bin/meter\": timed out after 2s, killed; idle power "
+            "falls back to the drive's own reading or the power state "
+            "estimate (logged once until it recovers)");
+  meter_reading_ = 2.0;
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(IdlePower(), std::vector<std::string>{"meter=2"});
+  ASSERT_EQ(logged_.size(), 2u);
+  EXPECT_EQ(logged_[1], "power meter of drive serial=HANDMADE-PM981 works again");
+  // Unconfigured: no meter series at all.
+  probe_.SetMeter(std::nullopt);
+  ASSERT_TRUE(Run().ok());
+  EXPECT_FALSE(Emitted().count(Key("drivewatch_power_meter_success")));
+}
+
+TEST(PowerEstimatorTest, AveragesAWindowFromOneSourceOnly) {
+  testing::FakeClock clock;
+  PowerEstimator estimator;
+  const auto t0 = clock.Now();
+  estimator.Add({t0, 1.0, 2.0, 3.0});
+  clock.Advance(seconds(1));
+  estimator.Add({clock.Now(), 3.0, 4.0, 5.0});
+  clock.Advance(seconds(1));
+  estimator.Add({clock.Now(), std::nullopt, 6.0, 7.0});  // meter missed one
+  auto both = estimator.Average(t0, t0 + seconds(1));
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->source, PowerSource::kMeter);
+  EXPECT_DOUBLE_EQ(both->watts, 2.0);
+  EXPECT_EQ(both->samples, 2);
+  auto all = estimator.Average(t0, clock.Now());
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->source, PowerSource::kDrive);
+  EXPECT_DOUBLE_EQ(all->watts, 4.0);
+  EXPECT_FALSE(estimator.Average(t0 - seconds(10), t0 - seconds(5)).has_value());
+  EXPECT_STREQ(PowerSourceName(PowerSource::kPsdEstimate), "psd_estimate");
+}
+
+TEST(PowerEstimatorTest, NoCommonSourceIsNoEstimate) {
+  testing::FakeClock clock;
+  PowerEstimator estimator;
+  const auto t0 = clock.Now();
+  estimator.Add({t0, 1.0, std::nullopt, std::nullopt});
+  estimator.Add({t0, std::nullopt, 1.0, std::nullopt});
+  EXPECT_FALSE(estimator.Average(t0, t0).has_value());
+}
+
+// --- External meters, with real files and real processes ---
+
+class PowerMeterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("dw-meter-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PowerMeterTest, HwmonMicrowatts) {
+  const auto w = ReadPowerMeter({Write("power1_input", "3300\n"), {}, {}});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_DOUBLE_EQ(*w, 0.0033);
+  const auto bad = ReadPowerMeter({Write("power2_input", "-5\n"), {}, {}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "meter hwmon \"" + (dir_ / "power2_input").string() +
+                "\": read \"-5\", expected a non-negative integer of "
+                "microwatts");
+  const auto missing = ReadPowerMeter({(dir_ / "nope").string(), {}, {}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errnum, ENOENT);
+}
+
+TEST_F(PowerMeterTest, CommandPrintsWatts) {
+  const auto w = ReadPowerMeter({{}, {"/bin/echo", " 1.20 "}, milliseconds(5000)});
+  ASSERT_TRUE(w.ok()) << w.error().message;
+  EXPECT_DOUBLE_EQ(*w, 1.2);
+}
+
+TEST_F(PowerMeterTest, CommandFailures) {
+  const auto status = ReadPowerMeter({{}, {"/bin/false"}, milliseconds(5000)});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().message,
+            "meter command \"/bin/false\": exit status 1, expected 0");
+  const auto text = ReadPowerMeter({{}, {"/bin/echo", "12 W"}, milliseconds(5000)});
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().message,
+            "meter command \"/bin/echo\": printed \"12 W\", expected one "
+            "non-negative number of watts");
+  const auto missing =
+      ReadPowerMeter({{}, {(dir_ / "no-such-program").string()}, milliseconds(5000)});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errnum, ENOENT);
+}
+
+TEST_F(PowerMeterTest, SlowCommandIsKilledAtItsTimeoutWithItsChildren) {
+  // The shell starts a child that would outlive it; the process group kill
+  // takes both, so the pipe closes and nothing is left running.
+  const std::string pidfile = (dir_ / "child.pid").string();
+  const auto start = std::chrono::steady_clock::now();
+  const auto w = ReadPowerMeter(
+      {{}, {"/bin/sh", "-c", "sleep 30 & echo $! > " + pidfile + "; wait"},
+       milliseconds(300)});
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().errnum, ETIMEDOUT);
+  EXPECT_EQ(w.error().message,
+            "meter command \"/bin/sh\": timed out after 300ms, killed");
+  EXPECT_LT(took, seconds(3));
+  std::ifstream in(pidfile);
+  pid_t child = 0;
+  ASSERT_TRUE(in >> child);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = ::kill(child, 0) != 0;
+    if (!gone) std::this_thread::sleep_for(milliseconds(10));
+  }
+  // A killed child of the shell is reparented and reaped by init; in a
+  // container without a reaping init it may linger as a zombie, which
+  // kill(pid, 0) still finds. Accept a zombie, not a live sleeper.
+  if (!gone) {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, comm, state;
+    stat >> pid >> comm >> state;
+    EXPECT_EQ(state, "Z") << "the meter command's child is still running";
+  }
+}
+
+TEST(ParseWattsTest, AcceptsPlainNumbersOnly) {
+  EXPECT_DOUBLE_EQ(*ParseWatts("0\n", "m"), 0.0);
+  EXPECT_DOUBLE_EQ(*ParseWatts("\t2.5e-3\n", "m"), 0.0025);
+  for (const char* bad : {"", "\n", "-1", "nan", "inf", "0x10", "1.5W", "1 2"}) {
+    EXPECT_FALSE(ParseWatts(bad, "m").ok()) << bad;
+  }
+}
+
+TEST(PowerProbeMetricsTest, EveryMetricIsDocumentedWithHelp) {
+  std::ifstream in(std::string(DW_SOURCE_DIR) + "/docs/metrics.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const MetricDesc* desc : PowerProbe::Metrics()) {
+    EXPECT_NE(text.str().find(std::string("`") + desc->name + "`"),
+              std::string::npos)
+        << desc->name;
+    EXPECT_GT(std::string(desc->help).size(), 20u) << desc->name;
+  }
+}
+
+}  // namespace
+}  // namespace drivewatch

@@ -37,9 +37,9 @@ constexpr std::array<std::string_view, 4> kDrivesKeys{
     "include_serials", "exclude_serials", "include_models", "exclude_models"};
 constexpr std::array<std::string_view, 4> kProbeNames{"health", "thermal",
                                                       "power", "read_latency"};
-constexpr std::array<std::string_view, 9> kReadLatencyKeys{
-    "enabled",    "namespaces", "rates",   "rate_period", "arrivals",
-    "block_size", "timeout",    "windows", "targets"};
+constexpr std::array<std::string_view, 10> kReadLatencyKeys{
+    "enabled",    "namespaces", "rates",   "rate_period", "idle_period",
+    "arrivals",   "block_size", "timeout", "windows",     "targets"};
 constexpr std::array<std::string_view, 6> kReadTargetKeys{
     "name", "block_device", "directory", "file_size", "offset", "length"};
 constexpr std::array<std::string_view, 2> kProbeKeys{"enabled", "interval"};
@@ -51,7 +51,7 @@ constexpr std::array<std::string_view, 4> kMeterKeys{"serial", "hwmon",
                                                      "command", "timeout"};
 // Every leaf and every table below the top, so that a key written in the
 // wrong table ("interval" at the top) can point at where it belongs.
-constexpr std::array<std::string_view, 26> kLeafPaths{
+constexpr std::array<std::string_view, 27> kLeafPaths{
     "web.listen_address",     "log.level",
     "state.directory",        "discovery.interval",
     "discovery.grace_period", "drives.include_serials",
@@ -63,7 +63,7 @@ constexpr std::array<std::string_view, 26> kLeafPaths{
     "probes.power.meters",
     "probes.read_latency.enabled", "probes.read_latency.namespaces",
     "probes.read_latency.rates", "probes.read_latency.rate_period",
-    "probes.read_latency.arrivals", "probes.read_latency.block_size",
+    "probes.read_latency.idle_period", "probes.read_latency.arrivals", "probes.read_latency.block_size",
     "probes.read_latency.timeout", "probes.read_latency.windows",
     "probes.read_latency.targets"};
 constexpr std::array<std::string_view, 4> kTablePaths{
@@ -80,6 +80,7 @@ constexpr Range kProbeIntervalRange{milliseconds{1'000},
                                     std::chrono::hours{24}};
 constexpr Range kMeterTimeoutRange{milliseconds{100}, milliseconds{30'000}};
 constexpr Range kRatePeriodRange{milliseconds{1'000}, std::chrono::hours{24}};
+constexpr Range kIdlePeriodRange{milliseconds{0}, std::chrono::hours{24}};
 constexpr Range kReadTimeoutRange{milliseconds{10}, milliseconds{60'000}};
 constexpr Range kWindowRange{milliseconds{60'000}, std::chrono::hours{24}};
 constexpr std::uint32_t kMaxRate = 10'000;
@@ -512,6 +513,7 @@ class Loader {
     ReadBool(*t, "namespaces", kPath, out.namespaces);
     ReadRates(*t, out.rates);
     ReadDuration(*t, "rate_period", kPath, kRatePeriodRange, out.rate_period);
+    ReadDuration(*t, "idle_period", kPath, kIdlePeriodRange, out.idle_period);
     if (const toml::node* node = t->get("arrivals")) {
       const auto* v = node->as_string();
       if (v == nullptr) {
@@ -912,6 +914,7 @@ std::string ToToml(const Config& config) {
     out += (i > 0 ? ", " : "") + std::to_string(rl.rates[i]);
   }
   out += "]\nrate_period = " + Quote(FormatDuration(rl.rate_period));
+  out += "\nidle_period = " + Quote(FormatDuration(rl.idle_period));
   out += "\narrivals = ";
   out += rl.arrivals == Arrivals::kFixed ? "\"fixed\"" : "\"poisson\"";
   out += "\nblock_size = " + Quote(FormatSize(rl.block_size));

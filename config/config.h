@@ -73,6 +73,9 @@ struct ReadLatencySettings {
   bool namespaces = true;
   std::vector<std::uint32_t> rates{10, 100};  // IOPS, taken in turn
   std::chrono::milliseconds rate_period{60'000};  // each rate's turn
+  // No reads for this long after each round of rates (0: none), so the
+  // power draw probe can see the drive idle.
+  std::chrono::milliseconds idle_period{30'000};
   Arrivals arrivals = Arrivals::kFixed;
   std::uint32_t block_size = 4096;  // bytes
   std::chrono::milliseconds timeout{10'000};  // per read

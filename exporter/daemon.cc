@@ -184,8 +184,11 @@ int RunDaemon(const CommandLine& cli) {
   StrandExecutor executor;
   Scheduler scheduler(clock, executor);
   auto drive_layer = MakeNvmeDriveLayer();
-  DriveMonitor monitor(*drive_layer, store, scheduler, clock,
-                       RegisteredProbes());
+  // What drivewatch's own reads do to each drive: the read latency service
+  // writes it, the power draw probe reads it. Outlives both.
+  DriveLoadBoard load_board;
+  const std::vector<ProbeRegistration> probes = MakeProbeRegistry(&load_board);
+  DriveMonitor monitor(*drive_layer, store, scheduler, clock, probes);
   PublishBuildInfo(store);
   double last_reload = ToUnixSeconds(clock.WallNow());
   PublishReload(store, true, last_reload);
@@ -201,6 +204,7 @@ int RunDaemon(const CommandLine& cli) {
                              : std::string(" with the built-in default config")));
   // Per-target read threads follow discovery (hot-plug) and reloads.
   ReadLatencyService read_latency(store, scheduler);
+  read_latency.SetLoadBoard(&load_board);
   monitor.SetListener(&read_latency);
   read_latency.Start(*cfg);
   monitor.Start(*cfg);

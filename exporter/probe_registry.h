@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "probes/drive_load.h"
 #include "probes/probe.h"
 
 namespace drivewatch {
@@ -27,6 +28,11 @@ struct ProbeRegistration {
       configure;
 };
 
+// Every probe, with the power draw probe reading drivewatch's own load on
+// each drive from `load` (null: no load is known, every window is idle).
+std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load);
+// MakeProbeRegistry(nullptr), made once: for runs without the read latency
+// service (tests, benchmarks).
 const std::vector<ProbeRegistration>& RegisteredProbes();
 
 }  // namespace drivewatch

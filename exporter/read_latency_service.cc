@@ -8,11 +8,21 @@ namespace {
 bool SameTarget(const ReadTarget& a, const ReadTarget& b) {
   return a.kind == b.kind && a.labels == b.labels && a.path == b.path &&
          a.file_name == b.file_name && a.file_size == b.file_size &&
-         a.offset == b.offset && a.length == b.length;
+         a.offset == b.offset && a.length == b.length && a.serial == b.serial &&
+         a.nsid == b.nsid && a.sysfs_root == b.sysfs_root;
+}
+
+// The same target, maybe under another kernel name: a namespace whose
+// block device was renamed keeps its probe (and so its series' values).
+bool SameButPath(const ReadTarget& a, const ReadTarget& b) {
+  ReadTarget moved = b;
+  moved.path = a.path;
+  return a.kind == ReadTarget::Kind::kNamespace && SameTarget(a, moved);
 }
 
 bool SameSettings(const ReadLatencySettings& a, const ReadLatencySettings& b) {
   return a.rates == b.rates && a.rate_period == b.rate_period &&
+         a.idle_period == b.idle_period &&
          a.arrivals == b.arrivals && a.block_size == b.block_size &&
          a.timeout == b.timeout && a.windows == b.windows &&
          a.window_names == b.window_names && a.min_free_ratio == b.min_free_ratio;
@@ -20,8 +30,9 @@ bool SameSettings(const ReadLatencySettings& a, const ReadLatencySettings& b) {
 
 }  // namespace
 
-ReadLatencyService::ReadLatencyService(MetricStore& store, Scheduler& scheduler)
-    : store_(store), scheduler_(scheduler) {}
+ReadLatencyService::ReadLatencyService(MetricStore& store, Scheduler& scheduler,
+                                       std::string sysfs_root)
+    : store_(store), scheduler_(scheduler), sysfs_root_(std::move(sysfs_root)) {}
 
 ReadLatencyService::~ReadLatencyService() { Stop(); }
 
@@ -30,6 +41,7 @@ ReadLatencySettings ReadLatencyService::ProbeSettings(const config::Config& conf
   ReadLatencySettings s;
   s.rates = c.rates;
   s.rate_period = c.rate_period;
+  s.idle_period = c.idle_period;
   s.arrivals = c.arrivals == config::Arrivals::kPoisson ? ArrivalProcess::kPoisson
                                                         : ArrivalProcess::kFixed;
   s.block_size = c.block_size;
@@ -64,7 +76,8 @@ ReadLatencyService::Targets ReadLatencyService::ConfiguredTargets(
 }
 
 ReadLatencyService::Targets ReadLatencyService::NamespaceTargets(
-    const config::Config& config, const std::vector<ControllerInfo>& drives) {
+    const config::Config& config, const std::vector<ControllerInfo>& drives,
+    const std::string& sysfs_root) {
   Targets out;
   if (!config.read_latency.enabled || !config.read_latency.namespaces) return out;
   for (const ControllerInfo& drive : drives) {
@@ -74,6 +87,9 @@ ReadLatencyService::Targets ReadLatencyService::NamespaceTargets(
       target.kind = ReadTarget::Kind::kNamespace;
       target.labels = {{"serial", drive.serial}, {"nsid", std::to_string(ns.nsid)}};
       target.path = ns.block_device;
+      target.serial = drive.serial;
+      target.nsid = ns.nsid;
+      target.sysfs_root = sysfs_root;
       out.emplace(drive.serial + "/probe/read_latency/" + std::to_string(ns.nsid),
                   std::move(target));
     }
@@ -85,6 +101,13 @@ void ReadLatencyService::SyncLocked(const Targets& wanted) {
   for (auto it = workers_.begin(); it != workers_.end();) {
     auto w = wanted.find(it->first);
     if (w != wanted.end() && SameTarget(w->second, it->second->target)) {
+      ++it;
+      continue;
+    }
+    if (w != wanted.end() && SameButPath(w->second, it->second->target)) {
+      log::Info("read latency: " + it->second->target.path + " is now " + w->second.path);
+      it->second->probe->MoveBlockDevice(w->second.path);
+      it->second->target = w->second;
       ++it;
       continue;
     }
@@ -102,6 +125,9 @@ void ReadLatencyService::SyncLocked(const Targets& wanted) {
       worker->serial = target.labels.front().second;
     }
     worker->probe = std::make_unique<ReadLatencyProbe>(target, settings_);
+    if (load_board_ != nullptr && !worker->serial.empty()) {
+      worker->probe->SetLoadObserver(load_board_->Observe(worker->serial));
+    }
     if (auto p = paused_.find(worker->serial); p != paused_.end()) {
       for (int i = 0; i < p->second; ++i) worker->probe->Pause();
     }
@@ -133,7 +159,7 @@ void ReadLatencyService::Reconfigure(const config::Config& config) {
   }
   config_ = config;
   Targets wanted = ConfiguredTargets(config);
-  wanted.merge(NamespaceTargets(config, drives_));
+  wanted.merge(NamespaceTargets(config, drives_, sysfs_root_));
   SyncLocked(wanted);
 }
 
@@ -151,7 +177,7 @@ void ReadLatencyService::DrivesPresent(const std::vector<ControllerInfo>& drives
   drives_ = drives;
   if (!config_) return;
   Targets wanted = ConfiguredTargets(*config_);
-  wanted.merge(NamespaceTargets(*config_, drives_));
+  wanted.merge(NamespaceTargets(*config_, drives_, sysfs_root_));
   SyncLocked(wanted);
 }
 
@@ -186,7 +212,7 @@ void ReadLatencyService::CollectOnce(const config::Config& config,
                                      const std::vector<ControllerInfo>& drives,
                                      MetricStore& store) {
   Targets targets = ConfiguredTargets(config);
-  targets.merge(NamespaceTargets(config, drives));
+  targets.merge(NamespaceTargets(config, drives, "/sys"));
   const ReadLatencySettings settings = ProbeSettings(config);
   std::vector<std::pair<std::string, std::unique_ptr<ReadLatencyProbe>>> probes;
   {

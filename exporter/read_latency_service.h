@@ -24,6 +24,7 @@
 #include "exporter/drive_monitor.h"
 #include "exporter/metric_store.h"
 #include "exporter/scheduler.h"
+#include "probes/drive_load.h"
 #include "probes/read_latency_probe.h"
 
 namespace drivewatch {
@@ -35,8 +36,16 @@ class ReadLatencyService : public DriveListener {
   // Reads per target in a one-shot burst (collect --once).
   static constexpr std::size_t kBurstReads = 100;
 
-  ReadLatencyService(MetricStore& store, Scheduler& scheduler);
+  // `sysfs_root` is where namespace identities are checked before a
+  // namespace is read (probes/namespace_identity.h); tests pass a fixture.
+  ReadLatencyService(MetricStore& store, Scheduler& scheduler,
+                     std::string sysfs_root = "/sys");
   ~ReadLatencyService() override;
+
+  // Namespace targets report their load on their drive to `board`
+  // (probes/drive_load.h), which the power draw probe reads. Set before
+  // Start(); the board must outlive the service's targets.
+  void SetLoadBoard(DriveLoadBoard* board) { load_board_ = board; }
 
   // Starts the configured targets and the publishing job.
   void Start(const config::Config& config);
@@ -79,12 +88,15 @@ class ReadLatencyService : public DriveListener {
   static ReadLatencySettings ProbeSettings(const config::Config& config);
   static Targets ConfiguredTargets(const config::Config& config);
   static Targets NamespaceTargets(const config::Config& config,
-                                  const std::vector<ControllerInfo>& drives);
+                                  const std::vector<ControllerInfo>& drives,
+                                  const std::string& sysfs_root);
   // Makes the running set equal `wanted`; mu_ held.
   void SyncLocked(const Targets& wanted);
 
   MetricStore& store_;
   Scheduler& scheduler_;
+  const std::string sysfs_root_;
+  DriveLoadBoard* load_board_ = nullptr;  // set before Start()
   std::mutex mu_;
   std::optional<config::Config> config_;         // mu_
   ReadLatencySettings settings_;                 // mu_

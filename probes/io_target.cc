@@ -77,6 +77,7 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
     if (!S_ISBLK(st.st_mode)) {
       return Error{ENOTBLK, -1, path + ": not a block device"};
     }
+    t->rdev_ = st.st_rdev;
     if (::ioctl(t->fd_, BLKGETSIZE64, &t->size_) != 0) {
       return SysError(errno, "BLKGETSIZE64 " + path);
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <liburing.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
@@ -60,6 +61,9 @@ class IoTarget {
   // Bytes readable: the device's size, or the file's when opened.
   std::uint64_t size() const { return size_; }
   std::uint32_t block_size() const { return block_size_; }
+  // The block device's number (st_rdev) as opened, for identity checks in
+  // sysfs (namespace_identity.h); 0 for files.
+  dev_t device_number() const { return rdev_; }
 
   // Reads block_size() bytes at `offset` (a multiple of block_size()).
   // Waits at most `timeout` for the completion; a read that times out stays
@@ -94,6 +98,7 @@ class IoTarget {
   bool in_flight_ = false;
   bool submit_pending_ = false;  // an SQE prepared but not yet submitted
   std::uint64_t ino_ = 0, dev_ = 0;
+  dev_t rdev_ = 0;
 };
 
 // Lays out fio's "test directory" style target: `directory/name` of exactly

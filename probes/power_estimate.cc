@@ -1,5 +1,7 @@
 #include "probes/power_estimate.h"
 
+#include <algorithm>
+
 namespace drivewatch {
 
 const char* PowerSourceName(PowerSource source) {
@@ -21,36 +23,45 @@ std::optional<double> PsdIdleEstimateWatts(const IdentifyController& id,
   return ps.MaxPowerWatts();
 }
 
-void PowerEstimator::Add(const PowerSample& sample) {
-  samples_.push_back(sample);
-  while (!samples_.empty() && sample.at - samples_.front().at > kKeep) {
-    samples_.pop_front();
-  }
+void PowerWindow::Credit(Sum& sum, const std::optional<double>& watts,
+                         double seconds) {
+  if (!watts) return;
+  sum.weighted += *watts * seconds;
+  sum.plain += *watts;
+  ++sum.n;
 }
 
-std::optional<PowerEstimator::Estimate> PowerEstimator::Average(
-    std::chrono::steady_clock::time_point from,
-    std::chrono::steady_clock::time_point to) const {
-  struct Sum {
-    double watts = 0;
-    int n = 0;
-  };
-  Sum meter, drive, psd;
-  int n = 0;
-  for (const PowerSample& s : samples_) {
-    if (s.at < from || s.at > to) continue;
-    ++n;
-    if (s.meter_watts) meter = {meter.watts + *s.meter_watts, meter.n + 1};
-    if (s.drive_watts) drive = {drive.watts + *s.drive_watts, drive.n + 1};
-    if (s.psd_watts) psd = {psd.watts + *s.psd_watts, psd.n + 1};
+void PowerWindow::Add(const PowerSample& sample) {
+  if (n_ == 0) {
+    first_ = sample.at;
+  } else {
+    const double held =
+        std::chrono::duration<double>(sample.at - last_.at).count();
+    Credit(meter_, last_.meter_watts, held);
+    Credit(drive_, last_.drive_watts, held);
+    Credit(psd_, last_.psd_watts, held);
   }
-  if (n == 0) return std::nullopt;
+  last_ = sample;
+  ++n_;
+}
+
+std::optional<PowerWindow::Estimate> PowerWindow::Average(TimePoint end) const {
+  if (n_ == 0) return std::nullopt;
+  const double held =
+      std::max(0.0, std::chrono::duration<double>(end - last_.at).count());
+  const double span = std::chrono::duration<double>(last_.at - first_).count() + held;
+  Sum meter = meter_, drive = drive_, psd = psd_;
+  Credit(meter, last_.meter_watts, held);
+  Credit(drive, last_.drive_watts, held);
+  Credit(psd, last_.psd_watts, held);
   const std::pair<const Sum*, PowerSource> order[] = {
       {&meter, PowerSource::kMeter},
       {&drive, PowerSource::kDrive},
       {&psd, PowerSource::kPsdEstimate}};
   for (const auto& [sum, source] : order) {
-    if (sum->n == n) return Estimate{sum->watts / n, source, n};
+    if (sum->n != n_) continue;
+    const double watts = span > 0 ? sum->weighted / span : sum->plain / n_;
+    return Estimate{watts, source, n_};
   }
   return std::nullopt;
 }

@@ -8,13 +8,11 @@
 //                 was sampled in (Get Features 02h): its idle power (IDLP)
 //                 when reported, else its maximum power (MP), an upper
 //                 bound.
-// The power probe feeds one sample per run and reports idle power from it;
-// a workload that knows its own windows (the paced 10-IOPS reads of the
-// latency probe) asks for the average over its window the same way.
+// The power draw probe (power_draw_probe.h) samples every source it has a
+// few times per window and asks a PowerWindow for the time-weighted mean.
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <optional>
 
 #include "probes/identify.h"
@@ -38,10 +36,13 @@ struct PowerSample {
 std::optional<double> PsdIdleEstimateWatts(const IdentifyController& id,
                                            int power_state);
 
-class PowerEstimator {
+// One window's samples, averaged over time: each sample's readings hold
+// from its time until the next sample, the last one's until the window's
+// end (sample and hold), so an irregular sampling cadence does not weight
+// the readings unevenly. Nothing before the first sample is assumed.
+class PowerWindow {
  public:
-  // Samples older than this (relative to the newest) are dropped.
-  static constexpr std::chrono::hours kKeep{1};
+  using TimePoint = std::chrono::steady_clock::time_point;
 
   struct Estimate {
     double watts = 0;
@@ -49,16 +50,31 @@ class PowerEstimator {
     int samples = 0;
   };
 
+  // Adds the next sample; samples come in time order.
   void Add(const PowerSample& sample);
-  // The mean over the samples taken in [from, to], from the first source
-  // of meter, drive, psd_estimate that every one of those samples has, so
-  // one window never mixes sources. nullopt when the window holds no
-  // sample or no source covers all of them.
-  std::optional<Estimate> Average(std::chrono::steady_clock::time_point from,
-                                  std::chrono::steady_clock::time_point to) const;
+  int samples() const { return n_; }
+  // The newest sample; only when samples() > 0.
+  const PowerSample& last() const { return last_; }
+  // The time-weighted mean up to `end` (not before the last sample) from
+  // the first source of meter, drive, psd_estimate that every sample has,
+  // so one window never mixes sources. nullopt when the window holds no
+  // sample or no source covers all of them. With one sample, or all at
+  // one instant, the plain mean.
+  std::optional<Estimate> Average(TimePoint end) const;
 
  private:
-  std::deque<PowerSample> samples_;  // oldest first
+  struct Sum {
+    double weighted = 0;  // watt-seconds
+    double plain = 0;     // watts
+    int n = 0;
+  };
+  static void Credit(Sum& sum, const std::optional<double>& watts,
+                     double seconds);
+
+  int n_ = 0;
+  PowerSample last_{};
+  TimePoint first_{};
+  Sum meter_, drive_, psd_;  // over [first_, last_.at)
 };
 
 }  // namespace drivewatch

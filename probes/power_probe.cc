@@ -9,7 +9,6 @@
 #include "probes/features.h"
 #include "probes/identify.h"
 #include "probes/log.h"
-#include "probes/smart_log.h"
 
 namespace drivewatch {
 namespace {
@@ -73,29 +72,11 @@ constexpr MetricDesc kApstIdleTime{
     "ITPS). Only entries with a non-zero idle time are present.",
     kGauge};
 
-// --- Power readings ---
-
-constexpr MetricDesc kMeterSuccess{
-    "drivewatch_power_meter_success",
-    "1 if the external power meter configured for the drive "
-    "([[probes.power.meters]]) gave a valid reading at the last run, else 0. "
-    "Only present when a meter is configured.",
-    kGauge};
-constexpr MetricDesc kIdlePower{
-    "drivewatch_idle_power_watts",
-    "Drive power in watts at the end of a probe interval in which the drive "
-    "completed no host read or write command (SMART Host Read/Write Commands "
-    "unchanged), from the best source: source=meter (external meter), "
-    "drive (SMART Interval Power Measurement) or psd_estimate (idle power, "
-    "else max power, of the power state read by Get Features 02h; an upper "
-    "bound when only max power is known). Absent after a busy interval.",
-    kGauge};
-
 const MetricDesc* const kAllMetrics[] = {
     &kPsMaxPower,      &kPsIdlePower,   &kPsActivePower,
     &kPsEntryLatency,  &kPsExitLatency, &kPsNonOperational,
     &kCurrentPowerState, &kApstEnabled, &kApstIdleTime,
-    &kMeterSuccess,    &kIdlePower,     &FeatureSupportedMetric(),
+    &FeatureSupportedMetric(),
 };
 
 Error OnDevice(const ControllerInfo& info, Error error) {
@@ -105,20 +86,9 @@ Error OnDevice(const ControllerInfo& info, Error error) {
 
 }  // namespace
 
-PowerProbe::PowerProbe(NowFn now, MeterFn read_meter, LogFn log)
-    : now_(std::move(now)),
-      read_meter_(std::move(read_meter)),
-      log_(std::move(log)),
-      support_(log_) {
-  if (!now_) now_ = [] { return std::chrono::steady_clock::now(); };
-  if (!read_meter_) read_meter_ = ReadPowerMeter;
-  if (!log_) log_ = [](std::string_view line) { log::Info(line); };
-}
-
-void PowerProbe::SetMeter(std::optional<PowerMeterSpec> meter) {
-  std::lock_guard lock(meter_mu_);
-  meter_ = std::move(meter);
-}
+PowerProbe::PowerProbe(LogFn log)
+    : support_(log ? std::move(log)
+                   : LogFn([](std::string_view line) { log::Info(line); })) {}
 
 std::span<const MetricDesc* const> PowerProbe::Metrics() { return kAllMetrics; }
 
@@ -196,52 +166,6 @@ Status PowerProbe::Run(Controller& ctrl, const ControllerInfo& info,
     }
   }
 
-  auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-  if (!log_bytes) return log_bytes.error();
-  auto log = DecodeSmartLog(*log_bytes);
-  if (!log) return OnDevice(info, log.error());
-
-  PowerSample sample{.at = now_()};
-  sample.drive_watts = log->IntervalPowerWatts();
-  if (power_state) sample.psd_watts = PsdIdleEstimateWatts(*id, *power_state);
-  std::optional<PowerMeterSpec> meter;
-  {
-    std::lock_guard lock(meter_mu_);
-    meter = meter_;
-  }
-  if (meter) {
-    auto watts = read_meter_(*meter);
-    add(kMeterSuccess, watts.ok() ? 1 : 0);
-    if (watts) {
-      sample.meter_watts = *watts;
-      if (meter_failing_) {
-        log_("power meter of drive serial=" + info.serial + " works again");
-      }
-      meter_failing_ = false;
-    } else {
-      if (!meter_failing_) {
-        log_("power meter of drive serial=" + info.serial +
-             " failed: " + watts.error().message +
-             "; idle power falls back to the drive's own reading or the "
-             "power state estimate (logged once until it recovers)");
-      }
-      meter_failing_ = true;
-    }
-  }
-  estimator_.Add(sample);
-
-  // Idle: no host I/O command completed since the previous run.
-  const unsigned __int128 host_commands =
-      log->host_read_commands + log->host_write_commands;
-  const bool idle =
-      last_host_commands_ && *last_host_commands_ == host_commands;
-  last_host_commands_ = host_commands;
-  if (idle) {
-    if (const auto estimate = estimator_.Average(sample.at, sample.at)) {
-      add(kIdlePower, estimate->watts,
-          {{"source", PowerSourceName(estimate->source)}});
-    }
-  }
   return Ok{};
 }
 

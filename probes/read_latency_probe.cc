@@ -12,6 +12,7 @@
 
 #include "probes/io_target.h"
 #include "probes/log.h"
+#include "probes/namespace_identity.h"
 
 namespace drivewatch {
 namespace {
@@ -85,6 +86,13 @@ constexpr MetricDesc kTargetUp{
     "1 when the target is open for reading, 0 when it could not be opened "
     "(the error is logged).",
     kGauge};
+constexpr MetricDesc kIdentityMismatches{
+    "drivewatch_read_latency_identity_mismatches_total",
+    "Times the namespace's block device, when opened, belonged to another "
+    "drive or namespace (sysfs serial and nsid of the opened device); "
+    "nothing was read from it and the probe retries with what the next "
+    "discovery finds.",
+    kCounter};
 constexpr MetricDesc kTargetInfo{
     "drivewatch_read_latency_target_info",
     "The target's kind (namespace, block_device, file), path and read block "
@@ -95,7 +103,7 @@ constexpr const MetricDesc* kAllMetrics[] = {
     &kLatency,        &kWindowQuantile, &kWindowMax, &kWindowSamples,
     &kWindowEnough,   &kIdleGapQuantile, &kIdleGapSamples, &kErrors,
     &kTimeouts,       &kSkipped,        &kPaused,    &kTargetUp,
-    &kTargetInfo,
+    &kTargetInfo,     &kIdentityMismatches,
 };
 
 // Exported bucket bounds: 1-2-5 steps from 10 us to 10 s, so alerts can
@@ -177,8 +185,9 @@ class ReadLatencyProbe::Reader {
   IoTarget* io() { return io_.get(); }
   void Close() { io_.reset(); }
 
-  Status Open() {
-    std::string path = target_.path;
+  // `device` replaces target_.path for block devices (MoveBlockDevice).
+  Status Open(const std::string& device) {
+    std::string path = target_.kind == ReadTarget::Kind::kFile ? target_.path : device;
     Expected<std::unique_ptr<IoTarget>> opened = Error{};
     if (target_.kind == ReadTarget::Kind::kFile) {
       auto file = PrepareTestFile(target_.path, target_.file_name,
@@ -187,10 +196,19 @@ class ReadLatencyProbe::Reader {
       path = *file;
       opened = IoTarget::OpenFile(path, block_size_);
     } else {
-      opened = IoTarget::OpenBlockDevice(path, block_size_);
+      opened = IoTarget::OpenBlockDevice(device, block_size_);
     }
     if (!opened) return opened.error();
     std::unique_ptr<IoTarget> io = std::move(*opened);
+    if (target_.kind == ReadTarget::Kind::kNamespace) {
+      Status same = CheckNamespaceIdentity(target_.sysfs_root, io->device_number(),
+                                           target_.serial, target_.nsid);
+      if (!same) {
+        Error e = same.error();
+        e.message = path + ": " + e.message;
+        return e;  // EXDEV: another drive's namespace
+      }
+    }
     const std::uint64_t size = io->size();
     const std::uint64_t begin = target_.offset;
     const std::uint64_t end =
@@ -240,6 +258,17 @@ ReadLatencyProbe::~ReadLatencyProbe() = default;
 
 std::span<const MetricDesc* const> ReadLatencyProbe::Metrics() {
   return kAllMetrics;
+}
+
+void ReadLatencyProbe::MoveBlockDevice(const std::string& path) {
+  std::lock_guard lock(mu_);
+  if (target_.kind == ReadTarget::Kind::kFile || path == device_path_) return;
+  device_path_ = path;
+  moved_ = true;
+}
+
+void ReadLatencyProbe::SetLoadObserver(std::unique_ptr<LoadObserver> observer) {
+  load_ = std::move(observer);
 }
 
 void ReadLatencyProbe::Pause() {
@@ -318,6 +347,14 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
   Pacer pacer(rate, settings_.arrivals, Clock::now(), (std::uint64_t{seed()} << 32) | seed());
   auto next_check = Clock::now() + 1s;
   std::size_t done = 0;
+  // The load observer hears of this rate's turn, its pauses and its end.
+  struct LoadTurn {
+    LoadObserver* load;
+    ~LoadTurn() {
+      if (load) load->LoadStopped(Clock::now());
+    }
+  } turn{load_.get()};
+  if (load_) load_->LoadStarted(rate, Clock::now());
   while (done < max_reads) {
     bool was_paused;
     {
@@ -325,9 +362,11 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
       was_paused = paused_ > 0;
     }
     if (was_paused) {
+      if (load_) load_->LoadStopped(Clock::now());
       if (!WaitWhilePaused(stop)) return false;
       // The drive was busy with something else: start a fresh schedule.
       pacer = Pacer(rate, settings_.arrivals, Clock::now(), seed());
+      if (load_) load_->LoadStarted(rate, Clock::now());
       continue;
     }
     if (pacer.next() >= until) return true;
@@ -339,6 +378,7 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
     const ReadOutcome outcome = reader.io()->Read(reader.NextOffset(), timeout, stop);
     if (outcome.kind == ReadOutcome::Kind::kStopped) return false;
     Record(rate, outcome);
+    if (load_) load_->ReadIssued();
     ++done;
     if (outcome.kind == ReadOutcome::Kind::kError && TargetGone(outcome.errnum)) {
       log::Warn("read latency: " + reader.io()->path() + ": " +
@@ -349,6 +389,15 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
     const auto now = Clock::now();
     if (now >= next_check) {
       next_check = now + 1s;
+      bool moved;
+      {
+        std::lock_guard lock(mu_);
+        moved = moved_;
+      }
+      if (moved) {
+        reader.Close();  // Run() opens the new path
+        return true;
+      }
       if (Status there = reader.io()->CheckStillThere(); !there) {
         log::Warn("read latency: " + there.error().message + "; reopening");
         {
@@ -369,6 +418,23 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
   return true;
 }
 
+Status ReadLatencyProbe::OpenTarget(Reader& reader) {
+  std::string device;
+  {
+    std::lock_guard lock(mu_);
+    device = device_path_;
+    moved_ = false;
+  }
+  Status s = reader.Open(device);
+  std::lock_guard lock(mu_);
+  up_ = s.ok();
+  if (!s && s.error().errnum == EXDEV && target_.kind == ReadTarget::Kind::kNamespace) {
+    ++identity_mismatches_;
+    ++stats_.identity_mismatches;
+  }
+  return s;
+}
+
 void ReadLatencyProbe::Run(std::stop_token stop) {
   using namespace std::chrono_literals;
   Reader reader(target_, settings_.block_size, settings_.min_free_ratio);
@@ -377,22 +443,29 @@ void ReadLatencyProbe::Run(std::stop_token stop) {
   std::size_t rate_index = 0;
   while (!stop.stop_requested()) {
     if (!reader.open()) {
-      Status s = reader.Open();
+      Status s = OpenTarget(reader);
+      std::string device;
       {
-        std::lock_guard lock(mu_);
-        up_ = s.ok();
+        std::lock_guard lock(mu_);  // MoveBlockDevice may change it
+        device = device_path_;
       }
       if (!s) {
         if (!failing) {
-          log::Warn("read latency: cannot read " + device_path_ + ": " +
+          log::Warn("read latency: cannot read " + device + ": " +
                     s.error().message + " (logged once until it works; retrying)");
         }
         failing = true;
-        if (!SleepUntil(Clock::now() + backoff, stop)) return;
+        // A new path from discovery (MoveBlockDevice) is tried at once.
+        const auto retry_at = Clock::now() + backoff;
+        while (Clock::now() < retry_at) {
+          if (!SleepUntil(std::min(retry_at, Clock::now() + Clock::duration(1s)), stop)) return;
+          std::lock_guard lock(mu_);
+          if (moved_) break;
+        }
         backoff = std::min<Clock::duration>(backoff * 2, 60s);
         continue;
       }
-      if (failing) log::Info("read latency: " + device_path_ + " readable again");
+      if (failing) log::Info("read latency: " + device + " readable again");
       failing = false;
       backoff = 1s;
     }
@@ -402,16 +475,16 @@ void ReadLatencyProbe::Run(std::stop_token stop) {
                static_cast<std::size_t>(-1))) {
       return;
     }
+    if (rate_index == 0 && settings_.idle_period.count() > 0 &&
+        !SleepUntil(Clock::now() + settings_.idle_period, stop)) {
+      return;
+    }
   }
 }
 
 bool ReadLatencyProbe::RunBurst(std::size_t reads, std::stop_token stop) {
   Reader reader(target_, settings_.block_size, settings_.min_free_ratio);
-  Status s = reader.Open();
-  {
-    std::lock_guard lock(mu_);
-    up_ = s.ok();
-  }
+  Status s = OpenTarget(reader);
   if (!s) {
     log::Warn("read latency: cannot read " + device_path_ + ": " + s.error().message);
     return false;
@@ -453,6 +526,9 @@ void ReadLatencyProbe::EmitAt(SampleSink& sink, TimePoint now) const {
   sink.Add(kTargetUp, id, up_ ? 1 : 0);
   sink.Add(kPaused, id, paused_ > 0 ? 1 : 0);
   sink.Add(kTimeouts, id, static_cast<double>(timeouts_));
+  if (target_.kind == ReadTarget::Kind::kNamespace) {
+    sink.Add(kIdentityMismatches, id, static_cast<double>(identity_mismatches_));
+  }
   for (const auto& [name, n] : errors_) {
     sink.Add(kErrors, With(id, {{"error", name}}), static_cast<double>(n));
   }

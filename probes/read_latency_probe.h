@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "probes/expected.h"
+#include "probes/drive_load.h"
 #include "probes/latency_window.h"
 #include "probes/pacing.h"
 #include "probes/sample_sink.h"
@@ -43,6 +45,13 @@ struct ReadTarget {
   // The byte range reads fall in; length 0 means to the end.
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
+  // kNamespace: whose namespace `path` must be. Checked in sysfs (under
+  // `sysfs_root`) on the device actually opened, before any read, so a
+  // kernel name that moved to another drive is refused rather than read
+  // under this serial (namespace_identity.h).
+  std::string serial;
+  std::uint32_t nsid = 0;
+  std::string sysfs_root = "/sys";
 };
 
 struct ReadLatencySettings {
@@ -60,6 +69,10 @@ struct ReadLatencySettings {
   // A file target is not created if that would leave less than this share
   // of its file system free.
   double min_free_ratio = 0.05;
+  // After each round of `rates`, read nothing for this long (0: never), so
+  // the drive can be seen idle (the power draw probe's idle windows) and
+  // the first read after it wakes the drive from its deepest idle state.
+  std::chrono::milliseconds idle_period{0};
 };
 
 // The idle gap before a read: the time from the previous completion on the
@@ -87,6 +100,16 @@ class ReadLatencyProbe {
   // open.
   bool RunBurst(std::size_t reads, std::stop_token stop);
 
+  // The kernel gave the namespace or device another name (a rescan after a
+  // reset or re-plug): reopen under `path` within about a second, keeping
+  // every counter and window, so the series continue. The identity check
+  // runs again on the new device. Not for files.
+  void MoveBlockDevice(const std::string& path);
+
+  // Tells `observer` when reading at a rate starts and stops and about
+  // every read (drive_load.h), from the Run() thread. Set before Run().
+  void SetLoadObserver(std::unique_ptr<LoadObserver> observer);
+
   // The pause hook for heavy phases: after Pause() returns, no new read is
   // submitted until the matching Resume() (pauses nest). A read already in
   // flight completes normally.
@@ -105,6 +128,7 @@ class ReadLatencyProbe {
     std::uint64_t errors = 0;
     std::uint64_t timeouts = 0;
     std::uint64_t skipped_arrivals = 0;
+    std::uint64_t identity_mismatches = 0;
     TimePoint first_submit{};
     TimePoint last_submit{};
   };
@@ -125,6 +149,9 @@ class ReadLatencyProbe {
   bool Paced(Reader& reader, std::uint32_t rate, TimePoint until,
              const std::stop_token& stop, std::size_t max_reads);
   void Record(std::uint32_t rate, const struct ReadOutcome& outcome);
+  // Opens the target and records whether it is up; counts an identity
+  // mismatch.
+  Status OpenTarget(Reader& reader);
 
   const ReadTarget target_;
   const ReadLatencySettings settings_;
@@ -138,10 +165,13 @@ class ReadLatencyProbe {
   std::array<std::unique_ptr<LatencyWindows>, kIdleGapClasses> idle_;  // mu_
   std::map<std::string, std::uint64_t> errors_;           // mu_, by error name
   std::uint64_t timeouts_ = 0;                            // mu_
+  std::uint64_t identity_mismatches_ = 0;                 // mu_
   Stats stats_;                                           // mu_
   bool have_completion_ = false;                          // mu_
   TimePoint last_completion_{};                           // mu_
   std::string device_path_;                               // mu_
+  std::unique_ptr<LoadObserver> load_;  // set before Run(); Run() thread
+  bool moved_ = false;                                    // mu_, device_path_ changed
 };
 
 }  // namespace drivewatch

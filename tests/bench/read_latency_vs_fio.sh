@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
 # drivewatch's read latency probe against fio on the same target, at the
 # same rate, for the same number of reads: an ext4 file and a loop device
-# with --direct-io=on. Prints p50/p99/p99.9 side by side with the ratio
-# drivewatch/fio, and CPU time (user+sys) per read. Not run by ctest.
-#   usage (root): tests/bench/read_latency_vs_fio.sh BUILD_DIR [RATE] [READS]
-#   e.g.          tests/bench/read_latency_vs_fio.sh build 100 3000
+# with --direct-io=on. Runs REPS interleaved repetitions per target (fio,
+# drivewatch, fio, drivewatch, ...: drift of the machine hits both alike)
+# and prints the median over the repetitions of p50/p99/p99.9 and CPU time
+# (user+sys) per read, with the ratios drivewatch/fio. Not run by ctest.
+#
+# Two fio numbers are compared, because they start the clock at different
+# points:
+#   fio lat   from before the submitting system call to the completion:
+#             what drivewatch measures (ReadOutcome::submitted is taken just
+#             before io_uring_enter), so this is the like-for-like ratio;
+#   fio clat  from after io_uring_enter returned: leaves out the submission
+#             (fio reports that part as slat), so it is smaller by the cost
+#             of one io_uring_enter that issues the read.
+#   usage (root): tests/bench/read_latency_vs_fio.sh BUILD_DIR [RATE] [READS] [REPS]
+#   e.g.          tests/bench/read_latency_vs_fio.sh build 100 2000 5
 set -euo pipefail
-build=$(realpath "${1:?usage: $0 BUILD_DIR [RATE] [READS]}")
+build=$(realpath "${1:?usage: $0 BUILD_DIR [RATE] [READS] [REPS]}")
 rate=${2:-100}
-reads=${3:-3000}
+reads=${3:-2000}
+reps=${4:-5}
 bench="$build/tests/read_latency_bench"
 work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
 loop=""
@@ -24,44 +36,53 @@ fio --name=layout --filename="$file" --size=256M --rw=write --bs=1M --direct=1 \
   --ioengine=psync --output=/dev/null
 sync
 
-run_fio() {  # TARGET -> "p50 p99 p999 cpu_us_per_io" (seconds, µs)
+run_fio() {  # TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"
   fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 \
     --rw=randread --bs=4k --iodepth=1 --rate_iops="$rate" --number_ios="$reads" \
     --size=256M --time_based=0 --runtime=3600 --norandommap --randrepeat=0 \
+    --lat_percentiles=1 --clat_percentiles=1 \
     --percentile_list=50:99:99.9 --output-format=json --output="$work/fio.json" >/dev/null
   python3 - "$work/fio.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
-pct = j["read"]["clat_ns"]["percentile"]
+lat = j["read"]["lat_ns"]["percentile"]
+clat = j["read"]["clat_ns"]["percentile"]
 n = j["read"]["total_ios"]
 cpu_us = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3  # job_runtime ms
-print(pct["50.000000"] / 1e9, pct["99.000000"] / 1e9, pct["99.900000"] / 1e9, cpu_us / n, n)
+keys = ("50.000000", "99.000000", "99.900000")
+print(*(lat[k] / 1e9 for k in keys), *(clat[k] / 1e9 for k in keys), cpu_us / n, n)
 PY
 }
 
 compare() {  # LABEL KIND PATH
-  local label=$1 kind=$2 path=$3
-  # fio first, then drivewatch, then fio again: the first run on a target
-  # can pay for write-back of the layout; the better fio run is kept.
-  read -r f50 f99 f999 fcpu fn < <(run_fio "$4")
-  read -r d50 d99 d999 dcpu dn < <("$bench" "$kind" "$path" "$rate" "$reads")
-  read -r g50 g99 g999 gcpu gn < <(run_fio "$4")
-  if python3 -c "import sys; sys.exit(0 if $g99 < $f99 else 1)"; then
-    f50=$g50 f99=$g99 f999=$g999 fcpu=$gcpu fn=$gn
-  fi
-  python3 - "$label" "$d50" "$d99" "$d999" "$dcpu" "$dn" "$f50" "$f99" "$f999" "$fcpu" "$fn" <<'PY'
-import sys
-label, *v = sys.argv[1:]
-d50, d99, d999, dcpu, dn, f50, f99, f999, fcpu, fn = map(float, v)
-print(f"\n{label}: {int(dn)} reads (drivewatch) vs {int(fn)} (fio) at the same rate, 4 KiB, QD1")
-print(f"{'':10}{'drivewatch':>14}{'fio':>14}{'ratio':>9}")
-for name, d, f in (("p50", d50, f50), ("p99", d99, f99), ("p99.9", d999, f999)):
-    print(f"{name:10}{d*1e6:>11.1f} us{f*1e6:>11.1f} us{d/f:>9.3f}")
-print(f"{'cpu/read':10}{dcpu:>11.2f} us{fcpu:>11.2f} us{dcpu/fcpu:>9.3f}")
+  local label=$1 kind=$2 path=$3 i
+  : >"$work/fio.txt"
+  : >"$work/dw.txt"
+  # One warm-up read pass of each, not counted: the first run on a target
+  # pays for write-back of the layout and cold metadata.
+  run_fio "$path" >/dev/null
+  for ((i = 0; i < reps; i++)); do
+    run_fio "$path" >>"$work/fio.txt"
+    "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+  done
+  python3 - "$label" "$work/dw.txt" "$work/fio.txt" "$reps" <<'PY'
+import statistics, sys
+label, dw_file, fio_file, reps = sys.argv[1:]
+dw = [list(map(float, l.split())) for l in open(dw_file) if l.strip()]
+fio = [list(map(float, l.split())) for l in open(fio_file) if l.strip()]
+med = lambda rows, i: statistics.median(r[i] for r in rows)
+print(f"\n{label}: {reps} interleaved runs each, {int(dw[0][4])} reads per run; medians over the runs")
+print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio to fio lat (min..max)")
+for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
+    d, l, c = med(dw, di), med(fio, li), med(fio, ci)
+    rs = sorted(a[di] / b[li] for a, b in zip(dw, fio))
+    print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   {rs[0]:.3f}..{rs[-1]:.3f}")
+d, f = med(dw, 3), med(fio, 6)
+print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY
 }
 
-echo "rate ${rate} IOPS, ${reads} reads per run; $(uname -r); fio $(fio --version)"
-compare "ext4 file ($file)" file "$file" "$file"
+echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs"
+compare "ext4 file ($file)" file "$file"
 loop=$(losetup --direct-io=on --show -f "$file")
-compare "loop device $loop (--direct-io=on)" block "$loop" "$loop"
+compare "loop device $loop (--direct-io=on)" block "$loop"

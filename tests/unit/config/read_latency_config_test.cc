@@ -80,6 +80,21 @@ TEST(ReadLatencyConfigTest, ErrorsNameTheKeyAndWhatWasExpected) {
                   "\"1000B\" is not a multiple of block_size \"4KiB\"")));
 }
 
+TEST(ReadLatencyConfigTest, IdlePeriodDefaultsTo30sAndZeroTurnsItOff) {
+  EXPECT_EQ(Defaults().read_latency.idle_period, milliseconds{30'000});
+  const LoadResult r =
+      LoadString("[probes.read_latency]\nidle_period = \"0s\"\n", "t.toml");
+  ASSERT_TRUE(r.config) << r.errors.front().ToString();
+  EXPECT_EQ(r.config->read_latency.idle_period, milliseconds{0});
+  const LoadResult again = LoadString(ToToml(*r.config), "u.toml");
+  ASSERT_TRUE(again.config);
+  EXPECT_EQ(again.config->read_latency.idle_period, milliseconds{0});
+  EXPECT_THAT(Errors("[probes.read_latency]\nidle_period = \"2d\"\n"),
+              ::testing::ElementsAre(
+                  "t.toml:2:15: probes.read_latency.idle_period: \"2d\" is out "
+                  "of range (expected 0s to 1d)"));
+}
+
 TEST(SizeTest, FormatAndParseAgree) {
   for (std::uint64_t v : {0ull, 512ull, 4096ull, 1ull << 20, 3ull << 30, 1000ull}) {
     EXPECT_EQ(ParseSize(FormatSize(v)), v) << FormatSize(v);

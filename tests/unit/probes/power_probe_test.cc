@@ -1,8 +1,9 @@
 // The power probe against a fake Controller answering with the hand-built
-// PM981 (mixed MXPS scales, two non-operational states, an APST table, a
-// SMART log carrying the NVMe 2.x interval power field), the idle-power
-// source selection, and the external meters with real files and processes.
+// PM981 (mixed MXPS scales, two non-operational states, an APST table), and
+// the external meters with real files and processes. Power draw (idle and
+// at load): power_draw_probe_test.cc.
 #include "probes/power_probe.h"
+#include "probes/power_meter.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -21,7 +22,6 @@
 #include "probes/features.h"
 #include "probes/identify.h"
 #include "probes/smart_log.h"
-#include "tests/common/fake_clock.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {
@@ -56,33 +56,11 @@ class PowerProbeTest : public ::testing::Test {
     sink_.samples.clear();
     return probe_.Run(ctrl_, info_, sink_);
   }
-  // Removes the SMART log's interval power (bytes 243:240).
-  void NoDrivePower() {
-    for (int i = 240; i < 244; ++i) smart_[i] = 0;
-    ctrl_.SetLogPage(kSmartLogId, kNsidAll, smart_);
-  }
-  // Moves Host Read Commands (bytes 79:64): the drive was busy.
-  void HostRead() {
-    ++smart_[64];
-    ctrl_.SetLogPage(kSmartLogId, kNsidAll, smart_);
-  }
-
   std::map<std::string, double> Emitted() const {
     std::map<std::string, double> out;
     for (const Sample& s : sink_.samples) {
       EXPECT_TRUE(out.emplace(s.Key(), s.value).second)
           << "duplicate series " << s.Key();
-    }
-    return out;
-  }
-  // The idle power series, as "source=value".
-  std::vector<std::string> IdlePower() const {
-    std::vector<std::string> out;
-    for (const Sample& s : sink_.samples) {
-      if (std::string(s.desc->name) != "drivewatch_idle_power_watts") continue;
-      std::ostringstream os;
-      os << s.labels.at(1).second << "=" << s.value;
-      out.push_back(os.str());
     }
     return out;
   }
@@ -94,16 +72,8 @@ class PowerProbeTest : public ::testing::Test {
     return Key(name, {{"power_state", std::to_string(ps)}});
   }
 
-  testing::FakeClock clock_;
   std::vector<std::string> logged_;
-  Expected<double> meter_reading_ = 1.25;
-  std::vector<PowerMeterSpec> meter_reads_;
-  PowerProbe probe_{[this] { return clock_.Now(); },
-                    [this](const PowerMeterSpec& spec) {
-                      meter_reads_.push_back(spec);
-                      return meter_reading_;
-                    },
-                    [this](std::string_view l) { logged_.emplace_back(l); }};
+  PowerProbe probe_{[this](std::string_view l) { logged_.emplace_back(l); }};
   FakeController ctrl_;
   ControllerInfo info_;
   RecordingSink sink_;
@@ -184,99 +154,6 @@ TEST_F(PowerProbeTest, QemuLikeDriveReportsApstAndPowerManagementMissingOnce) {
   }
   EXPECT_EQ(logged_.size(), 2u);
   for (const auto& c : ctrl_.calls()) EXPECT_NE(c.id, 0x0cu);
-}
-
-TEST_F(PowerProbeTest, IdlePowerNeedsAnIdleIntervalAndTakesTheBestSource) {
-  // First run: no baseline for the host command counters.
-  ASSERT_TRUE(Run().ok());
-  EXPECT_TRUE(IdlePower().empty());
-  // Idle interval: the drive's own 2.x reading (3.50 W) wins over the PSD.
-  clock_.Advance(seconds(60));
-  ASSERT_TRUE(Run().ok());
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"drive=3.5"});
-  // Busy interval: nothing.
-  HostRead();
-  clock_.Advance(seconds(60));
-  ASSERT_TRUE(Run().ok());
-  EXPECT_TRUE(IdlePower().empty());
-  // A drive without its own reading: the PSD of ps3, which reports no
-  // IDLP, so its MP 0.07 W (an upper bound).
-  NoDrivePower();
-  clock_.Advance(seconds(60));
-  ASSERT_TRUE(Run().ok());
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"psd_estimate=0.07"});
-  // In ps4, which reports IDLP 0.005 W.
-  ctrl_.SetFeatureResult(kFeaturePowerManagement, 0, 4);
-  clock_.Advance(seconds(60));
-  ASSERT_TRUE(Run().ok());
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"psd_estimate=0.005"});
-  // A meter beats both.
-  probe_.SetMeter(PowerMeterSpec{"/sys/class/hwmon/hwmon3/power1_input", {}, {}});
-  clock_.Advance(seconds(60));
-  ASSERT_TRUE(Run().ok());
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"meter=1.25"});
-  EXPECT_EQ(Emitted().at(Key("drivewatch_power_meter_success")), 1);
-  ASSERT_EQ(meter_reads_.size(), 1u);
-  EXPECT_EQ(meter_reads_[0].hwmon_path, "/sys/class/hwmon/hwmon3/power1_input");
-}
-
-TEST_F(PowerProbeTest, FailingMeterFallsBackAndIsLoggedOnceUntilItRecovers) {
-  probe_.SetMeter(PowerMeterSpec{{}, {"/usr/local/bin/meter"}, milliseconds(2000)});
-  meter_reading_ = Error{ETIMEDOUT, -1,
-                         "meter command \"/usr/local/bin/meter\": timed out "
-                         "after 2s, killed"};
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(Run().ok());
-    clock_.Advance(seconds(60));
-    EXPECT_EQ(Emitted().at(Key("drivewatch_power_meter_success")), 0);
-  }
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"drive=3.5"});
-  ASSERT_EQ(logged_.size(), 1u);
-  EXPECT_EQ(logged_[0],
-            "power meter of drive serial=HANDMADE-PM981 failed: meter command "
-            "\"/usr/local/bin/meter\": timed out after 2s, killed; idle power "
-            "falls back to the drive's own reading or the power state "
-            "estimate (logged once until it recovers)");
-  meter_reading_ = 2.0;
-  ASSERT_TRUE(Run().ok());
-  EXPECT_EQ(IdlePower(), std::vector<std::string>{"meter=2"});
-  ASSERT_EQ(logged_.size(), 2u);
-  EXPECT_EQ(logged_[1], "power meter of drive serial=HANDMADE-PM981 works again");
-  // Unconfigured: no meter series at all.
-  probe_.SetMeter(std::nullopt);
-  ASSERT_TRUE(Run().ok());
-  EXPECT_FALSE(Emitted().count(Key("drivewatch_power_meter_success")));
-}
-
-TEST(PowerEstimatorTest, AveragesAWindowFromOneSourceOnly) {
-  testing::FakeClock clock;
-  PowerEstimator estimator;
-  const auto t0 = clock.Now();
-  estimator.Add({t0, 1.0, 2.0, 3.0});
-  clock.Advance(seconds(1));
-  estimator.Add({clock.Now(), 3.0, 4.0, 5.0});
-  clock.Advance(seconds(1));
-  estimator.Add({clock.Now(), std::nullopt, 6.0, 7.0});  // meter missed one
-  auto both = estimator.Average(t0, t0 + seconds(1));
-  ASSERT_TRUE(both.has_value());
-  EXPECT_EQ(both->source, PowerSource::kMeter);
-  EXPECT_DOUBLE_EQ(both->watts, 2.0);
-  EXPECT_EQ(both->samples, 2);
-  auto all = estimator.Average(t0, clock.Now());
-  ASSERT_TRUE(all.has_value());
-  EXPECT_EQ(all->source, PowerSource::kDrive);
-  EXPECT_DOUBLE_EQ(all->watts, 4.0);
-  EXPECT_FALSE(estimator.Average(t0 - seconds(10), t0 - seconds(5)).has_value());
-  EXPECT_STREQ(PowerSourceName(PowerSource::kPsdEstimate), "psd_estimate");
-}
-
-TEST(PowerEstimatorTest, NoCommonSourceIsNoEstimate) {
-  testing::FakeClock clock;
-  PowerEstimator estimator;
-  const auto t0 = clock.Now();
-  estimator.Add({t0, 1.0, std::nullopt, std::nullopt});
-  estimator.Add({t0, std::nullopt, 1.0, std::nullopt});
-  EXPECT_FALSE(estimator.Average(t0, t0).has_value());
 }
 
 // --- External meters, with real files and real processes ---

@@ -80,6 +80,8 @@ NOT_FROM_QEMU = OrderedDict([
 NOT_IN_THIS_SETUP = OrderedDict([
     ("drivewatch_power_meter_success",
      "only for a drive with an external power meter ([probes.power] meters); the guest config has none"),
+    ("drivewatch_power_at_load_watts",
+     "needs the read latency probe's 10-IOPS turns, and the guest config switches it off (tests/vm/power covers it)"),
 ])
 # Series (not whole metrics) QEMU cannot produce: must be absent.
 ABSENT_SERIES = OrderedDict([

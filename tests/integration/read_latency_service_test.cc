@@ -1,0 +1,230 @@
+// ReadLatencyService's hot-plug path with real parts: loop devices (with
+// --direct-io=on, real io_uring and O_DIRECT) stand in for NVMe namespaces'
+// block devices, and a fixture sysfs tree gives each loop device the serial
+// and nsid that the kernel's NVMe driver would (probes/namespace_identity.h;
+// the real layout is checked in the VM, tests/vm/latency). Discovery is
+// played by calling DrivesPresent() with what DriveMonitor would pass.
+// Run as root (CI does); skipped otherwise.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "config/config.h"
+#include "exporter/clock.h"
+#include "exporter/metric_store.h"
+#include "exporter/read_latency_service.h"
+#include "exporter/scheduler.h"
+#include "probes/io_target.h"
+
+namespace drivewatch {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  const int status = p ? ::pclose(p) : -1;
+  if (status != 0) return "";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// The value of the first series `name` whose labels include every one of
+// `labels` (k="v" pairs) in the text exposition, or -1.
+double Find(const std::string& text, const std::string& name,
+            const std::vector<std::string>& labels) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + "{", 0) != 0) continue;
+    const auto close = line.rfind('}');
+    const std::string set = line.substr(name.size(), close - name.size() + 1);
+    bool all = true;
+    for (const auto& l : labels) all = all && set.find(l) != std::string::npos;
+    if (all) return std::stod(line.substr(close + 2));
+  }
+  return -1;
+}
+
+class ServiceHotPlugTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "loop devices need root";
+    char name[] = "/var/tmp/dw-service-test.XXXXXX";
+    dir_ = ::mkdtemp(name);
+    sysfs_ = dir_ + "/sys";
+    for (int i = 0; i < 3; ++i) {
+      auto file = PrepareTestFile(dir_, "ns" + std::to_string(i) + ".img", 8 << 20, 0.05);
+      ASSERT_TRUE(file.ok()) << file.error().message;
+      const std::string dev = Shell("losetup --direct-io=on --show -f " + *file);
+      if (dev.empty()) GTEST_SKIP() << "losetup --direct-io=on failed";
+      loops_.push_back(dev);
+    }
+    config_.read_latency.rates = {100};
+    config_.read_latency.rate_period = 3'600'000ms;
+    config_.read_latency.timeout = 2'000ms;
+    config_.read_latency.windows = {60'000ms};
+    service_ = std::make_unique<ReadLatencyService>(store_, scheduler_, sysfs_);
+    service_->Start(config_);
+  }
+  void TearDown() override {
+    service_.reset();  // joins every probe thread before the devices go
+    for (const auto& dev : loops_) Shell("losetup -d " + dev);
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // What the NVMe driver would show for loop device `i` in sysfs.
+  void Identity(int i, const std::string& serial, std::uint32_t nsid) {
+    struct stat st {};
+    ASSERT_EQ(::stat(loops_[i].c_str(), &st), 0);
+    const fs::path d = fs::path(sysfs_) / "dev/block" /
+                       (std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)));
+    fs::create_directories(d / "device");
+    std::ofstream(d / "device/serial") << serial << "\n";
+    std::ofstream(d / "nsid") << nsid << "\n";
+  }
+  static ControllerInfo Drive(const std::string& serial, const std::string& dev) {
+    ControllerInfo c;
+    c.serial = serial;
+    c.name = "nvme-" + serial;
+    NamespaceInfo ns;
+    ns.nsid = 1;
+    ns.block_device = dev;
+    ns.name = fs::path(dev).filename();
+    c.namespaces.push_back(ns);
+    return c;
+  }
+  std::string Metrics() {
+    service_->PublishAll();
+    return *store_.Render();
+  }
+  double Reads(const std::string& serial) {
+    return Find(Metrics(), "drivewatch_read_latency_seconds_count",
+                {"serial=\"" + serial + "\"", "nsid=\"1\""});
+  }
+  bool WaitFor(const std::function<bool()>& cond, std::chrono::seconds limit = 10s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!cond()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::sleep_for(50ms);
+    }
+    return true;
+  }
+
+  std::string dir_, sysfs_;
+  std::vector<std::string> loops_;
+  config::Config config_;
+  MetricStore store_;
+  SystemClock clock_;
+  InlineExecutor executor_;
+  Scheduler scheduler_{clock_, executor_};
+  std::unique_ptr<ReadLatencyService> service_;
+};
+
+TEST_F(ServiceHotPlugTest, TargetsFollowDiscovery) {
+  Identity(0, "SNA", 1);
+  Identity(1, "SNB", 1);
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNA") >= 20; })) << Metrics();
+  EXPECT_EQ(Reads("SNB"), -1);
+
+  // A second drive appears.
+  service_->DrivesPresent({Drive("SNA", loops_[0]), Drive("SNB", loops_[1])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNB") >= 20; })) << Metrics();
+
+  // The first vanishes: its series go, the other's keep growing.
+  service_->DrivesPresent({Drive("SNB", loops_[1])});
+  const std::string after = Metrics();
+  EXPECT_EQ(after.find("serial=\"SNA\""), std::string::npos) << after;
+  const double b = Reads("SNB");
+  EXPECT_TRUE(WaitFor([&] { return Reads("SNB") >= b + 20; }));
+}
+
+TEST_F(ServiceHotPlugTest, RenamedNamespaceKeepsItsSeries) {
+  Identity(0, "SNA", 1);
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNA") >= 50; })) << Metrics();
+  // The kernel now calls SNA's namespace by another name (loop 2 plays the
+  // renamed node; loop 0 now belongs to nobody we know).
+  Identity(2, "SNA", 1);
+  const double before = Reads("SNA");
+  service_->DrivesPresent({Drive("SNA", loops_[2])});
+  const std::string path = "path=\"" + loops_[2] + "\"";
+  ASSERT_TRUE(WaitFor([&] {
+    return Find(Metrics(), "drivewatch_read_latency_target_info", {path}) == 1;
+  })) << Metrics();
+  // Same series, counting on from where it was: no reset to zero.
+  const double moved = Reads("SNA");
+  EXPECT_GE(moved, before);
+  EXPECT_TRUE(WaitFor([&] { return Reads("SNA") >= moved + 50; }));
+  // The reads now go to the new device: loop 2's backing file is read.
+  EXPECT_EQ(Find(Metrics(), "drivewatch_read_latency_target_up", {"serial=\"SNA\""}), 1);
+}
+
+TEST_F(ServiceHotPlugTest, AnotherDrivesNamespaceIsNotReadUnderThisSerial) {
+  // Discovery is stale: it still says SNC is at loop 0, but loop 0 is SNA's.
+  Identity(0, "SNA", 1);
+  service_->DrivesPresent({Drive("SNC", loops_[0])});
+  ASSERT_TRUE(WaitFor([&] {
+    return Find(Metrics(), "drivewatch_read_latency_identity_mismatches_total",
+                {"serial=\"SNC\""}) >= 1;
+  })) << Metrics();
+  const std::string m = Metrics();
+  EXPECT_EQ(Find(m, "drivewatch_read_latency_target_up", {"serial=\"SNC\""}), 0);
+  EXPECT_EQ(Reads("SNC"), 0);
+  // The next discovery has it right: SNA is read, at loop 0.
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  EXPECT_TRUE(WaitFor([&] { return Reads("SNA") >= 20; })) << Metrics();
+  EXPECT_EQ(Metrics().find("serial=\"SNC\""), std::string::npos);
+}
+
+TEST_F(ServiceHotPlugTest, PauseAndResumeBySerial) {
+  Identity(0, "SNA", 1);
+  Identity(1, "SNB", 1);
+  // A pause that comes before the drive does holds for it when it appears.
+  service_->Pause("SNB");
+  service_->DrivesPresent({Drive("SNA", loops_[0]), Drive("SNB", loops_[1])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNA") >= 20; })) << Metrics();
+  auto paused = [&](const std::string& sn) {
+    return Find(Metrics(), "drivewatch_read_latency_paused", {"serial=\"" + sn + "\""});
+  };
+  EXPECT_EQ(paused("SNB"), 1);
+  EXPECT_EQ(paused("SNA"), 0);
+  EXPECT_EQ(Reads("SNB"), 0);
+
+  service_->Pause("SNA");
+  std::this_thread::sleep_for(100ms);  // a read in flight may still land
+  const double at = Reads("SNA");
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(Reads("SNA"), at);
+  EXPECT_EQ(paused("SNA"), 1);
+
+  // Pauses nest: two pauses of SNB need two resumes.
+  service_->Pause("SNB");
+  service_->Resume("SNB");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(Reads("SNB"), 0);
+  service_->Resume("SNB");
+  service_->Resume("SNA");
+  EXPECT_TRUE(WaitFor([&] { return Reads("SNB") >= 20 && Reads("SNA") >= at + 20; }))
+      << Metrics();
+  EXPECT_EQ(paused("SNA"), 0);
+  EXPECT_EQ(paused("SNB"), 0);
+}
+
+}  // namespace
+}  // namespace drivewatch

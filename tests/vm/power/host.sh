@@ -1,0 +1,141 @@
+# shellcheck shell=bash
+# Host side of the "power" VM scenario (guest side: power/guest.sh).
+# Source after tests/vm/lib.sh, then call power_run OUTDIR WORKDIR.
+#
+# The real drivewatch runs in the guest with the read latency probe taking
+# 6 s turns at 10 and 100 IOPS and then 6 s idle (power/drivewatch.toml); a
+# real Prometheus scrapes it every second. QEMU reports no power of its own
+# and has one power state (MP 25 W, no idle power), so the only source is
+# the power state estimate. Checks:
+#   W1 DWSN0001 (one namespace) gets drivewatch_power_at_load_watts{rate="10",
+#      source="psd_estimate"} 25 from a window about one rate_period long
+#      with a sample a second, and no measured source is claimed
+#   W2 it gets drivewatch_idle_power_watts{source="psd_estimate"} 25 from the
+#      idle turns; the host command counters moved only by drivewatch's own
+#      reads (no window rejected as host_io)
+#   W3 DWSN0002 (two namespaces, 10 IOPS each = 20 IOPS) has no 10-IOPS
+#      window but does have idle power; every probe run succeeded
+# Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt.
+
+POWER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+POWER_ONE_NS=DWSN0001
+POWER_TWO_NS=DWSN0002
+POWER_RATE_PERIOD=6  # rate_period and idle_period of power/drivewatch.toml
+POWER_FAILED=()
+
+pw_log() { printf '[power %s] %s\n' "$(date +%T)" "$*" >&2; }
+pw_pass() {
+	printf 'PASS %s: %s\n' "$1" "$2" >>"$PW_OUT/assertions.txt"
+	pw_log "PASS $1: $2"
+}
+pw_fail() {
+	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$PW_OUT/assertions.txt" >&2
+	POWER_FAILED+=("$1")
+}
+pw_measure() {
+	printf '%-52s %s\n' "$1" "$2" | tee -a "$PW_OUT/measurements.txt" >&2
+}
+# pw_check ID EXPR WANT TIMEOUT: prom_wait, failing ID with its output.
+pw_check() {
+	local out
+	out=$(prom_wait "$2" "$3" "$4" 2>&1) || { pw_fail "$1" "$2 != $3: $out"; return 1; }
+	echo "$out"
+}
+
+# ---------------------------------------------------------------- W1
+power_at_load() {
+	local ok=1 sn=$POWER_ONE_NS t0 out
+	t0=$(dw_now)
+	pw_check W1 "drivewatch_power_at_load_watts{serial=\"$sn\",rate=\"10\",source=\"psd_estimate\"}" 25 90 >/dev/null || ok=0
+	pw_measure "boot done -> first 10-IOPS power value (s)" "$(dw_elapsed "$t0")"
+	# The first window may start before the drive's first probe runs are
+	# done; judge the sampling on a later one.
+	pw_check W1 "drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"reported\"} >= bool 2" 1 60 >/dev/null || ok=0
+	pw_check W1 "drivewatch_power_window_samples{serial=\"$sn\",rate=\"10\"} >= bool $((POWER_RATE_PERIOD - 2))" 1 5 >/dev/null || ok=0
+	pw_check W1 "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"10\"} >= bool $((POWER_RATE_PERIOD - 2))" 1 5 >/dev/null || ok=0
+	pw_check W1 "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"10\"} <= bool $((POWER_RATE_PERIOD + 1))" 1 5 >/dev/null || ok=0
+	pw_check W1 "drivewatch_power_at_load_watts{source!=\"psd_estimate\"}" absent 2 >/dev/null || ok=0
+	pw_check W1 "drivewatch_read_latency_window_samples{serial=\"$sn\",rate=\"10\",window=\"1m\"} > bool 0" 1 5 >/dev/null || ok=0
+	out=$(prom_query "drivewatch_power_window_samples{serial=\"$sn\"} or drivewatch_power_window_duration_seconds{serial=\"$sn\"}" |
+		dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result 2>/dev/null | tr -d '\n ' | head -c 600)
+	pw_log "windows: $out"
+	pw_measure "power_draw run duration, max over 1 min (s)" "$(prom_value 'max(max_over_time(drivewatch_probe_duration_seconds{probe="power_draw"}[1m]))')"
+	pw_measure "10-IOPS window samples / duration (s), $sn" "$(prom_value "drivewatch_power_window_samples{serial=\"$sn\",rate=\"10\"}") / $(prom_value "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"10\"}")"
+	((ok)) && pw_pass W1 "$sn: drivewatch_power_at_load_watts{rate=\"10\",source=\"psd_estimate\"} 25 (QEMU's one 25 W state), window ~${POWER_RATE_PERIOD}s with >= $((POWER_RATE_PERIOD - 2)) samples; no measured source claimed"
+	return 0
+}
+
+# ---------------------------------------------------------------- W2
+power_idle() {
+	local ok=1 sn=$POWER_ONE_NS n
+	pw_check W2 "drivewatch_idle_power_watts{serial=\"$sn\",source=\"psd_estimate\"}" 25 60 >/dev/null || ok=0
+	pw_check W2 "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"0\"} >= bool $((POWER_RATE_PERIOD - 2))" 1 5 >/dev/null || ok=0
+	# A few windows have passed (W1); none may have been rejected.
+	n=$(prom_value "sum(drivewatch_power_windows_total{serial=\"$sn\",result=\"host_io\"})")
+	if [[ -n $n && $n != 0 ]]; then
+		pw_fail W2 "$sn: $n window(s) rejected as host_io although the guest does no I/O of its own: $(prom_query 'drivewatch_power_windows_total' | head -c 800)"
+		ok=0
+	fi
+	pw_measure "$sn windows by result" "$(prom_query "drivewatch_power_windows_total{serial=\"$sn\"}" | dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result 2>/dev/null | tr -d '\n ' | head -c 400)"
+	((ok)) && pw_pass W2 "$sn: drivewatch_idle_power_watts{source=\"psd_estimate\"} 25 over ~${POWER_RATE_PERIOD}s idle turns; no window rejected as host_io"
+	return 0
+}
+
+# ---------------------------------------------------------------- W3
+power_two_namespaces() {
+	local ok=1 sn=$POWER_TWO_NS v
+	pw_check W3 "drivewatch_idle_power_watts{serial=\"$sn\",source=\"psd_estimate\"}" 25 30 >/dev/null || ok=0
+	pw_check W3 "drivewatch_power_at_load_watts{serial=\"$sn\"}" absent 2 >/dev/null || ok=0
+	# Its two readers start a moment apart: the 10 IOPS in between is no
+	# window (too_short), never a reported one.
+	pw_check W3 "drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"reported\"}" absent 2 >/dev/null || ok=0
+	v=$(prom_value "sum(drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"too_short\"})")
+	pw_measure "$sn 10-IOPS windows rejected as too_short" "${v:-0}"
+	pw_check W3 'count(drivewatch_probe_success == 0)' absent 5 >/dev/null || ok=0
+	pw_check W3 'count(drivewatch_probe_success{probe="power_draw"} == 1)' 2 5 >/dev/null || ok=0
+	((ok)) && pw_pass W3 "$sn (2 namespaces, 20 IOPS together): idle power 25 W, no 10-IOPS window reported (a reader starting a moment after the other is too_short); every probe run succeeded"
+	return 0
+}
+
+power_log() {
+	local log=$PW_OUT/files/service.log
+	if [[ ! -s $log ]]; then
+		pw_fail "W3 log" "no service.log from the guest"
+	elif grep -qE '(^|[ >])(error|warn):' "$log"; then
+		pw_fail "W3 log" "warnings or errors in service.log: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
+	else
+		pw_pass "W3 log" "no warnings or errors in service.log"
+	fi
+}
+
+# ---------------------------------------------------------------- driver
+# power_run OUTDIR WORKDIR: the whole scenario; returns 1 if any check
+# failed (listed in OUTDIR/assertions.txt).
+power_run() {
+	PW_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	local work=$2 t0 wall
+	: >"$PW_OUT/assertions.txt"
+	: >"$PW_OUT/measurements.txt"
+	POWER_FAILED=()
+	t0=$(dw_now)
+	DW_VM_DRIVEWATCH_CONFIG=$POWER_DIR/drivewatch.toml \
+		DW_VM_DRIVEWATCH_FRAGMENTS=$POWER_DIR/no-fragments \
+		vm_boot_drivewatch "$PW_OUT" "$work/power.cpio.gz" "$POWER_DIR/guest.sh" || return 1
+	pw_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	power_at_load
+	power_idle
+	power_two_namespaces
+	vm_wait_marker wait-host-finish 60 >/dev/null
+	vm_send finish
+	vm_wait_marker power-done 60 >/dev/null
+	wall=$(vm_wait_exit 60)
+	pw_measure "QEMU start -> exit (s)" "$wall"
+	vm_extract_files "$VM_LOG" "$PW_OUT/files" >"$PW_OUT/files.list"
+	power_log
+	pw_measure "power scenario wall time (s)" "$(dw_elapsed "$t0")"
+	if ((${#POWER_FAILED[@]})); then
+		printf '[power] %d check(s) FAILED: %s\n' "${#POWER_FAILED[@]}" "$(printf '%s; ' "${POWER_FAILED[@]}")" >&2
+		return 1
+	fi
+	pw_log "all checks passed ($PW_OUT/assertions.txt)"
+}

@@ -35,8 +35,14 @@ constexpr std::array<std::string_view, 2> kDiscoveryKeys{"interval",
                                                          "grace_period"};
 constexpr std::array<std::string_view, 4> kDrivesKeys{
     "include_serials", "exclude_serials", "include_models", "exclude_models"};
-constexpr std::array<std::string_view, 4> kProbeNames{"health", "thermal",
-                                                      "power", "read_latency"};
+constexpr std::array<std::string_view, 7> kProbeNames{
+    "health",    "thermal",   "power",
+    "read_latency", "self_test", "error_log",
+    "persistent_event_log"};
+constexpr std::array<std::string_view, 6> kSelfTestKeys{
+    "enabled", "interval", "short", "extended", "abort_on_shutdown", "drives"};
+constexpr std::array<std::string_view, 3> kSelfTestDriveKeys{"serial", "short",
+                                                             "extended"};
 constexpr std::array<std::string_view, 10> kReadLatencyKeys{
     "enabled",    "namespaces", "rates",   "rate_period", "idle_period",
     "arrivals",   "block_size", "timeout", "windows",     "targets"};
@@ -51,7 +57,7 @@ constexpr std::array<std::string_view, 4> kMeterKeys{"serial", "hwmon",
                                                      "command", "timeout"};
 // Every leaf and every table below the top, so that a key written in the
 // wrong table ("interval" at the top) can point at where it belongs.
-constexpr std::array<std::string_view, 27> kLeafPaths{
+constexpr std::array<std::string_view, 37> kLeafPaths{
     "web.listen_address",     "log.level",
     "state.directory",        "discovery.interval",
     "discovery.grace_period", "drives.include_serials",
@@ -65,9 +71,16 @@ constexpr std::array<std::string_view, 27> kLeafPaths{
     "probes.read_latency.rates", "probes.read_latency.rate_period",
     "probes.read_latency.idle_period", "probes.read_latency.arrivals", "probes.read_latency.block_size",
     "probes.read_latency.timeout", "probes.read_latency.windows",
-    "probes.read_latency.targets"};
-constexpr std::array<std::string_view, 4> kTablePaths{
-    "probes.health", "probes.thermal", "probes.power", "probes.read_latency"};
+    "probes.read_latency.targets", "probes.self_test.enabled",
+    "probes.self_test.interval", "probes.self_test.short",
+    "probes.self_test.extended", "probes.self_test.abort_on_shutdown",
+    "probes.self_test.drives", "probes.error_log.enabled",
+    "probes.error_log.interval", "probes.persistent_event_log.enabled",
+    "probes.persistent_event_log.interval"};
+constexpr std::array<std::string_view, 7> kTablePaths{
+    "probes.health",    "probes.thermal",   "probes.power",
+    "probes.read_latency", "probes.self_test", "probes.error_log",
+    "probes.persistent_event_log"};
 
 struct Range {
   milliseconds min;
@@ -78,6 +91,10 @@ constexpr Range kDiscoveryIntervalRange{milliseconds{1'000},
 constexpr Range kGracePeriodRange{milliseconds{0}, std::chrono::days{30}};
 constexpr Range kProbeIntervalRange{milliseconds{1'000},
                                     std::chrono::hours{24}};
+// At most the self-test catch-up window (probes/self_test.h), or a
+// scheduled test could fall between two runs and never start.
+constexpr Range kSelfTestIntervalRange{milliseconds{1'000},
+                                       std::chrono::hours{1}};
 constexpr Range kMeterTimeoutRange{milliseconds{100}, milliseconds{30'000}};
 constexpr Range kRatePeriodRange{milliseconds{1'000}, std::chrono::hours{24}};
 constexpr Range kIdlePeriodRange{milliseconds{0}, std::chrono::hours{24}};
@@ -207,6 +224,10 @@ class Loader {
         ReadMeters(*power, config.power_meters);
       }
       ReadReadLatency(*probes, config.read_latency);
+      ReadSelfTest(*probes, config.self_test);
+      ReadProbe(*probes, "error_log", kProbeKeys, config.error_log);
+      ReadProbe(*probes, "persistent_event_log", kProbeKeys,
+                config.persistent_event_log);
     }
 
     LoadResult result;
@@ -500,6 +521,99 @@ class Loader {
       if (errors_.size() == errors_before) meters.push_back(std::move(meter));
     }
     out = std::move(meters);
+  }
+
+  // A schedule string; reported at its own position.
+  void ReadSchedule(const toml::table& table, std::string_view name,
+                    std::string_view path, Schedule& out) {
+    const toml::node* node = table.get(name);
+    if (node == nullptr) return;
+    const std::string key = Join(path, name);
+    const auto* value = node->as_string();
+    if (value == nullptr) {
+      return WrongType(*node, key,
+                       "a schedule string such as \"daily 02:00\" or "
+                       "\"weekly sun 03:00\"");
+    }
+    std::string problem;
+    const std::optional<Schedule> schedule =
+        ParseSchedule(value->get(), &problem);
+    if (!schedule) return Report(node->source().begin, key, std::move(problem));
+    out = *schedule;
+  }
+
+  // [probes.self_test] with its per-drive [[probes.self_test.drives]].
+  void ReadSelfTest(const toml::table& probes, SelfTestConfig& out) {
+    constexpr std::string_view kPath = "probes.self_test";
+    const toml::table* t = Table(probes, "self_test", "probes");
+    if (t == nullptr) return;
+    CheckKeys(*t, kPath, kSelfTestKeys, "");
+    ReadBool(*t, "enabled", kPath, out.enabled);
+    ReadDuration(*t, "interval", kPath, kSelfTestIntervalRange, out.interval);
+    ReadSchedule(*t, "short", kPath, out.short_test);
+    ReadSchedule(*t, "extended", kPath, out.extended_test);
+    ReadBool(*t, "abort_on_shutdown", kPath, out.abort_on_shutdown);
+    const toml::node* node = t->get("drives");
+    if (node == nullptr) return;
+    constexpr std::string_view kDrivesPath = "probes.self_test.drives";
+    const toml::array* array = node->as_array();
+    if (array == nullptr) {
+      return WrongType(*node, std::string(kDrivesPath),
+                       "an array of tables, written [[probes.self_test.drives]]");
+    }
+    std::vector<Located> serials;
+    std::vector<SelfTestDrive> drives;
+    for (const toml::node& element : *array) {
+      const toml::table* d = element.as_table();
+      if (d == nullptr) {
+        WrongType(element, std::string(kDrivesPath),
+                  "a table with serial and short and/or extended");
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*d, kDrivesPath, kSelfTestDriveKeys, "");
+      SelfTestDrive drive;
+      const toml::node* serial = d->get("serial");
+      if (serial == nullptr) {
+        Report(d->source().begin, std::string(kDrivesPath),
+               "missing serial (expected the drive's serial number, "
+               "e.g. serial = \"S4EWNX0R123456\")");
+      } else if (const auto* sv = serial->as_string();
+                 sv == nullptr || sv->get().empty()) {
+        WrongType(*serial, std::string(kDrivesPath) + ".serial",
+                  "a non-empty serial number string");
+      } else {
+        auto first = std::find_if(
+            serials.begin(), serials.end(),
+            [&](const Located& l) { return l.value == sv->get(); });
+        if (first != serials.end()) {
+          Report(serial->source().begin, std::string(kDrivesPath) + ".serial",
+                 Quote(sv->get()) + " already has schedules, at " +
+                     At(first->where) + " (expected one entry per drive)");
+        } else {
+          serials.push_back(Located{sv->get(), serial->source().begin});
+        }
+        drive.serial = sv->get();
+      }
+      if (d->get("short") != nullptr) {
+        Schedule s;
+        ReadSchedule(*d, "short", kDrivesPath, s);
+        drive.short_test = s;
+      }
+      if (d->get("extended") != nullptr) {
+        Schedule s;
+        ReadSchedule(*d, "extended", kDrivesPath, s);
+        drive.extended_test = s;
+      }
+      if (!drive.short_test && !drive.extended_test &&
+          errors_.size() == errors_before) {
+        Report(d->source().begin, std::string(kDrivesPath),
+               "neither short nor extended is set (expected at least one; "
+               "\"\" means never)");
+      }
+      if (errors_.size() == errors_before) drives.push_back(std::move(drive));
+    }
+    out.drives = std::move(drives);
   }
 
   // [probes.read_latency]. Reads the block size before the targets, whose
@@ -937,6 +1051,34 @@ std::string ToToml(const Config& config) {
     out += ", length = " + Quote(FormatSize(t.length)) + " }";
   }
   out += rl.targets.empty() ? "]\n" : ",\n]\n";
+  const SelfTestConfig& st = config.self_test;
+  out += "\n[probes.self_test]\nenabled = ";
+  out += st.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(st.interval));
+  out += "\nshort = " + Quote(FormatSchedule(st.short_test));
+  out += "\nextended = " + Quote(FormatSchedule(st.extended_test));
+  out += "\nabort_on_shutdown = ";
+  out += st.abort_on_shutdown ? "true" : "false";
+  out += "\ndrives = [";
+  for (size_t i = 0; i < st.drives.size(); ++i) {
+    const SelfTestDrive& d = st.drives[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ serial = " + Quote(d.serial);
+    if (d.short_test) out += ", short = " + Quote(FormatSchedule(*d.short_test));
+    if (d.extended_test) {
+      out += ", extended = " + Quote(FormatSchedule(*d.extended_test));
+    }
+    out += " }";
+  }
+  out += st.drives.empty() ? "]\n" : ",\n]\n";
+  out += "\n[probes.error_log]\nenabled = ";
+  out += config.error_log.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.error_log.interval)) +
+         "\n";
+  out += "\n[probes.persistent_event_log]\nenabled = ";
+  out += config.persistent_event_log.enabled ? "true" : "false";
+  out += "\ninterval = " +
+         Quote(FormatDuration(config.persistent_event_log.interval)) + "\n";
   return out;
 }
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/schedule.h"
+
 namespace drivewatch::config {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
@@ -86,6 +88,29 @@ struct ReadLatencySettings {
   bool operator==(const ReadLatencySettings&) const = default;
 };
 
+// A drive's own self-test schedules ([[probes.self_test.drives]]); a
+// schedule left out follows [probes.self_test].
+struct SelfTestDrive {
+  std::string serial;  // Identify SN, trimmed; exact, not a glob
+  std::optional<Schedule> short_test;
+  std::optional<Schedule> extended_test;
+  bool operator==(const SelfTestDrive&) const = default;
+};
+
+// [probes.self_test]: device self-tests (log page 06h) and their schedule.
+struct SelfTestConfig {
+  bool enabled = true;
+  // How often log 06h is read (progress, new results) and the schedule
+  // checked; a scheduled test starts at most this late.
+  std::chrono::milliseconds interval{60'000};
+  Schedule short_test;     // every drive's, unless overridden; never by default
+  Schedule extended_test;
+  // On SIGTERM, abort (STC Fh) a test drivewatch started and that still runs.
+  bool abort_on_shutdown = false;
+  std::vector<SelfTestDrive> drives;
+  bool operator==(const SelfTestConfig&) const = default;
+};
+
 struct Config {
   // [web]
   std::string listen_address = ":9647";
@@ -117,6 +142,13 @@ struct Config {
 
   // [probes.read_latency]
   ReadLatencySettings read_latency;
+  // [probes.self_test]
+  SelfTestConfig self_test;
+  // [probes.error_log]: the Error Information log (01h).
+  ProbeSettings error_log{true, std::chrono::milliseconds{60'000}};
+  // [probes.persistent_event_log]: log 0Dh, where the drive has it. The log
+  // can be megabytes, so it is read less often.
+  ProbeSettings persistent_event_log{true, std::chrono::milliseconds{600'000}};
 
   bool operator==(const Config&) const = default;
 };

@@ -14,6 +14,8 @@ constexpr FlagSpec kValueFlags[] = {
     {"--config.file", &CommandLine::config_file},
     {"--web.listen-address", &CommandLine::listen_address},
     {"--log.level", &CommandLine::log_level},
+    {"--drive", &CommandLine::drive},
+    {"--type", &CommandLine::test_type},
 };
 
 }  // namespace
@@ -23,6 +25,11 @@ std::string UsageText() {
        drivewatch check-config FILE        validate a config file and exit
        drivewatch collect --once [flags]   run every enabled light probe once,
                                            print the metrics to stdout and exit
+       drivewatch selftest run --drive SERIAL --type short|extended [--wait]
+                                           start a device self-test on the
+                                           drive; with --wait, show progress
+                                           (a line per second when not on a
+                                           terminal) and the result
 
 drivewatch watches NVMe drives age and exports what it sees as Prometheus
 metrics.
@@ -33,6 +40,10 @@ flags:
                               [ipv6]:port or :port (overrides [web])
   --log.level=LEVEL           debug, info, warn or error (overrides [log])
   --once                      with collect: run once (the only mode)
+  --drive=SERIAL              with selftest run: the drive, by serial
+  --type=short|extended       with selftest run: which test
+  --wait                      with selftest run: wait for the result (exit
+                              status 0 passed, 1 otherwise)
   -h, --help                  show this help
   --version                   show the version and the libraries built with
 
@@ -61,6 +72,10 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
     }
     if (arg == "--once") {
       cli.once = true;
+      continue;
+    }
+    if (arg == "--wait") {
+      cli.wait = true;
       continue;
     }
     if (arg.rfind("--", 0) == 0) {
@@ -92,17 +107,40 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         cli.command = CommandLine::Command::kCheckConfig;
       } else if (arg == "collect") {
         cli.command = CommandLine::Command::kCollect;
+      } else if (arg == "selftest") {
+        cli.command = CommandLine::Command::kSelfTest;
       } else {
         return {std::nullopt, "unknown command \"" + arg +
-                                  "\" (expected check-config or collect; see "
-                                  "--help)"};
+                                  "\" (expected check-config, collect or "
+                                  "selftest; see --help)"};
       }
       have_subcommand = true;
       continue;
     }
     cli.args.push_back(arg);
   }
+  const bool selftest = cli.command == CommandLine::Command::kSelfTest;
+  if (!selftest && (cli.drive || cli.test_type || cli.wait)) {
+    return {std::nullopt, "--drive, --type and --wait go with selftest run"};
+  }
   switch (cli.command) {
+    case CommandLine::Command::kSelfTest:
+      if (cli.args.size() != 1 || cli.args[0] != "run") {
+        return {std::nullopt,
+                "selftest takes the subcommand run: selftest run --drive "
+                "SERIAL --type short|extended [--wait]"};
+      }
+      if (!cli.drive) return {std::nullopt, "selftest run needs --drive SERIAL"};
+      if (!cli.test_type ||
+          (*cli.test_type != "short" && *cli.test_type != "extended")) {
+        return {std::nullopt, "selftest run needs --type short or --type "
+                              "extended" +
+                                  (cli.test_type ? " (got \"" +
+                                                       *cli.test_type + "\")"
+                                                 : std::string())};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
     case CommandLine::Command::kCheckConfig:
       if (cli.args.size() != 1) {
         return {std::nullopt, "check-config takes exactly one FILE"};

@@ -9,13 +9,17 @@
 namespace drivewatch {
 
 struct CommandLine {
-  enum class Command { kServe, kCheckConfig, kCollect, kHelp, kVersion };
+  enum class Command {
+    kServe, kCheckConfig, kCollect, kSelfTest, kHelp, kVersion };
   Command command = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
   std::optional<std::string> log_level;
   std::vector<std::string> args;  // positional arguments of the subcommand
   bool once = false;              // collect --once
+  std::optional<std::string> drive;  // selftest run --drive SERIAL
+  std::optional<std::string> test_type;  // selftest run --type short|extended
+  bool wait = false;              // selftest run --wait
 };
 
 struct ParsedCommandLine {

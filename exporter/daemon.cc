@@ -187,7 +187,10 @@ int RunDaemon(const CommandLine& cli) {
   // What drivewatch's own reads do to each drive: the read latency service
   // writes it, the power draw probe reads it. Outlives both.
   DriveLoadBoard load_board;
-  const std::vector<ProbeRegistration> probes = MakeProbeRegistry(&load_board);
+  // Which drives a heavy phase holds; scheduled self-tests wait for them.
+  DriveBusyBoard busy_board;
+  const std::vector<ProbeRegistration> probes =
+      MakeProbeRegistry(&load_board, &busy_board, /*durable_state=*/true);
   DriveMonitor monitor(*drive_layer, store, scheduler, clock, probes);
   PublishBuildInfo(store);
   double last_reload = ToUnixSeconds(clock.WallNow());
@@ -312,6 +315,7 @@ int RunDaemon(const CommandLine& cli) {
     std::fflush(nullptr);
     ::_exit(0);
   }
+  monitor.StopProbes();
   log::Info("stopped");
   return 0;
 }

@@ -225,6 +225,7 @@ void DriveMonitor::AddDriveLocked(const ControllerInfo& info, bool present) {
     auto state = std::make_unique<ProbeState>();
     state->registration = &reg;
     state->probe = reg.make();
+    state->probe->SetWallClock([this] { return clock_.WallNow(); });
     drive->probes.push_back(std::move(state));
   }
   drives_[info.serial] = std::move(drive);
@@ -535,6 +536,25 @@ std::optional<std::string> DriveMonitor::RunProbesSoon(
     return serial;
   }
   return std::nullopt;
+}
+
+void DriveMonitor::StopProbes() {
+  std::vector<std::shared_ptr<Drive>> drives;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [serial, drive] : drives_) drives.push_back(drive);
+  }
+  for (auto& drive : drives) {
+    std::lock_guard controller_lock(drive->controller_mu);
+    if (!drive->controller) continue;
+    ControllerInfo info;
+    {
+      std::lock_guard info_lock(drive->info_mu);
+      if (!drive->present || drive->removed) continue;
+      info = drive->info;
+    }
+    for (auto& ps : drive->probes) ps->probe->Stop(*drive->controller, info);
+  }
 }
 
 void DriveMonitor::CollectOnce(const config::Config& config) {

@@ -4,6 +4,7 @@
 
 #include "exporter/cli.h"
 #include "exporter/daemon.h"
+#include "exporter/selftest_command.h"
 
 int main(int argc, char** argv) {
   using drivewatch::CommandLine;
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
       return drivewatch::RunCheckConfig(cli);
     case CommandLine::Command::kCollect:
       return drivewatch::RunCollectOnce(cli);
+    case CommandLine::Command::kSelfTest:
+      return drivewatch::RunSelfTestCommand(cli);
     case CommandLine::Command::kServe:
       return drivewatch::RunDaemon(cli);
   }

@@ -1,9 +1,13 @@
 #include "exporter/probe_registry.h"
 
+#include "exporter/state_store.h"
 #include "probes/async_event_probe.h"
+#include "probes/error_log.h"
+#include "probes/persistent_event_log.h"
 #include "probes/health_probe.h"
 #include "probes/power_draw_probe.h"
 #include "probes/power_probe.h"
+#include "probes/self_test.h"
 #include "probes/thermal_probe.h"
 
 namespace drivewatch {
@@ -20,6 +24,18 @@ std::optional<PowerMeterSpec> MeterOf(const config::Config& c,
   return std::nullopt;
 }
 
+SelfTestSettings SelfTestOf(const config::Config& c,
+                            const ControllerInfo& info) {
+  SelfTestSettings s{c.self_test.short_test, c.self_test.extended_test,
+                     c.self_test.abort_on_shutdown};
+  for (const config::SelfTestDrive& d : c.self_test.drives) {
+    if (d.serial != info.serial) continue;
+    if (d.short_test) s.short_test = *d.short_test;
+    if (d.extended_test) s.extended_test = *d.extended_test;
+  }
+  return s;
+}
+
 }  // namespace
 
 const std::vector<ProbeRegistration>& RegisteredProbes() {
@@ -27,7 +43,14 @@ const std::vector<ProbeRegistration>& RegisteredProbes() {
   return probes;
 }
 
-std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load) {
+std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
+                                                 const DriveBusyBoard* busy,
+                                                 bool durable_state) {
+  auto store = [durable_state](const config::Config& c)
+      -> std::shared_ptr<StateStore> {
+    if (!durable_state) return nullptr;
+    return std::make_shared<DirectoryStateStore>(c.state_directory);
+  };
   return {
       {"health", [] { return std::make_unique<HealthProbe>(); },
        [](const config::Config& c) { return c.health; }},
@@ -52,6 +75,29 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load) {
           const ControllerInfo& info) {
          static_cast<PowerDrawProbe&>(probe).Configure(MeterOf(c, info),
                                                        c.power.interval);
+       }},
+      // Device self-tests: results, progress and the schedule.
+      {"self_test", [] { return std::make_unique<SelfTestProbe>(); },
+       [](const config::Config& c) {
+         return config::ProbeSettings{c.self_test.enabled, c.self_test.interval};
+       },
+       [store, busy](DriveProbe& probe, const config::Config& c,
+                     const ControllerInfo& info) {
+         static_cast<SelfTestProbe&>(probe).Configure(SelfTestOf(c, info),
+                                                      store(c), busy);
+       }},
+      {"error_log", [] { return std::make_unique<ErrorLogProbe>(); },
+       [](const config::Config& c) { return c.error_log; },
+       [store](DriveProbe& probe, const config::Config& c,
+               const ControllerInfo&) {
+         static_cast<ErrorLogProbe&>(probe).SetStateStore(store(c));
+       }},
+      {"persistent_event_log",
+       [] { return std::make_unique<PersistentEventLogProbe>(); },
+       [](const config::Config& c) { return c.persistent_event_log; },
+       [store](DriveProbe& probe, const config::Config& c,
+               const ControllerInfo&) {
+         static_cast<PersistentEventLogProbe&>(probe).SetStateStore(store(c));
        }},
   };
 }

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "probes/drive_load.h"
 #include "probes/probe.h"
+#include "probes/probe_state.h"
 
 namespace drivewatch {
 
@@ -29,8 +30,14 @@ struct ProbeRegistration {
 };
 
 // Every probe, with the power draw probe reading drivewatch's own load on
-// each drive from `load` (null: no load is known, every window is idle).
-std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load);
+// each drive from `load` (null: no load is known, every window is idle),
+// the self-test probe asking `busy` whether a heavy phase has a drive
+// (null: never), and the log probes keeping what they counted in files in
+// the config's state directory when `durable_state` is set (the daemon),
+// else in memory.
+std::vector<ProbeRegistration> MakeProbeRegistry(
+    const DriveLoadBoard* load, const DriveBusyBoard* busy = nullptr,
+    bool durable_state = false);
 // MakeProbeRegistry(nullptr), made once: for runs without the read latency
 // service (tests, benchmarks).
 const std::vector<ProbeRegistration>& RegisteredProbes();

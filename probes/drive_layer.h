@@ -72,6 +72,29 @@ class Controller {
     return Error{EOPNOTSUPP, -1,
                  "set feature: this controller cannot change features"};
   }
+  // Get Log Page with a log specific field and a byte offset (NVMe 2.0
+  // §5.16: LSP in CDW10 bits 11:8, LPOL/LPOU). The persistent event log
+  // needs both (LSP 1 establishes a reporting context, 2 releases it).
+  // Controllers that cannot (recordings) keep this default, which serves
+  // the plain case from GetLogPage and fails the rest as unsupported.
+  virtual Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
+                                       std::size_t length, std::uint8_t lsp,
+                                       std::uint64_t offset) {
+    if (lsp == 0 && offset == 0) return GetLogPage(lid, nsid, length);
+    return Error{EOPNOTSUPP, -1,
+                 "get log page: this controller cannot read with LSP or "
+                 "an offset"};
+  }
+  // Device Self-test (NVMe 2.0 §5.9), opcode 14h. `stc` is the self-test
+  // code: 1h short, 2h extended, Fh abort the running test. `nsid` is the
+  // namespace to test, FFFFFFFFh for the controller and every namespace.
+  // The command only starts (or aborts) the operation; progress and results
+  // are read from log page 06h. Controllers that cannot (recordings) keep
+  // this default, which fails as a controller lacking the command does.
+  virtual Status DeviceSelfTest(std::uint8_t /*stc*/, std::uint32_t /*nsid*/) {
+    return Error{EOPNOTSUPP, -1,
+                 "device self-test: this controller cannot run self-tests"};
+  }
 };
 
 class DriveLayer {

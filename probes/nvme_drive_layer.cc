@@ -140,6 +140,57 @@ class NvmeController : public Controller {
     return result;
   }
 
+  Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
+                               std::size_t length, std::uint8_t lsp,
+                               std::uint64_t offset) override {
+    const std::string what = "get log page " + Hex2(lid) + " LSP " +
+                             std::to_string(lsp) + " offset " +
+                             std::to_string(offset);
+    if (length == 0 || length % 4 != 0 || length > UINT32_MAX ||
+        offset % 4 != 0) {
+      return Error{EINVAL, -1,
+                   device_ + ": " + what + ": length " +
+                       std::to_string(length) +
+                       " or offset is not a multiple of 4 bytes"};
+    }
+    Bytes data(length);
+    nvme_get_log_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.log = data.data();
+    args.lid = static_cast<nvme_cmd_get_log_lid>(lid);
+    args.len = static_cast<std::uint32_t>(length);
+    args.nsid = nsid;
+    args.csi = NVME_CSI_NVM;
+    args.lsp = lsp;
+    args.lpo = offset;
+    args.rae = false;
+    const int rc = nvme_get_log_page(fd_, NVME_LOG_PAGE_PDU_SIZE, &args);
+    const int saved_errno = errno;
+    if (rc != 0)
+      return detail::AdminCommandError(device_, what, rc, saved_errno);
+    return data;
+  }
+
+  Status DeviceSelfTest(std::uint8_t stc, std::uint32_t nsid) override {
+    std::uint32_t result = 0;
+    nvme_dev_self_test_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.result = &result;
+    args.nsid = nsid;
+    args.stc = static_cast<nvme_dst_stc>(stc);
+    const int rc = nvme_dev_self_test(&args);
+    const int saved_errno = errno;
+    if (rc != 0) {
+      return detail::AdminCommandError(device_, "device self-test " + Hex2(stc),
+                                       rc, saved_errno);
+    }
+    return Ok{};
+  }
+
  private:
   const std::string device_;
   const int fd_;

@@ -2,6 +2,9 @@
 // Each probe's whole story lives in its own file (health_probe.cc, ...).
 #pragma once
 
+#include <chrono>
+#include <functional>
+
 #include "probes/drive_layer.h"
 #include "probes/expected.h"
 #include "probes/sample_sink.h"
@@ -19,6 +22,13 @@ class DriveProbe {
   // probe never has to clean up after itself.
   virtual Status Run(Controller& ctrl, const ControllerInfo& info,
                      SampleSink& sink) = 0;
+  // The wall clock for probes that stamp what they see (tests and the
+  // golden run pass a fake); the monitor sets it once, before any Run.
+  using WallClock = std::function<std::chrono::system_clock::time_point()>;
+  virtual void SetWallClock(WallClock /*now*/) {}
+  // Called once when the daemon stops (SIGTERM), on the drive's controller,
+  // after the last Run. Most probes have nothing to undo.
+  virtual void Stop(Controller& /*ctrl*/, const ControllerInfo& /*info*/) {}
 };
 
 }  // namespace drivewatch

@@ -7,6 +7,9 @@
 // A fixture directory holds, per controller with serial SN:
 //   id-ctrl-SN.bin          Identify Controller (CNS 01h), 4096 bytes
 //   smart-log-SN.bin        SMART / Health Information (log 02h), 512 bytes
+//   error-log-SN.bin        optional Error Information (log 01h), ELPE+1
+//                           entries of 64 bytes
+//   self-test-log-SN.bin    optional Device Self-test (log 06h), 564 bytes
 //   id-ns-SN-nN.bin         Identify Namespace (CNS 00h) of namespace N
 //   features-SN.txt         optional Get Features answers, one per line:
 //                           "FID CDW11 RESULT [DATAFILE]" in hex, DATAFILE
@@ -44,6 +47,7 @@ class RecordedDriveLayer : public DriveLayer {
     ControllerInfo info;
     Bytes id_ctrl;
     Bytes smart_log;
+    std::map<std::uint8_t, Bytes> logs;  // other log pages, by LID
     std::map<std::uint32_t, Bytes> id_ns;
     // (FID, CDW11) -> answer
     std::map<std::pair<std::uint8_t, std::uint32_t>, FeatureValue> features;
@@ -65,6 +69,11 @@ class RecordedDriveLayer : public DriveLayer {
                                std::size_t length) override {
       if (lid == 0x02 && !r_->smart_log.empty()) {
         Bytes out = r_->smart_log;
+        out.resize(length);
+        return out;
+      }
+      if (auto it = r_->logs.find(lid); it != r_->logs.end()) {
+        Bytes out = it->second;
         out.resize(length);
         return out;
       }
@@ -136,6 +145,12 @@ class RecordedDriveLayer : public DriveLayer {
       Recording r;
       r.id_ctrl = ReadFixture(dir / ("id-ctrl-" + serial + ".bin"));
       r.smart_log = ReadFixture(dir / ("smart-log-" + serial + ".bin"));
+      for (const auto& [lid, file] :
+           {std::pair<std::uint8_t, const char*>{0x01, "error-log-"},
+            {0x06, "self-test-log-"}}) {
+        Bytes bytes = ReadFixture(dir / (file + serial + ".bin"));
+        if (!bytes.empty()) r.logs[lid] = std::move(bytes);
+      }
       const std::regex id_ns("id-ns-" + serial + "-n([0-9]+)\\.bin");
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         std::smatch m;

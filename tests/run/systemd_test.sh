@@ -10,13 +10,14 @@ trap 'rm -rf "$root"' EXIT
 
 cmake --install "$build" --prefix "$root" >/dev/null
 unit=$root/lib/systemd/system/drivewatch.service
-for f in "$root/bin/drivewatch" "$unit" "$root/etc/drivewatch/drivewatch.toml"; do
+for f in "$root/bin/drivewatch" "$unit" "$root/etc/drivewatch/drivewatch.toml" \
+         "$root/share/drivewatch/rules/drivewatch-smartd.rules.yml"; do
   [[ -e $f ]] || { echo "FAIL: cmake --install did not install $f" >&2; exit 1; }
 done
 grep -qx "ExecStart=$root/bin/drivewatch --config.file=$root/etc/drivewatch/drivewatch.toml" "$unit" \
   || { echo "FAIL: ExecStart does not follow the install prefix:" >&2; grep ExecStart "$unit" >&2; exit 1; }
 "$root/bin/drivewatch" check-config "$root/etc/drivewatch/drivewatch.toml"
-echo "ok: cmake --install put the binary, unit and example config in place"
+echo "ok: cmake --install put the binary, unit, example config and alert rules in place"
 
 out=$(systemd-analyze verify "$unit" 2>&1) || { echo "FAIL: systemd-analyze verify: $out" >&2; exit 1; }
 if [[ -n $out ]]; then

@@ -229,7 +229,10 @@ TEST(ErrorTest, KeyInTheWrongTablePointsToWhereItBelongs) {
       ElementsAre("t.toml:1:1: interval: unknown key (did you mean "
                   "\"discovery.interval\" or \"probes.health.interval\" or "
                   "\"probes.thermal.interval\" or "
-                  "\"probes.power.interval\"?)"));
+                  "\"probes.power.interval\" or "
+                  "\"probes.self_test.interval\" or "
+                  "\"probes.error_log.interval\" or "
+                  "\"probes.persistent_event_log.interval\"?)"));
   EXPECT_THAT(Errors("[health]\nenabled = false\n"),
               ElementsAre("t.toml:1:2: health: unknown table (did you mean "
                           "\"probes.health\"?)"));
@@ -259,7 +262,7 @@ TEST(ErrorTest, UnknownProbe) {
   EXPECT_THAT(Errors("[probes.warp_drive]\nenabled = true\n"),
               ElementsAre("t.toml:1:9: probes.warp_drive: unknown probe "
                           "(expected one of: \"health\", \"thermal\", "
-                          "\"power\", \"read_latency\")"));
+                          "\"power\", \"read_latency\", \"self_test\", \"error_log\", \"persistent_event_log\")"));
 }
 
 TEST(ErrorTest, WrongType) {

@@ -44,8 +44,8 @@ TEST(CommandLineTest, Errors) {
   EXPECT_EQ(Parse({"--config.file="}).error,
             "flag --config.file needs a non-empty value");
   EXPECT_EQ(Parse({"serve"}).error,
-            "unknown command \"serve\" (expected check-config or collect; see "
-            "--help)");
+            "unknown command \"serve\" (expected check-config, collect or "
+            "selftest; see --help)");
   EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
   EXPECT_EQ(Parse({"collect"}).error,
             "collect needs --once (it runs the probes one time)");

@@ -78,7 +78,7 @@ TEST_F(AsyncEventProbeTest, FallsBackToTheNvme10BitsWhenTheRestAreReserved) {
     Expected<std::uint32_t> SetFeature(std::uint8_t fid,
                                        std::uint32_t cdw11) override {
       if ((cdw11 & 0xe0) != 0) {
-        FakeController::SetFeature(fid, 0xdead);  // recorded, then refused
+        (void)FakeController::SetFeature(fid, 0xdead);  // recorded, then refused
         SetFeatureResult(fid, 0, 0x100);
         return InvalidField("set feature 0Bh");
       }

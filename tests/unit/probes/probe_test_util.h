@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -102,6 +103,33 @@ class FakeController : public Controller {
     return 0u;
   }
 
+  // Get Log Page with LSP/offset: "log-at" calls record the LSP in `nsid`.
+  // LSP 2 (release) answers zeros; otherwise the SetLogPage answer for
+  // (LID, NSID), cut or zero-padded to `length` from `offset`.
+  Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
+                               std::size_t length, std::uint8_t lsp,
+                               std::uint64_t offset) override {
+    calls_.push_back({"log-at", lid, lsp, length});
+    if (lsp == 2) return Bytes(length);
+    auto it = logs_.find({lid, nsid});
+    if (it == logs_.end()) return InvalidField("get log page");
+    if (!it->second) return it->second;
+    Bytes out(length);
+    const Bytes& all = it->second.value();
+    for (std::size_t i = 0; i < length && offset + i < all.size(); ++i) {
+      out[i] = all[offset + i];
+    }
+    return out;
+  }
+  // Device Self-test: "self-test" calls record the STC in `id`; succeeds
+  // unless FailSelfTest gave an error.
+  Status DeviceSelfTest(std::uint8_t stc, std::uint32_t nsid) override {
+    calls_.push_back({"self-test", stc, nsid, 0});
+    if (self_test_error_) return *self_test_error_;
+    return Ok{};
+  }
+  void FailSelfTest(Error e) { self_test_error_ = std::move(e); }
+
   const std::vector<Call>& calls() const { return calls_; }
 
   static Error InvalidField(const std::string& what) {
@@ -115,6 +143,7 @@ class FakeController : public Controller {
   std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<FeatureValue>>
       features_;
   std::map<std::uint8_t, Error> set_errors_;
+  std::optional<Error> self_test_error_;
   std::vector<Call> calls_;
 };
 

@@ -74,6 +74,26 @@ NOT_FROM_QEMU = OrderedDict([
      "QEMU's one power state descriptor reports no idle power (IPS = 00b)"),
     ("drivewatch_power_state_active_power_watts",
      "QEMU's one power state descriptor reports no active power (APS = 00b)"),
+    # self-test probe: Identify OACS bit 4 is clear (no Device Self-test)
+    ] + [(m, "no device self-test: Identify OACS bit 4 is clear (tests/vm/smartd)") for m in (
+        "drivewatch_self_test_in_progress", "drivewatch_self_test_completion_ratio",
+        "drivewatch_self_test_last_result", "drivewatch_self_test_last_power_on_seconds",
+        "drivewatch_self_test_last_seen_timestamp_seconds", "drivewatch_self_test_failures_total",
+        "drivewatch_self_test_started_total", "drivewatch_self_test_failing_lba",
+        "drivewatch_self_test_failing_segment")] + [
+    # error log probe
+    ("drivewatch_error_log_new_entries_total",
+     "QEMU 7.2's Error Information log stays empty (one zero entry), so no new entry is ever counted"),
+    ("drivewatch_error_log_newest_seen_timestamp_seconds",
+     "exported only when the error log holds an entry, and QEMU's is empty"),
+    # persistent event log probe: Identify LPA bit 4 is clear
+    ] + [(m, "no persistent event log: Identify LPA bit 4 is clear (tests/vm/smartd)") for m in (
+        "drivewatch_persistent_event_log_events_total", "drivewatch_persistent_event_log_events",
+        "drivewatch_persistent_event_log_thermal_excursion_celsius",
+        "drivewatch_persistent_event_log_thermal_excursion_threshold_celsius",
+        "drivewatch_persistent_event_log_thermal_excursion_timestamp_seconds",
+        "drivewatch_persistent_event_log_last_processed_timestamp_seconds",
+        "drivewatch_persistent_event_log_decode_problems")
 ])
 # Documented metrics this setup does not produce for reasons other than
 # QEMU; also asserted absent.

@@ -60,36 +60,7 @@ class NvmeController : public Controller {
 
   Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t nsid,
                              std::size_t length) override {
-    const std::string what = "get log page " + Hex2(lid);
-    // NUMD counts dwords (NVMe 2.0 §5.16), so a length that is not a
-    // multiple of 4 cannot be asked for.
-    if (length == 0 || length % 4 != 0 || length > UINT32_MAX) {
-      return Error{EINVAL, -1,
-                   device_ + ": " + what + ": length " +
-                       std::to_string(length) +
-                       " is not a positive multiple of 4 bytes"};
-    }
-    Bytes data(length);
-    nvme_get_log_args args{};
-    args.args_size = sizeof(args);
-    args.fd = fd_;
-    args.timeout = kAdminCommandTimeoutMs;
-    args.log = data.data();
-    args.lid = static_cast<nvme_cmd_get_log_lid>(lid);
-    args.len = static_cast<std::uint32_t>(length);
-    args.nsid = nsid;
-    args.csi = NVME_CSI_NVM;
-    // RAE cleared, as nvme-cli and the kernel's hwmon reads do: reading the
-    // log acknowledges its asynchronous event, so the controller can raise
-    // the next one (NVMe 2.0 §5.2).
-    args.rae = false;
-    // Chunks of 4 KiB stay within any controller's MDTS; libnvme keeps RAE
-    // set on all but the last chunk so the data stays latched meanwhile.
-    const int rc = nvme_get_log_page(fd_, NVME_LOG_PAGE_PDU_SIZE, &args);
-    const int saved_errno = errno;
-    if (rc != 0)
-      return detail::AdminCommandError(device_, what, rc, saved_errno);
-    return data;
+    return GetLogPageAt(lid, nsid, length, 0, 0);
   }
 
   Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
@@ -143,15 +114,21 @@ class NvmeController : public Controller {
   Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
                                std::size_t length, std::uint8_t lsp,
                                std::uint64_t offset) override {
-    const std::string what = "get log page " + Hex2(lid) + " LSP " +
-                             std::to_string(lsp) + " offset " +
-                             std::to_string(offset);
-    if (length == 0 || length % 4 != 0 || length > UINT32_MAX ||
-        offset % 4 != 0) {
+    std::string what = "get log page " + Hex2(lid);
+    if (lsp != 0 || offset != 0) {
+      what += " LSP " + std::to_string(lsp) + " offset " + std::to_string(offset);
+    }
+    // NUMD counts dwords and LPO must be dword aligned (NVMe 2.0 §5.16).
+    if (length == 0 || length % 4 != 0 || length > UINT32_MAX) {
       return Error{EINVAL, -1,
                    device_ + ": " + what + ": length " +
                        std::to_string(length) +
-                       " or offset is not a multiple of 4 bytes"};
+                       " is not a positive multiple of 4 bytes"};
+    }
+    if (offset % 4 != 0) {
+      return Error{EINVAL, -1,
+                   device_ + ": " + what + ": offset is not a multiple of 4 "
+                                           "bytes"};
     }
     Bytes data(length);
     nvme_get_log_args args{};
@@ -165,6 +142,10 @@ class NvmeController : public Controller {
     args.csi = NVME_CSI_NVM;
     args.lsp = lsp;
     args.lpo = offset;
+    // RAE cleared, as nvme-cli and the kernel's hwmon reads do: reading the
+    // log acknowledges its asynchronous event, so the controller can raise
+    // the next one (NVMe 2.0 §5.2). Chunks of 4 KiB stay within any
+    // controller's MDTS; libnvme keeps RAE set on all but the last chunk.
     args.rae = false;
     const int rc = nvme_get_log_page(fd_, NVME_LOG_PAGE_PDU_SIZE, &args);
     const int saved_errno = errno;

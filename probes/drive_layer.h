@@ -36,6 +36,14 @@ struct ControllerInfo {
   std::vector<NamespaceInfo> namespaces;
 };
 
+// Prefixes `error`'s message with the controller's device. Decoders name the
+// structure but not the device; a probe's error is logged once, so it has to
+// say which drive.
+inline Error OnDevice(const ControllerInfo& info, Error error) {
+  error.message = info.device + ": " + error.message;
+  return error;
+}
+
 // A feature's Get Features completion: dword 0 of the completion queue entry
 // plus the data buffer, for features that return one.
 struct FeatureValue {

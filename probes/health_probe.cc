@@ -384,12 +384,6 @@ void EmitNamespace(Controller& ctrl, const NamespaceInfo& ns, Emitter& out) {
           {{"nsid", nsid}});
 }
 
-// Decoders name the structure but not the device; the caller logs the
-// message once, so it has to say which drive.
-Error OnDevice(const ControllerInfo& info, Error error) {
-  error.message = info.device + ": " + error.message;
-  return error;
-}
 
 }  // namespace
 
@@ -403,17 +397,8 @@ const MetricDesc& HealthProbe::TemperatureThresholdMetric() {
 
 Status HealthProbe::Run(Controller& ctrl, const ControllerInfo& info,
                         SampleSink& sink) {
-  auto id_bytes = ctrl.Identify(kIdentifyCnsController, 0);
-  if (!id_bytes) return id_bytes.error();
-  auto id = DecodeIdentifyController(*id_bytes);
-  if (!id) return OnDevice(info, id.error());
-  if (id->serial != info.serial) {
-    return Error{ENODEV, -1,
-                 info.device + ": Identify Controller serial \"" + id->serial +
-                     "\" differs from \"" + info.serial +
-                     "\" found by the scan; the device node now belongs to "
-                     "another drive"};
-  }
+  auto id = ReadIdentifyController(ctrl, info);
+  if (!id) return id.error();
 
   auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
   if (!log_bytes) return log_bytes.error();

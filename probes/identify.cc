@@ -185,4 +185,20 @@ Expected<IdentifyNamespace> DecodeIdentifyNamespace(
   return ns;
 }
 
+Expected<IdentifyController> ReadIdentifyController(
+    Controller& ctrl, const ControllerInfo& info) {
+  auto bytes = ctrl.Identify(kIdentifyCnsController, 0);
+  if (!bytes) return bytes.error();
+  auto id = DecodeIdentifyController(*bytes);
+  if (!id) return OnDevice(info, id.error());
+  if (id->serial != info.serial) {
+    return Error{ENODEV, -1,
+                 info.device + ": Identify Controller serial \"" + id->serial +
+                     "\" differs from \"" + info.serial +
+                     "\" found by the scan; the device node now belongs to "
+                     "another drive"};
+  }
+  return id;
+}
+
 }  // namespace drivewatch

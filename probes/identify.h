@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probes/drive_layer.h"
 #include "probes/expected.h"
 
 namespace drivewatch {
@@ -105,6 +106,13 @@ struct IdentifyController {
 // Fails with EBADMSG on a shorter buffer.
 Expected<IdentifyController> DecodeIdentifyController(
     std::span<const std::uint8_t> bytes);
+
+// Sends Identify Controller to `ctrl`, decodes it, and checks that the
+// controller is still the drive discovery found as `info`: a device node
+// that another drive took over between scan and run (hot-plug) fails with
+// ENODEV rather than report under the wrong serial. Messages name the device.
+Expected<IdentifyController> ReadIdentifyController(Controller& ctrl,
+                                                    const ControllerInfo& info);
 
 // LBA Format Data Structure (NVM Command Set 1.0 Figure 98).
 struct LbaFormat {

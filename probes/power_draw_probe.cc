@@ -92,17 +92,8 @@ Expected<bool> PowerDrawProbe::Sample(Controller& ctrl,
                                       const DriveLoadState& before,
                                       TimePoint run) {
   if (!w.id) {
-    auto bytes = ctrl.Identify(kIdentifyCnsController, 0);
-    if (!bytes) return bytes.error();
-    auto id = DecodeIdentifyController(*bytes);
+    auto id = ReadIdentifyController(ctrl, info);
     if (!id) return id.error();
-    if (id->serial != info.serial) {
-      return Error{ENODEV, -1,
-                   info.device + ": Identify Controller serial \"" +
-                       id->serial + "\" differs from \"" + info.serial +
-                       "\" found by the scan; the device node now belongs to "
-                       "another drive"};
-    }
     w.id = std::move(*id);
   }
   auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);

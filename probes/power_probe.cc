@@ -79,10 +79,6 @@ const MetricDesc* const kAllMetrics[] = {
     &FeatureSupportedMetric(),
 };
 
-Error OnDevice(const ControllerInfo& info, Error error) {
-  error.message = info.device + ": " + error.message;
-  return error;
-}
 
 }  // namespace
 
@@ -94,17 +90,8 @@ std::span<const MetricDesc* const> PowerProbe::Metrics() { return kAllMetrics; }
 
 Status PowerProbe::Run(Controller& ctrl, const ControllerInfo& info,
                        SampleSink& sink) {
-  auto id_bytes = ctrl.Identify(kIdentifyCnsController, 0);
-  if (!id_bytes) return id_bytes.error();
-  auto id = DecodeIdentifyController(*id_bytes);
-  if (!id) return OnDevice(info, id.error());
-  if (id->serial != info.serial) {
-    return Error{ENODEV, -1,
-                 info.device + ": Identify Controller serial \"" + id->serial +
-                     "\" differs from \"" + info.serial +
-                     "\" found by the scan; the device node now belongs to "
-                     "another drive"};
-  }
+  auto id = ReadIdentifyController(ctrl, info);
+  if (!id) return id.error();
   auto add = [&](const MetricDesc& desc, double value, Labels extra = {}) {
     Labels labels{{"serial", info.serial}};
     for (auto& label : extra) labels.push_back(std::move(label));

@@ -45,10 +45,6 @@ double ThresholdCelsius(std::uint16_t kelvin) {
          100;
 }
 
-Error OnDevice(const ControllerInfo& info, Error error) {
-  error.message = info.device + ": " + error.message;
-  return error;
-}
 
 }  // namespace
 
@@ -101,17 +97,8 @@ std::span<const MetricDesc* const> ThermalProbe::Metrics() {
 
 Status ThermalProbe::Run(Controller& ctrl, const ControllerInfo& info,
                          SampleSink& sink) {
-  auto id_bytes = ctrl.Identify(kIdentifyCnsController, 0);
-  if (!id_bytes) return id_bytes.error();
-  auto id = DecodeIdentifyController(*id_bytes);
-  if (!id) return OnDevice(info, id.error());
-  if (id->serial != info.serial) {
-    return Error{ENODEV, -1,
-                 info.device + ": Identify Controller serial \"" + id->serial +
-                     "\" differs from \"" + info.serial +
-                     "\" found by the scan; the device node now belongs to "
-                     "another drive"};
-  }
+  auto id = ReadIdentifyController(ctrl, info);
+  if (!id) return id.error();
   auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
   if (!log_bytes) return log_bytes.error();
   auto log = DecodeSmartLog(*log_bytes);

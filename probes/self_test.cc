@@ -275,11 +275,7 @@ Status SelfTestProbe::Run(Controller& ctrl, const ControllerInfo& info,
   }
   support_.Report(sink, info.serial, kFeature, kDescription, true, "");
   auto log = DecodeSelfTestLog(*bytes);
-  if (!log) {
-    Error e = log.error();
-    e.message = info.device + ": " + e.message;
-    return e;
-  }
+  if (!log) return OnDevice(info, log.error());
   const auto now = now_();
   const std::int64_t now_s = UnixSeconds(now);
   if (!loaded_) LoadState(info.serial);

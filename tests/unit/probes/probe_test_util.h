@@ -10,6 +10,8 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <span>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -17,6 +19,8 @@
 
 #include "probes/drive_layer.h"
 #include "probes/sample_sink.h"
+
+#include <gtest/gtest.h>
 
 namespace drivewatch::testing {
 
@@ -183,5 +187,21 @@ class RecordingSink : public SampleSink {
   std::vector<Sample> samples;
   std::vector<std::pair<Sample, std::shared_ptr<const HistogramValue>>> histograms;
 };
+
+// Every metric a probe can emit, including those no fixture produces, is
+// listed in docs/metrics.md (the dashboards' contract) and has a help text
+// that says something.
+inline void ExpectDocumented(std::span<const MetricDesc* const> metrics) {
+  std::ifstream in(std::string(DW_SOURCE_DIR) + "/docs/metrics.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string docs = text.str();
+  ASSERT_FALSE(docs.empty()) << "cannot read docs/metrics.md";
+  for (const MetricDesc* desc : metrics) {
+    EXPECT_NE(docs.find(std::string("`") + desc->name + "`"), std::string::npos)
+        << desc->name << " is missing from docs/metrics.md";
+    EXPECT_GT(std::string(desc->help).size(), 20u) << desc->name;
+  }
+}
 
 }  // namespace drivewatch::testing

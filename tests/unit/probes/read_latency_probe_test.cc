@@ -2,21 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/probes/probe_test_util.h"
+
 #include <fstream>
 #include <sstream>
 
 namespace drivewatch {
 namespace {
 
-TEST(ReadLatencyProbeTest, EveryMetricIsDocumented) {
-  std::ifstream in(std::string(DW_SOURCE_DIR) + "/docs/metrics.md");
-  std::stringstream doc;
-  doc << in.rdbuf();
-  ASSERT_FALSE(doc.str().empty());
-  for (const MetricDesc* m : ReadLatencyProbe::Metrics()) {
-    EXPECT_NE(doc.str().find("`" + std::string(m->name) + "`"), std::string::npos)
-        << m->name << " is not listed in docs/metrics.md";
-  }
+TEST(ReadLatencyProbeTest, EveryMetricIsDocumentedWithHelp) {
+  testing::ExpectDocumented(ReadLatencyProbe::Metrics());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <span>
 #include <sstream>
 #include <system_error>
@@ -26,8 +27,8 @@ using std::chrono::milliseconds;
 // The schema. Adding a key means adding it here, reading it in Loader, and
 // writing it in ToToml() and drivewatch.toml (the tests hold those three to
 // each other).
-constexpr std::array<std::string_view, 6> kRootKeys{
-    "web", "log", "state", "discovery", "drives", "probes"};
+constexpr std::array<std::string_view, 7> kRootKeys{
+    "web", "log", "state", "discovery", "drives", "probes", "aging"};
 constexpr std::array<std::string_view, 1> kWebKeys{"listen_address"};
 constexpr std::array<std::string_view, 1> kLogKeys{"level"};
 constexpr std::array<std::string_view, 1> kStateKeys{"directory"};
@@ -55,9 +56,52 @@ constexpr std::array<std::string_view, 3> kPowerKeys{"enabled", "interval",
                                                      "meters"};
 constexpr std::array<std::string_view, 4> kMeterKeys{"serial", "hwmon",
                                                      "command", "timeout"};
+constexpr std::array<std::string_view, 3> kAgingKeys{"temperature_margin",
+                                                     "targets", "phases"};
+constexpr std::array<std::string_view, 9> kAgingTargetKeys{
+    "name",          "block_device",     "directory",
+    "serial",        "namespace",        "destroy_data",
+    "allow_signatures", "file_size",     "free_space_reserve"};
+constexpr std::array<std::string_view, 18> kPhaseKeys{
+    "name",           "kind",           "target",
+    "interval",       "window",         "weekdays",
+    "max_duration",   "block_size",     "queue_depth",
+    "fill_percent",   "slc_drop_fraction", "slc_sustain",
+    "slc_median_window", "reclaim_idle", "reclaim_write",
+    "perf_duration",  "perf_mixed_iops", "trim_percent"};
+constexpr std::array<std::string_view, 4> kPhaseKindNames{"fill", "reclaim",
+                                                          "perf", "trim"};
+constexpr std::array<std::string_view, 7> kWeekdayNames{
+    "sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+// Which kinds use each kind-specific phase key (bit per PhaseKind).
+constexpr unsigned Kinds(std::initializer_list<PhaseKind> kinds) {
+  unsigned mask = 0;
+  for (PhaseKind k : kinds) mask |= 1u << static_cast<unsigned>(k);
+  return mask;
+}
+struct PhaseKeyUse {
+  std::string_view key;
+  unsigned kinds;
+};
+constexpr PhaseKeyUse kPhaseKeyUses[] = {
+    {"block_size", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kTrim})},
+    {"queue_depth", Kinds({PhaseKind::kFill, PhaseKind::kReclaim,
+                           PhaseKind::kPerf, PhaseKind::kTrim})},
+    {"fill_percent", Kinds({PhaseKind::kFill, PhaseKind::kTrim})},
+    {"slc_drop_fraction", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
+    {"slc_sustain", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
+    {"slc_median_window", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
+    {"reclaim_idle", Kinds({PhaseKind::kReclaim})},
+    {"reclaim_write", Kinds({PhaseKind::kReclaim})},
+    {"perf_duration", Kinds({PhaseKind::kPerf})},
+    {"perf_mixed_iops", Kinds({PhaseKind::kPerf})},
+    {"trim_percent", Kinds({PhaseKind::kTrim})},
+};
+
 // Every leaf and every table below the top, so that a key written in the
 // wrong table ("interval" at the top) can point at where it belongs.
-constexpr std::array<std::string_view, 37> kLeafPaths{
+constexpr std::array<std::string_view, 40> kLeafPaths{
+    "aging.temperature_margin", "aging.targets", "aging.phases",
     "web.listen_address",     "log.level",
     "state.directory",        "discovery.interval",
     "discovery.grace_period", "drives.include_serials",
@@ -77,8 +121,8 @@ constexpr std::array<std::string_view, 37> kLeafPaths{
     "probes.self_test.drives", "probes.error_log.enabled",
     "probes.error_log.interval", "probes.persistent_event_log.enabled",
     "probes.persistent_event_log.interval"};
-constexpr std::array<std::string_view, 7> kTablePaths{
-    "probes.health",    "probes.thermal",   "probes.power",
+constexpr std::array<std::string_view, 8> kTablePaths{
+    "aging", "probes.health",    "probes.thermal",   "probes.power",
     "probes.read_latency", "probes.self_test", "probes.error_log",
     "probes.persistent_event_log"};
 
@@ -100,6 +144,12 @@ constexpr Range kRatePeriodRange{milliseconds{1'000}, std::chrono::hours{24}};
 constexpr Range kIdlePeriodRange{milliseconds{0}, std::chrono::hours{24}};
 constexpr Range kReadTimeoutRange{milliseconds{10}, milliseconds{60'000}};
 constexpr Range kWindowRange{milliseconds{60'000}, std::chrono::hours{24}};
+constexpr Range kPhaseIntervalRange{milliseconds{60'000}, std::chrono::days{366}};
+constexpr Range kMaxDurationRange{milliseconds{1'000}, std::chrono::days{30}};
+constexpr Range kSlcSustainRange{milliseconds{1'000}, std::chrono::hours{1}};
+constexpr Range kSlcMedianRange{milliseconds{1'000}, milliseconds{60'000}};
+constexpr Range kReclaimRange{milliseconds{1'000}, std::chrono::hours{24}};
+constexpr Range kPerfDurationRange{milliseconds{1'000}, std::chrono::hours{1}};
 constexpr std::uint32_t kMaxRate = 10'000;
 
 constexpr std::string_view kDurationExample =
@@ -169,6 +219,8 @@ std::string At(const toml::source_position& where) {
          std::to_string(where.column);
 }
 
+std::string Trim(std::string_view s);
+
 struct Located {
   std::string value;
   toml::source_position where;
@@ -228,6 +280,9 @@ class Loader {
       ReadProbe(*probes, "error_log", kProbeKeys, config.error_log);
       ReadProbe(*probes, "persistent_event_log", kProbeKeys,
                 config.persistent_event_log);
+    }
+    if (const toml::table* aging = Table(root, "aging", "")) {
+      ReadAging(*aging, config.aging);
     }
 
     LoadResult result;
@@ -827,6 +882,411 @@ class Loader {
     out = std::move(targets);
   }
 
+  // [aging] with [[aging.targets]] and [[aging.phases]]. Phases are read
+  // after the targets so a phase can be checked against the target it
+  // names.
+  void ReadAging(const toml::table& t, AgingConfig& out) {
+    CheckKeys(t, "aging", kAgingKeys, "");
+    ReadNumber(t, "temperature_margin", "aging", 0, 50,
+               "a number of kelvins from 0 to 50", out.temperature_margin);
+    ReadAgingTargets(t, out.targets);
+    ReadPhases(t, out.targets, out.phases);
+  }
+
+  // An array of tables at `key`, or null (reported when it is not one).
+  const toml::array* TableArray(const toml::table& t, std::string_view name,
+                                std::string_view path) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) return nullptr;
+    const toml::array* array = node->as_array();
+    const std::string key = Join(path, name);
+    if (array == nullptr) {
+      WrongType(*node, key, "an array of tables, written [[" + key + "]]");
+    }
+    return array;
+  }
+
+  // The `name` of one array element: letters, digits, _, - and ., unique
+  // among `seen`. Empty when missing or bad (reported).
+  std::string ReadName(const toml::table& e, std::string_view path,
+                       std::string_view noun, std::vector<Located>& seen) {
+    const toml::node* name = e.get("name");
+    const std::string key = std::string(path) + ".name";
+    if (name == nullptr) {
+      Report(e.source().begin, std::string(path),
+             "missing name (expected the " + std::string(noun) +
+                 "'s name, e.g. name = \"scratch\")");
+      return "";
+    }
+    const auto* v = name->as_string();
+    if (v == nullptr || v->get().empty() ||
+        !std::all_of(v->get().begin(), v->get().end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                 c == '-' || c == '.';
+        })) {
+      WrongType(*name, key, "a non-empty string of letters, digits, _, - and .");
+      return "";
+    }
+    auto first = std::find_if(seen.begin(), seen.end(), [&](const Located& l) {
+      return l.value == v->get();
+    });
+    if (first != seen.end()) {
+      Report(name->source().begin, key,
+             Quote(v->get()) + " is already a " + std::string(noun) + ", at " +
+                 At(first->where) + " (expected unique names)");
+      return "";
+    }
+    seen.push_back(Located{v->get(), name->source().begin});
+    return v->get();
+  }
+
+  // An integer or float in [min, max].
+  void ReadNumber(const toml::table& t, std::string_view name,
+                  std::string_view path, double min, double max,
+                  std::string_view expected, double& out) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) return;
+    const std::string key = Join(path, name);
+    std::optional<double> value;
+    if (const auto* i = node->as_integer()) value = static_cast<double>(i->get());
+    if (const auto* f = node->as_floating_point()) value = f->get();
+    if (!value) return WrongType(*node, key, expected);
+    if (!(*value >= min && *value <= max)) {
+      return Report(node->source().begin, key,
+                    Describe(*node) + " is out of range (expected " +
+                        std::string(expected) + ")");
+    }
+    out = *value;
+  }
+
+  // A whole number in [min, max].
+  void ReadInteger(const toml::table& t, std::string_view name,
+                   std::string_view path, std::int64_t min, std::int64_t max,
+                   std::uint32_t& out) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) return;
+    const std::string key = Join(path, name);
+    const std::string expected = "a whole number from " + std::to_string(min) +
+                                 " to " + std::to_string(max);
+    const auto* v = node->as_integer();
+    if (v == nullptr) return WrongType(*node, key, expected);
+    if (v->get() < min || v->get() > max) {
+      return Report(node->source().begin, key,
+                    std::to_string(v->get()) + " is out of range (expected " +
+                        expected + ")");
+    }
+    out = static_cast<std::uint32_t>(v->get());
+  }
+
+  void ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out) {
+    constexpr std::string_view kPath = "aging.targets";
+    const toml::array* array = TableArray(t, "targets", "aging");
+    if (array == nullptr) return;
+    std::vector<Located> names;
+    std::vector<AgingTarget> targets;
+    for (const toml::node& element : *array) {
+      const toml::table* e = element.as_table();
+      if (e == nullptr) {
+        WrongType(element, std::string(kPath),
+                  "a table with name and block_device or directory");
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*e, kPath, kAgingTargetKeys, "");
+      AgingTarget target;
+      target.name = ReadName(*e, kPath, "target", names);
+      const toml::node* device = e->get("block_device");
+      const toml::node* directory = e->get("directory");
+      if ((device == nullptr) == (directory == nullptr)) {
+        Report(e->source().begin, std::string(kPath),
+               std::string(device == nullptr
+                               ? "neither block_device nor directory is set"
+                               : "both block_device and directory are set") +
+                   " (expected exactly one)");
+      }
+      ReadString(*e, "block_device", kPath, detail::AbsolutePathProblem,
+                 target.block_device);
+      ReadString(*e, "directory", kPath, detail::AbsolutePathProblem,
+                 target.directory);
+      // Keys that belong to one kind of target only.
+      for (std::string_view key :
+           {"serial", "namespace", "destroy_data", "allow_signatures"}) {
+        const toml::node* n = e->get(key);
+        if (n != nullptr && device == nullptr && directory != nullptr) {
+          Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+                 "only a block_device target has " + std::string(key) +
+                     " (expected it on a target with block_device; a "
+                     "directory target touches only its own file)");
+        }
+      }
+      for (std::string_view key : {"file_size", "free_space_reserve"}) {
+        const toml::node* n = e->get(key);
+        if (n != nullptr && device != nullptr) {
+          Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+                 "only a directory target has " + std::string(key) +
+                     " (expected it on a target with directory)");
+        }
+      }
+      if (const toml::node* serial = e->get("serial")) {
+        const auto* v = serial->as_string();
+        if (v == nullptr || Trim(v->get()).empty()) {
+          WrongType(*serial, std::string(kPath) + ".serial",
+                    "the drive's serial as a non-empty string");
+        } else {
+          target.serial = Trim(v->get());
+        }
+      } else if (device != nullptr) {
+        Report(e->source().begin, std::string(kPath) + ".serial",
+               "missing serial (expected the serial the device must show "
+               "before drivewatch writes to it, e.g. serial = "
+               "\"S4EWNX0R123456\")");
+      }
+      ReadInteger(*e, "namespace", kPath, 1, 0xFFFFFFFE, target.nsid);
+      ReadBool(*e, "destroy_data", kPath, target.destroy_data);
+      ReadBool(*e, "allow_signatures", kPath, target.allow_signatures);
+      if (const toml::node* fs = e->get("file_size")) {
+        if (auto size = Size(*fs, std::string(kPath) + ".file_size")) {
+          if (*size < (1u << 20) || *size % (1u << 20) != 0) {
+            Report(fs->source().begin, std::string(kPath) + ".file_size",
+                   Quote(FormatSize(*size)) + " is not a usable file size "
+                   "(expected a whole number of MiB, at least 1MiB)");
+          } else {
+            target.file_size = *size;
+          }
+        }
+      }
+      ReadNumber(*e, "free_space_reserve", kPath, 0, 0.9,
+                 "a fraction of the file system from 0 to 0.9",
+                 target.min_free_ratio);
+      if (errors_.size() == errors_before) targets.push_back(std::move(target));
+    }
+    out = std::move(targets);
+  }
+
+  void ReadPhases(const toml::table& t, const std::vector<AgingTarget>& targets,
+                  std::vector<PhaseConfig>& out) {
+    constexpr std::string_view kPath = "aging.phases";
+    const toml::array* array = TableArray(t, "phases", "aging");
+    if (array == nullptr) return;
+    std::vector<Located> names;
+    std::vector<PhaseConfig> phases;
+    for (const toml::node& element : *array) {
+      const toml::table* e = element.as_table();
+      if (e == nullptr) {
+        WrongType(element, std::string(kPath), "a table with name, kind and target");
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*e, kPath, kPhaseKeys, "");
+      PhaseConfig phase;
+      phase.name = ReadName(*e, kPath, "phase", names);
+      const toml::node* kind = e->get("kind");
+      if (kind == nullptr) {
+        Report(e->source().begin, std::string(kPath) + ".kind",
+               "missing kind (expected " + OneOf(kPhaseKindNames) + ")");
+      } else if (const auto* v = kind->as_string(); v == nullptr) {
+        WrongType(*kind, std::string(kPath) + ".kind",
+                  "a string, " + OneOf(kPhaseKindNames));
+      } else {
+        auto it = std::find(kPhaseKindNames.begin(), kPhaseKindNames.end(),
+                            v->get());
+        if (it == kPhaseKindNames.end()) {
+          Report(kind->source().begin, std::string(kPath) + ".kind",
+                 Quote(v->get()) + " is not a phase kind (expected " +
+                     OneOf(kPhaseKindNames) + ")");
+        } else {
+          phase.kind = static_cast<PhaseKind>(it - kPhaseKindNames.begin());
+          if (phase.kind == PhaseKind::kTrim) phase.fill_percent = 90;
+        }
+      }
+      if (const toml::node* target = e->get("target")) {
+        const auto* v = target->as_string();
+        if (v == nullptr) {
+          WrongType(*target, std::string(kPath) + ".target",
+                    "the name of an [[aging.targets]] entry");
+        } else if (std::none_of(targets.begin(), targets.end(),
+                                [&](const AgingTarget& a) {
+                                  return a.name == v->get();
+                                })) {
+          std::string known;
+          for (const AgingTarget& a : targets) {
+            known += (known.empty() ? "" : ", ") + Quote(a.name);
+          }
+          Report(target->source().begin, std::string(kPath) + ".target",
+                 Quote(v->get()) + " is not an [[aging.targets]] name " +
+                     (known.empty() ? std::string("(no targets are configured)")
+                                    : "(expected one of: " + known + ")"));
+        } else {
+          phase.target = v->get();
+        }
+      } else {
+        Report(e->source().begin, std::string(kPath) + ".target",
+               "missing target (expected the name of an [[aging.targets]] "
+               "entry)");
+      }
+      if (errors_.size() == errors_before) {
+        for (const PhaseKeyUse& use : kPhaseKeyUses) {
+          const toml::node* n = e->get(use.key);
+          if (n == nullptr ||
+              (use.kinds & (1u << static_cast<unsigned>(phase.kind))) != 0) {
+            continue;
+          }
+          std::string users;
+          for (std::size_t k = 0; k < kPhaseKindNames.size(); ++k) {
+            if ((use.kinds & (1u << k)) == 0) continue;
+            users += (users.empty() ? "" : ", ") + Quote(kPhaseKindNames[k]);
+          }
+          Report(n->source().begin,
+                 std::string(kPath) + "." + std::string(use.key),
+                 "not used by kind " +
+                     Quote(kPhaseKindNames[static_cast<unsigned>(phase.kind)]) +
+                     " (expected only on kind " + users + ")");
+        }
+      }
+      ReadPhaseSchedule(*e, phase.schedule);
+      ReadDuration(*e, "max_duration", kPath, kMaxDurationRange,
+                   phase.max_duration);
+      if (const toml::node* node = e->get("block_size")) {
+        if (auto size = Size(*node, std::string(kPath) + ".block_size")) {
+          if (*size < 512 || *size > (2u << 20) || *size % 512 != 0) {
+            Report(node->source().begin, std::string(kPath) + ".block_size",
+                   Quote(FormatSize(*size)) + " is not a usable block size "
+                   "(expected a multiple of 512B from 512B to 2MiB)");
+          } else {
+            phase.block_size = static_cast<std::uint32_t>(*size);
+          }
+        }
+      }
+      ReadInteger(*e, "queue_depth", kPath, 1, 256, phase.queue_depth);
+      ReadNumber(*e, "fill_percent", kPath, 1, 100,
+                 "a percentage of the target from 1 to 100", phase.fill_percent);
+      ReadNumber(*e, "slc_drop_fraction", kPath, 0.05, 0.95,
+                 "a fraction of the initial throughput from 0.05 to 0.95",
+                 phase.slc_drop_fraction);
+      ReadDuration(*e, "slc_sustain", kPath, kSlcSustainRange, phase.slc_sustain);
+      ReadDuration(*e, "slc_median_window", kPath, kSlcMedianRange,
+                   phase.slc_median_window);
+      ReadDurationList(*e, "reclaim_idle", kPath, kReclaimRange,
+                       phase.reclaim_idle);
+      ReadDuration(*e, "reclaim_write", kPath, kReclaimRange,
+                   phase.reclaim_write);
+      ReadDuration(*e, "perf_duration", kPath, kPerfDurationRange,
+                   phase.perf_duration);
+      ReadNumber(*e, "perf_mixed_iops", kPath, 1, 1e6,
+                 "I/Os per second from 1 to 1000000", phase.perf_mixed_iops);
+      ReadNumber(*e, "trim_percent", kPath, 1, 100,
+                 "a percentage of the target from 1 to 100", phase.trim_percent);
+      if (errors_.size() == errors_before) phases.push_back(std::move(phase));
+    }
+    out = std::move(phases);
+  }
+
+  void ReadDurationList(const toml::table& t, std::string_view name,
+                        std::string_view path, Range range,
+                        std::vector<milliseconds>& out) {
+    const toml::node* node = t.get(name);
+    if (node == nullptr) return;
+    const std::string key = Join(path, name);
+    const std::string expected = "a non-empty array of durations from " +
+                                 FormatDuration(range.min) + " to " +
+                                 FormatDuration(range.max) +
+                                 ", such as [\"1m\", \"2m\"]";
+    const toml::array* array = node->as_array();
+    if (array == nullptr || array->empty() || array->size() > 100) {
+      return WrongType(*node, key, expected);
+    }
+    std::vector<milliseconds> list;
+    for (const toml::node& element : *array) {
+      const auto* v = element.as_string();
+      if (v == nullptr) return WrongType(element, key, expected);
+      std::string problem;
+      const auto d = ParseDuration(v->get(), &problem);
+      if (!d) return Report(element.source().begin, key, std::move(problem));
+      if (*d < range.min || *d > range.max) {
+        return Report(element.source().begin, key,
+                      Quote(v->get()) + " is out of range (expected " +
+                          FormatDuration(range.min) + " to " +
+                          FormatDuration(range.max) + ")");
+      }
+      list.push_back(*d);
+    }
+    out = std::move(list);
+  }
+
+  // interval, or window (+ weekdays): see PhaseSchedule.
+  void ReadPhaseSchedule(const toml::table& e, PhaseSchedule& out) {
+    constexpr std::string_view kPath = "aging.phases";
+    const toml::node* interval = e.get("interval");
+    const toml::node* window = e.get("window");
+    const toml::node* weekdays = e.get("weekdays");
+    if (interval != nullptr && window != nullptr) {
+      Report(window->source().begin, std::string(kPath) + ".window",
+             "both interval and window are set (expected one of them, or "
+             "neither for a phase run only by hand)");
+      return;
+    }
+    ReadDuration(e, "interval", kPath, kPhaseIntervalRange, out.interval);
+    if (window != nullptr) {
+      const std::string key = std::string(kPath) + ".window";
+      constexpr std::string_view kExpected =
+          "a local time window \"HH:MM-HH:MM\", such as \"01:00-05:00\"";
+      const auto* v = window->as_string();
+      if (v == nullptr) return WrongType(*window, key, kExpected);
+      auto minutes = [](std::string_view hm) -> int {
+        if (hm.size() != 5 || hm[2] != ':' || !std::isdigit(hm[0]) ||
+            !std::isdigit(hm[1]) || !std::isdigit(hm[3]) || !std::isdigit(hm[4]))
+          return -1;
+        const int h = (hm[0] - '0') * 10 + (hm[1] - '0');
+        const int m = (hm[3] - '0') * 10 + (hm[4] - '0');
+        return h < 24 && m < 60 ? h * 60 + m : -1;
+      };
+      const std::string_view text = v->get();
+      const int start = text.size() == 11 && text[5] == '-'
+                            ? minutes(text.substr(0, 5)) : -1;
+      const int end = text.size() == 11 && text[5] == '-'
+                          ? minutes(text.substr(6)) : -1;
+      if (start < 0 || end < 0 || start == end) {
+        return Report(window->source().begin, key,
+                      Quote(text) + " is not a time window (expected " +
+                          std::string(kExpected) + ", start and end differing)");
+      }
+      out.window_start = start;
+      out.window_end = end;
+    }
+    if (weekdays != nullptr) {
+      const std::string key = std::string(kPath) + ".weekdays";
+      if (window == nullptr) {
+        return Report(weekdays->source().begin, key,
+                      "weekdays without a window (expected window = "
+                      "\"HH:MM-HH:MM\" beside it)");
+      }
+      const std::string expected =
+          "a non-empty array of days, each one of: " + OneOf(kWeekdayNames).substr(8);
+      const toml::array* array = weekdays->as_array();
+      if (array == nullptr || array->empty()) {
+        return WrongType(*weekdays, key, expected);
+      }
+      std::uint8_t mask = 0;
+      for (const toml::node& element : *array) {
+        const auto* d = element.as_string();
+        if (d == nullptr) return WrongType(element, key, expected);
+        auto it = std::find(kWeekdayNames.begin(), kWeekdayNames.end(), d->get());
+        if (it == kWeekdayNames.end()) {
+          return Report(element.source().begin, key,
+                        Quote(d->get()) + " is not a weekday (expected " +
+                            OneOf(kWeekdayNames) + ")");
+        }
+        const auto bit = static_cast<std::uint8_t>(1u << (it - kWeekdayNames.begin()));
+        if (mask & bit) {
+          return Report(element.source().begin, key,
+                        Quote(d->get()) + " is listed twice (expected each day once)");
+        }
+        mask |= bit;
+      }
+      out.weekdays = mask;
+    }
+  }
+
   void ReadCommand(const toml::node& node, std::vector<std::string>& out) {
     const std::string key = "probes.power.meters.command";
     constexpr std::string_view kExpected =
@@ -892,6 +1352,92 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
+std::string Number(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : "0";
+}
+
+void AppendAging(std::string& out, const AgingConfig& aging) {
+  out += "\n[aging]\ntemperature_margin = " + Number(aging.temperature_margin);
+  out += "\ntargets = [";
+  for (std::size_t i = 0; i < aging.targets.size(); ++i) {
+    const AgingTarget& t = aging.targets[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(t.name);
+    if (!t.block_device.empty()) {
+      out += ", block_device = " + Quote(t.block_device);
+      out += ", serial = " + Quote(t.serial);
+      if (t.nsid != 0) out += ", namespace = " + std::to_string(t.nsid);
+      out += ", destroy_data = ";
+      out += t.destroy_data ? "true" : "false";
+      out += ", allow_signatures = ";
+      out += t.allow_signatures ? "true" : "false";
+    } else {
+      out += ", directory = " + Quote(t.directory);
+      out += ", file_size = " + Quote(FormatSize(t.file_size));
+      out += ", free_space_reserve = " + Number(t.min_free_ratio);
+    }
+    out += " }";
+  }
+  out += aging.targets.empty() ? "]\n" : ",\n]\n";
+  out += "phases = [";
+  for (std::size_t i = 0; i < aging.phases.size(); ++i) {
+    const PhaseConfig& p = aging.phases[i];
+    const unsigned kind = 1u << static_cast<unsigned>(p.kind);
+    auto uses = [&](std::string_view key) {
+      for (const PhaseKeyUse& use : kPhaseKeyUses) {
+        if (use.key == key) return (use.kinds & kind) != 0;
+      }
+      return false;
+    };
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(p.name) + ", kind = " +
+           Quote(kPhaseKindNames[static_cast<unsigned>(p.kind)]) +
+           ", target = " + Quote(p.target);
+    if (p.schedule.interval.count() > 0) {
+      out += ", interval = " + Quote(FormatDuration(p.schedule.interval));
+    }
+    if (p.schedule.window_start >= 0) {
+      char buf[16];
+      std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d",
+                    p.schedule.window_start / 60, p.schedule.window_start % 60,
+                    p.schedule.window_end / 60, p.schedule.window_end % 60);
+      out += ", window = " + Quote(buf) + ", weekdays = [";
+      bool first = true;
+      for (unsigned d = 0; d < 7; ++d) {
+        if ((p.schedule.weekdays & (1u << d)) == 0) continue;
+        out += (first ? "" : ", ") + Quote(kWeekdayNames[d]);
+        first = false;
+      }
+      out += "]";
+    }
+    out += ", max_duration = " + Quote(FormatDuration(p.max_duration));
+    if (uses("block_size")) out += ", block_size = " + Quote(FormatSize(p.block_size));
+    if (uses("queue_depth")) out += ", queue_depth = " + std::to_string(p.queue_depth);
+    if (uses("fill_percent")) out += ", fill_percent = " + Number(p.fill_percent);
+    if (uses("slc_drop_fraction")) {
+      out += ", slc_drop_fraction = " + Number(p.slc_drop_fraction);
+      out += ", slc_sustain = " + Quote(FormatDuration(p.slc_sustain));
+      out += ", slc_median_window = " + Quote(FormatDuration(p.slc_median_window));
+    }
+    if (uses("reclaim_idle")) {
+      out += ", reclaim_idle = [";
+      for (std::size_t k = 0; k < p.reclaim_idle.size(); ++k) {
+        out += (k > 0 ? ", " : "") + Quote(FormatDuration(p.reclaim_idle[k]));
+      }
+      out += "], reclaim_write = " + Quote(FormatDuration(p.reclaim_write));
+    }
+    if (uses("perf_duration")) {
+      out += ", perf_duration = " + Quote(FormatDuration(p.perf_duration));
+      out += ", perf_mixed_iops = " + Number(p.perf_mixed_iops);
+    }
+    if (uses("trim_percent")) out += ", trim_percent = " + Number(p.trim_percent);
+    out += " }";
+  }
+  out += aging.phases.empty() ? "]\n" : ",\n]\n";
+}
+
 void AppendList(std::string& out, std::string_view key,
                 const std::vector<std::string>& list) {
   out += std::string(key) + " = [";
@@ -916,6 +1462,40 @@ bool DriveSelection::Watches(std::string_view serial,
 }
 
 Config Defaults() { return Config{}; }
+
+const AgingTarget* AgingConfig::FindTarget(std::string_view name) const {
+  for (const AgingTarget& t : targets) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const PhaseConfig* AgingConfig::FindPhase(std::string_view name) const {
+  for (const PhaseConfig& p : phases) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::string_view PhaseKindName(PhaseKind kind) {
+  return kPhaseKindNames[static_cast<unsigned>(kind)];
+}
+
+std::string FormatPhaseSchedule(const PhaseSchedule& s) {
+  if (s.interval.count() > 0) return "every " + FormatDuration(s.interval);
+  if (s.window_start < 0) return "by hand only";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d", s.window_start / 60,
+                s.window_start % 60, s.window_end / 60, s.window_end % 60);
+  std::string out = std::string("window ") + buf;
+  if (s.weekdays != 0x7f) {
+    out += " on";
+    for (unsigned d = 0; d < 7; ++d) {
+      if (s.weekdays & (1u << d)) out += " " + std::string(kWeekdayNames[d]);
+    }
+  }
+  return out;
+}
 
 std::string ConfigError::ToString() const {
   std::string out = file;
@@ -1079,6 +1659,7 @@ std::string ToToml(const Config& config) {
   out += config.persistent_event_log.enabled ? "true" : "false";
   out += "\ninterval = " +
          Quote(FormatDuration(config.persistent_event_log.interval)) + "\n";
+  AppendAging(out, config.aging);
   return out;
 }
 

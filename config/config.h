@@ -111,6 +111,98 @@ struct SelfTestConfig {
   bool operator==(const SelfTestConfig&) const = default;
 };
 
+// A device or file handed over to heavy phases ([[aging.targets]]):
+// exactly one of `block_device` and `directory` is set. drivewatch writes
+// nowhere else (DESIGN.md decision 6, aging/interlocks.h).
+struct AgingTarget {
+  std::string name;          // [A-Za-z0-9_.-]+, unique; phases name it
+  std::string block_device;  // absolute path; destroyed by writing phases
+  std::string directory;     // holds drivewatch-aging-<name>.dat, nothing else
+  // block_device only: the identity the device must show before every
+  // write pass. For an NVMe namespace the controller's Identify SN and
+  // the namespace ID; for other devices sysfs' serial, and for a loop
+  // device "loop:" + its backing file.
+  std::string serial;
+  std::uint32_t nsid = 0;  // key "namespace"; required for NVMe namespaces
+  // block_device only: "all data on this device will be destroyed". No
+  // writing phase runs on a block device without it.
+  bool destroy_data = false;
+  // block_device only: also overwrite a device holding a partition table,
+  // file system, RAID or LVM signature.
+  bool allow_signatures = false;
+  std::uint64_t file_size = 1ull << 30;  // directory only
+  // directory only: refuse to grow the file when its file system would
+  // keep less than this fraction free. Key "free_space_reserve".
+  double min_free_ratio = 0.10;
+
+  bool operator==(const AgingTarget&) const = default;
+};
+
+enum class PhaseKind { kFill, kReclaim, kPerf, kTrim };
+
+// When a phase runs by itself. With neither an interval nor a window it
+// runs only by hand (drivewatch phase run).
+struct PhaseSchedule {
+  // Run when this long has passed since the last run started (0: not
+  // interval-driven).
+  std::chrono::milliseconds interval{0};
+  // Or: start within [window_start, window_end) local time, minutes after
+  // midnight (the window may wrap past midnight), on the days in
+  // `weekdays` (bit 0 Sunday .. bit 6 Saturday, as struct tm counts),
+  // once per window. Both -1: no window.
+  int window_start = -1;
+  int window_end = -1;
+  std::uint8_t weekdays = 0x7f;
+
+  bool manual() const { return interval.count() == 0 && window_start < 0; }
+  bool operator==(const PhaseSchedule&) const = default;
+};
+
+// A heavy phase ([[aging.phases]]). The parameters after `max_duration`
+// apply to the kinds named beside them; check-config rejects a key set on a
+// kind that does not use it.
+struct PhaseConfig {
+  std::string name;    // [A-Za-z0-9_.-]+, unique
+  PhaseKind kind = PhaseKind::kFill;
+  std::string target;  // an [[aging.targets]] name
+  PhaseSchedule schedule;
+  std::chrono::milliseconds max_duration{6 * 3'600'000};
+
+  std::uint32_t block_size = 128 * 1024;  // fill, reclaim, trim: sequential writes
+  std::uint32_t queue_depth = 32;         // fill, reclaim, perf, trim
+  double fill_percent = 50;  // fill: up to here; trim: 90 by default
+  // fill and reclaim: the SLC cache has run out when throughput stays
+  // below slc_drop_fraction of the initial plateau for slc_sustain, on a
+  // rolling median over slc_median_window (aging/slc_cache.h).
+  double slc_drop_fraction = 0.6;
+  std::chrono::milliseconds slc_sustain{10'000};
+  std::chrono::milliseconds slc_median_window{5'000};
+  // reclaim: idle this long, then write for reclaim_write; once per entry.
+  std::vector<std::chrono::milliseconds> reclaim_idle{
+      std::chrono::milliseconds{60'000}, std::chrono::milliseconds{120'000},
+      std::chrono::milliseconds{180'000}, std::chrono::milliseconds{240'000}};
+  std::chrono::milliseconds reclaim_write{60'000};
+  // perf: each of its measurements runs this long.
+  std::chrono::milliseconds perf_duration{30'000};
+  double perf_mixed_iops = 1000;  // perf: the fixed rate of the mixed loads
+  double trim_percent = 50;       // trim: the first this much is trimmed
+
+  bool operator==(const PhaseConfig&) const = default;
+};
+
+// [aging]
+struct AgingConfig {
+  // Abort a running phase when the composite temperature comes within this
+  // many kelvins of WCTEMP or TMT1.
+  double temperature_margin = 5;
+  std::vector<AgingTarget> targets;
+  std::vector<PhaseConfig> phases;
+
+  const AgingTarget* FindTarget(std::string_view name) const;
+  const PhaseConfig* FindPhase(std::string_view name) const;
+  bool operator==(const AgingConfig&) const = default;
+};
+
 struct Config {
   // [web]
   std::string listen_address = ":9647";
@@ -150,8 +242,16 @@ struct Config {
   // can be megabytes, so it is read less often.
   ProbeSettings persistent_event_log{true, std::chrono::milliseconds{600'000}};
 
+  // [aging]: heavy phases and the targets handed over to them.
+  AgingConfig aging;
+
   bool operator==(const Config&) const = default;
 };
+
+// "fill", "reclaim", "perf" or "trim".
+std::string_view PhaseKindName(PhaseKind kind);
+// "every 7d", "window 01:00-05:00 on sat sun", "by hand only".
+std::string FormatPhaseSchedule(const PhaseSchedule& schedule);
 
 // The built-in defaults, used when no --config.file is given.
 Config Defaults();

@@ -16,6 +16,9 @@ constexpr FlagSpec kValueFlags[] = {
     {"--log.level", &CommandLine::log_level},
     {"--drive", &CommandLine::drive},
     {"--type", &CommandLine::test_type},
+    {"--target", &CommandLine::target},
+    {"--phase", &CommandLine::phase},
+    {"--format", &CommandLine::format},
 };
 
 }  // namespace
@@ -30,6 +33,15 @@ std::string UsageText() {
                                            drive; with --wait, show progress
                                            (a line per second when not on a
                                            terminal) and the result
+       drivewatch phase run NAME --config.file=FILE [--target=NAME]
+                                           run one heavy phase ([[aging.phases]])
+                                           in the foreground: progress on
+                                           stderr, the result as JSON on
+                                           stdout, saved to the history
+       drivewatch history [--drive=SERIAL] [--phase=NAME]
+                          [--format=table|json|csv]
+                                           print the phase history kept in
+                                           the state directory
 
 drivewatch watches NVMe drives age and exports what it sees as Prometheus
 metrics.
@@ -40,7 +52,13 @@ flags:
                               [ipv6]:port or :port (overrides [web])
   --log.level=LEVEL           debug, info, warn or error (overrides [log])
   --once                      with collect: run once (the only mode)
-  --drive=SERIAL              with selftest run: the drive, by serial
+  --drive=SERIAL              with selftest run: the drive, by serial;
+                              with history: only this drive's runs
+  --target=NAME               with phase run: check that the phase runs
+                              on this [[aging.targets]] name
+  --phase=NAME                with history: only this phase's runs
+  --format=FORMAT             with history: table (default), json (one
+                              object per line) or csv
   --type=short|extended       with selftest run: which test
   --wait                      with selftest run: wait for the result (exit
                               status 0 passed, 1 otherwise)
@@ -109,10 +127,14 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         cli.command = CommandLine::Command::kCollect;
       } else if (arg == "selftest") {
         cli.command = CommandLine::Command::kSelfTest;
+      } else if (arg == "phase") {
+        cli.command = CommandLine::Command::kPhase;
+      } else if (arg == "history") {
+        cli.command = CommandLine::Command::kHistory;
       } else {
         return {std::nullopt, "unknown command \"" + arg +
-                                  "\" (expected check-config, collect or "
-                                  "selftest; see --help)"};
+                                  "\" (expected check-config, collect, "
+                                  "selftest, phase or history; see --help)"};
       }
       have_subcommand = true;
       continue;
@@ -120,8 +142,18 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
     cli.args.push_back(arg);
   }
   const bool selftest = cli.command == CommandLine::Command::kSelfTest;
-  if (!selftest && (cli.drive || cli.test_type || cli.wait)) {
-    return {std::nullopt, "--drive, --type and --wait go with selftest run"};
+  const bool history = cli.command == CommandLine::Command::kHistory;
+  if (!selftest && (cli.test_type || cli.wait)) {
+    return {std::nullopt, "--type and --wait go with selftest run"};
+  }
+  if (!selftest && !history && cli.drive) {
+    return {std::nullopt, "--drive goes with selftest run or history"};
+  }
+  if (cli.command != CommandLine::Command::kPhase && cli.target) {
+    return {std::nullopt, "--target goes with phase run"};
+  }
+  if (!history && (cli.phase || cli.format)) {
+    return {std::nullopt, "--phase and --format go with history"};
   }
   switch (cli.command) {
     case CommandLine::Command::kSelfTest:
@@ -138,6 +170,29 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
                                   (cli.test_type ? " (got \"" +
                                                        *cli.test_type + "\")"
                                                  : std::string())};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
+    case CommandLine::Command::kPhase:
+      if (cli.args.size() != 2 || cli.args[0] != "run") {
+        return {std::nullopt,
+                "phase takes the subcommand run: phase run NAME "
+                "--config.file=FILE [--target=NAME]"};
+      }
+      if (!cli.config_file) {
+        return {std::nullopt, "phase run needs --config.file=FILE (the phase and "
+                              "its target are defined there)"};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
+    case CommandLine::Command::kHistory:
+      if (!cli.args.empty()) {
+        return {std::nullopt, "unexpected argument \"" + cli.args[0] + "\""};
+      }
+      if (cli.format && *cli.format != "table" && *cli.format != "json" &&
+          *cli.format != "csv") {
+        return {std::nullopt, "--format must be table, json or csv (got \"" +
+                                  *cli.format + "\")"};
       }
       if (cli.once) return {std::nullopt, "--once goes with the collect command"};
       break;

@@ -10,7 +10,7 @@ namespace drivewatch {
 
 struct CommandLine {
   enum class Command {
-    kServe, kCheckConfig, kCollect, kSelfTest, kHelp, kVersion };
+    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kHelp, kVersion };
   Command command = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
@@ -20,6 +20,9 @@ struct CommandLine {
   std::optional<std::string> drive;  // selftest run --drive SERIAL
   std::optional<std::string> test_type;  // selftest run --type short|extended
   bool wait = false;              // selftest run --wait
+  std::optional<std::string> target;  // phase run --target NAME
+  std::optional<std::string> phase;   // history --phase NAME
+  std::optional<std::string> format;  // history --format table|json|csv
 };
 
 struct ParsedCommandLine {

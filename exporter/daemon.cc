@@ -18,6 +18,7 @@
 #include "exporter/http_server.h"
 #include "exporter/metric_store.h"
 #include "exporter/probe_registry.h"
+#include "exporter/phase_service.h"
 #include "exporter/read_latency_service.h"
 #include "exporter/scheduler.h"
 #include "exporter/systemd_notify.h"
@@ -52,8 +53,8 @@ log::Level ToLogLevel(config::LogLevel level) {
   return log::Level::kInfo;
 }
 
-// Loads --config.file (or the defaults) and applies the command-line
-// overrides. Prints every problem to stderr; returns nothing on error.
+}  // namespace
+
 std::optional<config::Config> LoadConfig(const CommandLine& cli) {
   config::Config cfg = config::Defaults();
   if (cli.config_file) {
@@ -87,6 +88,8 @@ std::optional<config::Config> LoadConfig(const CommandLine& cli) {
   }
   return cfg;
 }
+
+namespace {
 
 void PublishBuildInfo(MetricStore& store) {
   store.Publish("exporter/build",
@@ -211,6 +214,10 @@ int RunDaemon(const CommandLine& cli) {
   monitor.SetListener(&read_latency);
   read_latency.Start(*cfg);
   monitor.Start(*cfg);
+  // Heavy phases on their schedules; they pause the read latency probe
+  // and mark the drive busy while they run.
+  PhaseService phases(store, &busy_board, &read_latency);
+  phases.Start(*cfg);
 
   // Instant alerts ([probes.thermal] async_events); switched on and off by
   // reloads. Declared after the monitor so it stops before the monitor goes.
@@ -276,6 +283,7 @@ int RunDaemon(const CommandLine& cli) {
           log::SetLevel(ToLogLevel(cfg->log_level));
           monitor.Reconfigure(*cfg);
           read_latency.Reconfigure(*cfg);
+          phases.Reconfigure(*cfg);
           apply_async_events(*cfg);
           last_reload = ToUnixSeconds(clock.WallNow());
           PublishReload(store, true, last_reload);
@@ -305,6 +313,7 @@ int RunDaemon(const CommandLine& cli) {
     std::lock_guard lock(listener_mu);
     listener.reset();
   }
+  phases.Stop();  // runs end as "aborted", recorded in the history
   http->Stop();
   read_latency.Stop();
   const int busy = executor.Shutdown(std::chrono::seconds(5));

@@ -2,6 +2,9 @@
 // config validation. Each returns the process exit status.
 #pragma once
 
+#include <optional>
+
+#include "config/config.h"
 #include "exporter/cli.h"
 
 namespace drivewatch {
@@ -9,5 +12,9 @@ namespace drivewatch {
 int RunDaemon(const CommandLine& cli);
 int RunCollectOnce(const CommandLine& cli);
 int RunCheckConfig(const CommandLine& cli);
+
+// Loads --config.file (or the defaults) and applies the command-line
+// overrides. Prints every problem to stderr; returns nothing on error.
+std::optional<config::Config> LoadConfig(const CommandLine& cli);
 
 }  // namespace drivewatch

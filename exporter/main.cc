@@ -4,6 +4,7 @@
 
 #include "exporter/cli.h"
 #include "exporter/daemon.h"
+#include "exporter/phase_command.h"
 #include "exporter/selftest_command.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,10 @@ int main(int argc, char** argv) {
       return drivewatch::RunCollectOnce(cli);
     case CommandLine::Command::kSelfTest:
       return drivewatch::RunSelfTestCommand(cli);
+    case CommandLine::Command::kPhase:
+      return drivewatch::RunPhaseCommand(cli);
+    case CommandLine::Command::kHistory:
+      return drivewatch::RunHistoryCommand(cli);
     case CommandLine::Command::kServe:
       return drivewatch::RunDaemon(cli);
   }

@@ -9,6 +9,7 @@ packages=(
   cmake g++ make pkg-config git
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
+  libblkid-dev
   # tests: a real Prometheus (and promtool), real curl, systemd-analyze
   prometheus curl systemd python3
   # tests/integration and tests/bench: loop devices, fio for the comparison

@@ -252,7 +252,7 @@ TEST(ErrorTest, UnknownTable) {
       Errors("[metrics]\npath = \"/metrics\"\n"),
       ElementsAre(
           "t.toml:1:2: metrics: unknown table (expected one of: \"web\", "
-          "\"log\", \"state\", \"discovery\", \"drives\", \"probes\")"));
+          "\"log\", \"state\", \"discovery\", \"drives\", \"probes\", \"aging\")"));
 }
 
 TEST(ErrorTest, UnknownProbe) {

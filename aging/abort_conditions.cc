@@ -1,0 +1,131 @@
+#include "aging/abort_conditions.h"
+
+#include <libnvme.h>
+
+#include <cstring>
+
+#include "config/config.h"
+#include "probes/features.h"
+#include "probes/identify.h"
+#include "probes/smart_log.h"
+
+namespace drivewatch::aging {
+namespace {
+
+std::string Kelvin(double k) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.0f K (%.0f °C)", k, k - 273.15);
+  return buf;
+}
+
+class NvmeSource : public HealthSource {
+ public:
+  explicit NvmeSource(int fd) : fd_(fd) {}
+
+  Expected<HealthReading> Read() override {
+    HealthReading r;
+    if (wctemp_k_ < 0) {
+      std::vector<std::uint8_t> id(4096);
+      if (int rc = nvme_identify_ctrl(fd_, reinterpret_cast<nvme_id_ctrl*>(id.data()));
+          rc != 0) {
+        return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
+                     "Identify Controller failed"};
+      }
+      auto decoded = DecodeIdentifyController(id);
+      if (!decoded) return decoded.error();
+      wctemp_k_ = decoded->wctemp_k;
+    }
+    r.wctemp_k = static_cast<std::uint16_t>(wctemp_k_);
+    std::vector<std::uint8_t> log(512);
+    nvme_get_log_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.lid = NVME_LOG_LID_SMART;
+    args.nsid = NVME_NSID_ALL;
+    args.log = log.data();
+    args.len = static_cast<__u32>(log.size());
+    args.timeout = 5000;
+    args.csi = NVME_CSI_NVM;
+    if (int rc = nvme_get_log(&args); rc != 0) {
+      return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
+                   "Get Log Page 02h failed"};
+    }
+    auto smart = DecodeSmartLog(log);
+    if (!smart) return smart.error();
+    r.composite_k = smart->composite_temperature_k;
+    r.critical_warning = smart->critical_warning;
+    __u32 hctm = 0;
+    if (nvme_get_features_hctm(fd_, NVME_GET_FEATURES_SEL_CURRENT, &hctm) == 0) {
+      r.tmt1_k = DecodeHostThermalManagement(hctm).tmt1_k;
+    }
+    return r;
+  }
+
+ private:
+  int fd_;
+  int wctemp_k_ = -1;
+};
+
+}  // namespace
+
+std::unique_ptr<HealthSource> NvmeHealthSource(int fd) {
+  return std::make_unique<NvmeSource>(fd);
+}
+
+AbortConditions::AbortConditions(std::unique_ptr<HealthSource> health,
+                                 double margin_k,
+                                 std::chrono::steady_clock::duration max_duration,
+                                 std::chrono::steady_clock::time_point start)
+    : health_(std::move(health)),
+      margin_k_(margin_k),
+      max_duration_(max_duration),
+      start_(start) {}
+
+Status AbortConditions::Start() {
+  if (!health_) return Ok{};
+  auto r = health_->Read();
+  if (!r) return r.error();
+  warnings_at_start_ = r->critical_warning;
+  last_ = *r;
+  return Ok{};
+}
+
+std::optional<std::string> AbortConditions::Check(
+    std::chrono::steady_clock::time_point now) {
+  if (now - start_ > max_duration_) {
+    return "max_duration " +
+           config::FormatDuration(
+               std::chrono::duration_cast<std::chrono::milliseconds>(max_duration_)) +
+           " exceeded";
+  }
+  if (!health_) return std::nullopt;
+  auto r = health_->Read();
+  if (!r) {
+    if (++failed_reads_ >= 3) {
+      return "the drive's health could not be read 3 times in a row: " +
+             r.error().message;
+    }
+    return std::nullopt;
+  }
+  failed_reads_ = 0;
+  last_ = *r;
+  const std::uint8_t new_warnings = r->critical_warning & ~warnings_at_start_;
+  if (new_warnings != 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "critical warning 0x%02x set (was 0x%02x at the start)",
+                  r->critical_warning, warnings_at_start_);
+    return std::string(buf);
+  }
+  for (auto [limit, name] : {std::pair{r->wctemp_k, "WCTEMP"}, std::pair{r->tmt1_k, "TMT1"}}) {
+    if (limit == 0 || r->composite_k == 0) continue;
+    if (r->composite_k + margin_k_ >= limit) {
+      char margin[16];
+      std::snprintf(margin, sizeof(margin), "%g", margin_k_);
+      return "composite temperature " + Kelvin(r->composite_k) + " is within " +
+             margin + " K of " + name + " " + Kelvin(limit);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace drivewatch::aging

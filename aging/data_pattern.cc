@@ -1,0 +1,189 @@
+#include "aging/data_pattern.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace drivewatch::aging {
+namespace detail {
+namespace {
+
+constexpr std::uint32_t kCastagnoli = 0x82F63B78u;
+
+constexpr std::array<std::uint32_t, 256> MakeTable() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kCastagnoli : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+constexpr auto kTable = MakeTable();
+
+std::uint32_t Crc32cTable(const unsigned char* p, std::size_t n,
+                          std::uint32_t crc) {
+  while (n-- > 0) crc = kTable[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return crc;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) std::uint32_t Crc32cSse42(
+    const unsigned char* p, std::size_t n, std::uint32_t crc) {
+  std::uint64_t c = crc;
+  while (n >= 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  while (n-- > 0) c32 = _mm_crc32_u8(c32, *p++);
+  return c32;
+}
+
+const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
+}  // namespace
+
+std::uint32_t Crc32cFast(const void* data, std::size_t size, std::uint32_t crc) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  crc = ~crc;
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~Crc32cSse42(p, size, crc);
+#endif
+  return ~Crc32cTable(p, size, crc);
+}
+
+std::uint64_t SplitMix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+Xoshiro256::Xoshiro256(std::uint64_t seed) {
+  for (auto& s : s_) s = SplitMix64(seed);
+}
+
+}  // namespace detail
+
+const char* ToString(ChunkCheck check) {
+  switch (check) {
+    case ChunkCheck::kOk: return "ok";
+    case ChunkCheck::kUnwritten: return "unwritten";
+    case ChunkCheck::kCorrupt: return "corrupt";
+    case ChunkCheck::kWrongSeed: return "wrong seed";
+    case ChunkCheck::kWrongOffset: return "wrong offset";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::size_t kHeaderCrcSpan = offsetof(ChunkHeader, header_crc);
+
+bool AllZero(const unsigned char* p, std::size_t n) {
+  return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0);
+}
+
+}  // namespace
+
+ChunkVerdict VerifyChunk(const void* chunk, std::size_t size,
+                         std::uint64_t expected_offset,
+                         std::uint64_t data_seed) {
+  ChunkVerdict v;
+  const auto* p = static_cast<const unsigned char*>(chunk);
+  if (size < kMinChunkSize) return v;  // kCorrupt: too short to hold a stamp
+  if (AllZero(p, size)) {
+    v.check = ChunkCheck::kUnwritten;
+    return v;
+  }
+  std::memcpy(&v.header, p, sizeof(ChunkHeader));
+  const ChunkHeader& h = v.header;
+  if (h.magic != kChunkMagic ||
+      h.header_crc != detail::Crc32cFast(p, kHeaderCrcSpan) ||
+      h.body_crc != detail::Crc32cFast(p + sizeof(ChunkHeader),
+                                       size - sizeof(ChunkHeader))) {
+    v.check = ChunkCheck::kCorrupt;
+  } else if (h.data_seed != data_seed) {
+    v.check = ChunkCheck::kWrongSeed;
+  } else if (h.offset != expected_offset) {
+    v.check = ChunkCheck::kWrongOffset;
+  } else {
+    v.check = ChunkCheck::kOk;
+  }
+  return v;
+}
+
+std::vector<std::size_t> ChunkSizes(std::size_t block_size) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t at = 0; at < block_size; at += kChunkSize) {
+    sizes.push_back(std::min(kChunkSize, block_size - at));
+  }
+  return sizes;
+}
+
+DataPattern::DataPattern(std::uint64_t data_seed, std::uint32_t block_size,
+                         std::vector<void*> buffers)
+    : data_seed_(data_seed),
+      block_size_(block_size),
+      buffers_(std::move(buffers)),
+      chunk_sizes_(ChunkSizes(block_size)),
+      body_crcs_(buffers_.size() * chunk_sizes_.size()),
+      uses_(buffers_.size()),
+      fills_(buffers_.size()) {
+  for (std::size_t slot = 0; slot < buffers_.size(); ++slot) Fill(slot);
+}
+
+void DataPattern::Fill(std::size_t slot) {
+  // Each (seed, slot, fill) gets its own stream, so slots never share bytes
+  // and the same seeds reproduce the same data.
+  std::uint64_t mix = data_seed_ ^ (0xd1b54a32d192ed03ULL * (slot + 1)) ^
+                      (0x8cb92ba72f3d8dd7ULL * fills_[slot]++);
+  detail::Xoshiro256 rng(detail::SplitMix64(mix));
+  auto* p = static_cast<unsigned char*>(buffers_[slot]);
+  std::size_t i = 0;
+  for (; i + 8 <= block_size_; i += 8) {
+    const std::uint64_t word = rng.Next();
+    std::memcpy(p + i, &word, 8);
+  }
+  // Block sizes are multiples of 512, so nothing is left; kept for safety.
+  for (; i < block_size_; ++i) p[i] = static_cast<unsigned char>(rng.Next());
+  std::uint32_t* crcs = &body_crcs_[slot * chunk_sizes_.size()];
+  std::size_t at = 0;
+  for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) {
+    crcs[c] = detail::Crc32cFast(p + at + sizeof(ChunkHeader),
+                                 chunk_sizes_[c] - sizeof(ChunkHeader));
+    at += chunk_sizes_[c];
+  }
+  uses_[slot] = 0;
+}
+
+void DataPattern::Stamp(std::size_t slot, std::uint64_t offset,
+                        std::uint64_t sequence) {
+  if (++uses_[slot] > kRefillUses) Fill(slot);
+  auto* p = static_cast<unsigned char*>(buffers_[slot]);
+  const std::uint32_t* crcs = &body_crcs_[slot * chunk_sizes_.size()];
+  std::size_t at = 0;
+  for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) {
+    ChunkHeader h;
+    h.magic = kChunkMagic;
+    h.data_seed = data_seed_;
+    h.offset = offset + at;
+    h.sequence = sequence;
+    h.body_crc = crcs[c];
+    std::memcpy(p + at, &h, kHeaderCrcSpan);
+    h.header_crc = detail::Crc32cFast(p + at, kHeaderCrcSpan);
+    std::memcpy(p + at + kHeaderCrcSpan, &h.header_crc, sizeof(h.header_crc));
+    at += chunk_sizes_[c];
+  }
+}
+
+}  // namespace drivewatch::aging

@@ -1,0 +1,100 @@
+// The phase history: the long-term record of every heavy-phase run, kept in
+// the state directory because Prometheus often keeps only weeks. One file,
+// append-only, one record per run (DESIGN.md decision 7):
+//
+//   DWH1 <length> <crc32c> <json>\n
+//
+// <length> is the byte length of <json> in decimal, <crc32c> the CRC-32C
+// (Castagnoli) of <json> as 8 lower-case hex digits, <json> a single-line
+// object (aging/json.h). A record is appended with one write(2) and made
+// durable with fdatasync(2) before Append returns; the file's directory is
+// fsynced when the file is created.
+//
+// A power cut can leave the last record torn (partly written). Readers skip
+// a torn last record and say so; Append first cuts a torn tail back to the
+// last whole record, so one crash never poisons later appends. A record in
+// the middle whose checksum fails is reported and skipped, never silently
+// taken.
+//
+// Reading resynchronizes after damage at the next "\nDWH1 ": a record's
+// JSON never holds a raw newline, so that marker only starts records.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aging/json.h"
+#include "probes/expected.h"
+
+namespace drivewatch::aging {
+
+struct HistoryContents {
+  std::vector<Json> records;  // the good ones, in file order
+  // Bytes after the last good record that do not form a whole record (a
+  // torn append); 0 normally.
+  std::size_t torn_tail_bytes = 0;
+  // Damaged stretches before the torn tail: records whose header, length,
+  // checksum or JSON failed, with their byte offsets, e.g.
+  // "offset 4096: checksum 1a2b3c4d, expected 5e6f7a8b" (computed, then the
+  // recorded one). Reading goes on at the next record.
+  std::vector<std::string> damaged;
+};
+
+// Appends from several HistoryFile objects or processes (the daemon and a
+// foreground `drivewatch phase run`) on the same file are serialized with
+// flock(2). One object is not safe to use from two threads at once.
+class HistoryFile {
+ public:
+  explicit HistoryFile(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+  // Appends `record` (an object) durably. Creates the file (mode 0640) on
+  // first use. Errors name the file and the failing call, e.g.
+  // "/var/lib/drivewatch/history.log: write: No space left on device"; the
+  // file is then left as it was before the call (a partial write is cut
+  // back; a torn tail it found is gone either way). A torn tail is cut off
+  // first, silently: see repaired_bytes().
+  // Only the first Append (or one after another writer grew the file)
+  // reads the file to find its tail; later ones trust the remembered end.
+  Status Append(const Json& record);
+
+  // Bytes of torn tail the last Append cut off (0 normally), so the caller
+  // can log the repair.
+  std::size_t repaired_bytes() const { return repaired_bytes_; }
+
+  // Reads every record. A missing file is an empty history, not an error.
+  Expected<HistoryContents> Read() const;
+
+ private:
+  Status CutTornTail(int fd, std::uint64_t size);
+
+  std::string path_;
+  // The file's identity and size when it last ended with a whole record
+  // (verified_end_ < 0: not checked yet), so Append rereads only when
+  // something else changed the file.
+  std::int64_t verified_end_ = -1;
+  std::uint64_t verified_dev_ = 0;
+  std::uint64_t verified_ino_ = 0;
+  std::size_t repaired_bytes_ = 0;
+};
+
+// CRC-32C (Castagnoli), as iSCSI and ext4 use it.
+std::uint32_t Crc32c(const void* data, std::size_t size, std::uint32_t crc = 0);
+
+// How `drivewatch history` prints records.
+enum class HistoryFormat { kTable, kJson, kCsv };
+struct HistoryFilter {
+  std::string serial;  // empty: any
+  std::string phase;   // empty: any (matches the record's "phase" name)
+};
+// table: one line per run with the common columns (start time, phase,
+// kind, target, serial, outcome, duration) and its result values as
+// key=value; json: one object per line (JSON Lines); csv: RFC 4180 with a
+// header, one column per field seen in any selected record (nested
+// objects flattened as a.b, arrays left out).
+std::string RenderHistory(const std::vector<Json>& records,
+                          const HistoryFilter& filter, HistoryFormat format);
+
+}  // namespace drivewatch::aging

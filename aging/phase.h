@@ -1,0 +1,75 @@
+// What a heavy phase is made of. Each kind (fill, reclaim, perf, trim)
+// tells its whole story in one file (aging/fill_phase.cc, ...) as a
+// function over a PhaseContext: the workloads it runs, the idle it waits,
+// and the results it reports. Everything around that story, the
+// interlocks, the drive's health, checkpoints, history and metrics, is the
+// runner's (aging/phase_runner.h), so a phase cannot forget any of it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "aging/json.h"
+#include "aging/workload.h"
+#include "config/config.h"
+#include "probes/expected.h"
+
+namespace drivewatch::aging {
+
+// What a phase reports, filled in as it goes so that an aborted run still
+// records its partial results. `results` holds numbers only, each key
+// ending in its unit: _bytes, _bytes_per_second, _iops, _seconds or
+// _ratio (the exporter turns each into drivewatch_phase_result_<unit>
+// {measure="<key without unit>"}, docs/metrics.md). `series` holds arrays,
+// kept in history only.
+struct PhaseReport {
+  Json results = Json::Object();
+  Json series = Json::Object();
+};
+
+class PhaseContext {
+ public:
+  virtual ~PhaseContext() = default;
+  virtual const config::PhaseConfig& phase() const = 0;
+  // Bytes the phase may use: the target's size rounded down to whole
+  // MiB, so every block size divides it.
+  virtual std::uint64_t capacity() const = 0;
+  virtual std::uint32_t logical_block_size() const = 0;
+  // What the history says about this target: the fraction of it the last
+  // completed fill left written, or a negative number when unknown.
+  virtual double fill_ratio() const = 0;
+  // Runs one workload. One that writes or trims is a write pass: the
+  // interlocks are checked again first. The phase's progress moves from
+  // `progress_from` to `progress_to` (0..1) as the workload advances.
+  virtual Expected<WorkloadResult> Run(const WorkloadSpec& spec,
+                                       std::string_view step,
+                                       double progress_from,
+                                       double progress_to) = 0;
+  // Waits `duration` doing no I/O; false when the phase was stopped.
+  virtual bool Idle(std::chrono::nanoseconds duration, std::string_view step,
+                    double progress_from, double progress_to) = 0;
+  // True once the phase must end (abort condition, SIGTERM, reload).
+  virtual bool stopped() const = 0;
+  // Saves `report` with the checkpoint, so a crash keeps what was measured.
+  virtual void Checkpoint(const PhaseReport& report) = 0;
+};
+
+// Each kind's story. They return early, with Ok, when ctx.stopped(); an
+// Error means the phase could not go on (the report keeps what it had).
+Status RunFillPhase(PhaseContext& ctx, PhaseReport& report);
+Status RunReclaimPhase(PhaseContext& ctx, PhaseReport& report);
+Status RunPerfPhase(PhaseContext& ctx, PhaseReport& report);
+Status RunTrimPhase(PhaseContext& ctx, PhaseReport& report);
+
+// Helpers the phases share.
+// Bytes per second of each sample of `result`, all operations.
+Json ThroughputSeries(const WorkloadResult& result);
+// Trims [0, bytes) in 2 MiB deallocates (the largest block the engine
+// takes), so a fill starts from an empty drive.
+Expected<WorkloadResult> TrimRange(PhaseContext& ctx, std::uint64_t bytes,
+                                   std::string_view step, double from,
+                                   double to);
+
+}  // namespace drivewatch::aging

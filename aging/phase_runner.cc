@@ -1,0 +1,439 @@
+#include "aging/phase_runner.h"
+
+#include <fcntl.h>
+#include <libnvme.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <optional>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <thread>
+
+#include "aging/durable_file.h"
+#include "aging/history.h"
+#include "aging/phase.h"
+#include "probes/identify.h"
+#include "probes/log.h"
+#include "probes/pacing.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+std::string RunId(const std::string& phase, std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
+  return phase + "-" + buf;
+}
+
+// An exclusive flock on a file in the state directory, held for the run.
+class StateLock {
+ public:
+  static Expected<StateLock> Take(const std::string& path, const std::string& holder) {
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      char buf[256] = {};
+      const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+      close(fd);
+      std::string who = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "another run";
+      while (!who.empty() && who.back() == '\n') who.pop_back();
+      return Error{err == EWOULDBLOCK ? EBUSY : err, -1, "busy: " + who};
+    }
+    const std::string text = holder + " (pid " + std::to_string(getpid()) + ")\n";
+    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, text.data(), text.size(), 0);
+    StateLock lock;
+    lock.fd_ = fd;
+    return lock;
+  }
+  StateLock() = default;
+  StateLock(StateLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  StateLock& operator=(StateLock&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
+  ~StateLock() {
+    if (fd_ >= 0) close(fd_);  // releases the flock
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// The run's state shared by the phase, the watcher thread and the record.
+struct RunState {
+  const config::Config* config = nullptr;
+  const config::PhaseConfig* phase = nullptr;
+  const config::AgingTarget* target = nullptr;
+  const PhaseRunnerOptions* options = nullptr;
+  PhaseObserver* observer = nullptr;
+  std::string id;
+  std::chrono::system_clock::time_point started_wall;
+  Clock::time_point started;
+  std::string serial, model, firmware, device;
+  std::stop_source abort;
+  std::mutex mu;  // guards reason, status
+  std::string reason;
+  PhaseStatus status;
+
+  void Abort(std::string why) {
+    {
+      std::lock_guard lock(mu);
+      if (reason.empty()) reason = std::move(why);
+    }
+    abort.request_stop();
+  }
+  std::string Reason() {
+    std::lock_guard lock(mu);
+    return reason;
+  }
+
+  Json Record(const std::string& outcome, const std::string& why,
+              const PhaseReport& report) const {
+    Json r = Json::Object();
+    r["version"] = 1;
+    r["run"] = id;
+    r["phase"] = phase->name;
+    r["kind"] = std::string(config::PhaseKindName(phase->kind));
+    r["target"] = target->name;
+    r["serial"] = serial;
+    r["model"] = model;
+    r["firmware"] = firmware;
+    r["device"] = device;
+    const auto now = std::chrono::system_clock::now();
+    r["start"] = UnixSeconds(started_wall);
+    r["end"] = UnixSeconds(now);
+    r["duration_seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    r["outcome"] = outcome;
+    r["reason"] = why;
+    r["results"] = report.results;
+    r["series"] = report.series;
+    return r;
+  }
+
+  void SaveCheckpoint(const PhaseReport& report) const {
+    Json c = Record("running", "", report);
+    c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
+    const std::string path = CheckpointPath(options->state_directory, phase->name);
+    if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
+      log::Warn("phase " + phase->name + ": cannot save checkpoint: " + s.error().message);
+    }
+  }
+};
+
+class Context : public PhaseContext {
+ public:
+  Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill)
+      : run_(run), io_(io), capacity_(capacity), fill_(fill) {}
+
+  const config::PhaseConfig& phase() const override { return *run_.phase; }
+  std::uint64_t capacity() const override { return capacity_; }
+  std::uint32_t logical_block_size() const override { return io_.logical_block_size(); }
+  double fill_ratio() const override { return fill_; }
+  bool stopped() const override { return run_.abort.stop_requested(); }
+  void Checkpoint(const PhaseReport& report) override { run_.SaveCheckpoint(report); }
+
+  Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step,
+                               double from, double to) override {
+    if (stopped()) return WorkloadResult{WorkloadResult::End::kStopped};
+    if (spec.write_percent + spec.trim_percent > 0 && io_.is_block_device()) {
+      // A write pass: is this still the device we were given?
+      if (Status s = CheckBeforeWrite(*run_.target, io_.fd(), io_.device_number(),
+                                      run_.options->paths);
+          !s) {
+        return s.error();
+      }
+    }
+    Update(step, from, 0, 0);
+    log::Info("phase " + run_.phase->name + ": " + std::string(step) + ": " + Describe(spec));
+    return RunWorkload(io_, spec, run_.abort.get_token(),
+                       [&](const WorkloadProgress& p) {
+                         Update(step, from + (to - from) * p.fraction,
+                                p.last_second.bytes_per_second(), p.last_second.iops());
+                       });
+  }
+
+  bool Idle(std::chrono::nanoseconds duration, std::string_view step, double from,
+            double to) override {
+    const auto start = Clock::now();
+    const auto end = start + duration;
+    const std::stop_token stop = run_.abort.get_token();
+    for (auto next = start; next < end;) {
+      const double f = std::chrono::duration<double>(next - start) / duration;
+      Update(step, from + (to - from) * f, 0, 0);
+      next = std::min(end, next + std::chrono::seconds{1});
+      if (!SleepUntil(next, stop)) return false;
+    }
+    return !stopped();
+  }
+
+ private:
+  void Update(std::string_view step, double fraction, double bps, double iops) {
+    PhaseStatus copy;
+    {
+      std::lock_guard lock(run_.mu);
+      run_.status.step = std::string(step);
+      run_.status.fraction = std::clamp(fraction, 0.0, 1.0);
+      run_.status.bytes_per_second = bps;
+      run_.status.iops = iops;
+      run_.status.elapsed = Clock::now() - run_.started;
+      copy = run_.status;
+    }
+    if (run_.observer) run_.observer->OnProgress(copy);
+  }
+
+  RunState& run_;
+  WorkloadTarget& io_;
+  std::uint64_t capacity_;
+  double fill_;
+};
+
+Status RunKind(config::PhaseKind kind, PhaseContext& ctx, PhaseReport& report) {
+  switch (kind) {
+    case config::PhaseKind::kFill: return RunFillPhase(ctx, report);
+    case config::PhaseKind::kReclaim: return RunReclaimPhase(ctx, report);
+    case config::PhaseKind::kPerf: return RunPerfPhase(ctx, report);
+    case config::PhaseKind::kTrim: return RunTrimPhase(ctx, report);
+  }
+  return Error{EINVAL, -1, "unknown phase kind"};
+}
+
+std::string PhaseOf(const Json& record) {
+  const Json* p = record.Find("phase");
+  return p ? p->AsString() : std::string("?");
+}
+
+std::string SafeName(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+std::string HistoryPath(const std::string& state_directory) {
+  return state_directory + "/history.log";
+}
+
+std::string CheckpointPath(const std::string& state_directory, const std::string& phase) {
+  return state_directory + "/phases/" + phase + ".checkpoint";
+}
+
+double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (it->Find("target") == nullptr || it->Find("target")->AsString() != target) continue;
+    const Json* kind = it->Find("kind");
+    const Json* outcome = it->Find("outcome");
+    if (kind == nullptr || outcome == nullptr) continue;
+    // A trim phase or an unfinished fill leaves the fill level unknown.
+    if (kind->AsString() == "trim") return -1;
+    if (kind->AsString() != "fill") continue;
+    if (outcome->AsString() != "completed") return -1;
+    const Json* results = it->Find("results");
+    const Json* ratio = results ? results->Find("fill_ratio") : nullptr;
+    return ratio ? ratio->AsDouble(-1) : -1;
+  }
+  return -1;
+}
+
+Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
+                        const PhaseRunnerOptions& options, std::stop_token stop,
+                        PhaseObserver* observer) {
+  const config::PhaseConfig* phase = config.aging.FindPhase(phase_name);
+  if (phase == nullptr) {
+    std::string known;
+    for (const auto& p : config.aging.phases) known += (known.empty() ? "" : ", ") + p.name;
+    return Error{ENOENT, -1,
+                 "no phase \"" + phase_name + "\" in [[aging.phases]] (" +
+                     (known.empty() ? std::string("none are configured") : "expected one of: " + known) + ")"};
+  }
+  const config::AgingTarget* target = config.aging.FindTarget(phase->target);
+  if (target == nullptr) return Error{ENOENT, -1, "phase " + phase_name + ": no target " + phase->target};
+
+  RunState run;
+  run.config = &config;
+  run.phase = phase;
+  run.target = target;
+  run.options = &options;
+  run.observer = observer;
+  run.started_wall = std::chrono::system_clock::now();
+  run.started = Clock::now();
+  run.id = RunId(phase->name, run.started_wall);
+  run.device = target->block_device.empty() ? AgingFilePath(*target) : target->block_device;
+  run.serial = target->serial;
+  run.status.phase = phase->name;
+  run.status.kind = std::string(config::PhaseKindName(phase->kind));
+  run.status.target = target->name;
+  run.status.serial = target->serial;
+
+  HistoryFile history(HistoryPath(options.state_directory));
+  PhaseReport report;
+  auto finish = [&](const std::string& outcome, const std::string& why) -> Expected<Json> {
+    Json record = run.Record(outcome, why, report);
+    if (outcome == "refused") {
+      log::Warn("phase " + phase->name + " refused: " + why);
+    } else {
+      log::Info("phase " + phase->name + " " + outcome + (why.empty() ? "" : ": ") + why);
+    }
+    Status appended = history.Append(record);
+    std::remove(CheckpointPath(options.state_directory, phase->name).c_str());
+    if (observer) observer->OnEnd(record);
+    if (!appended) return appended.error();
+    return record;
+  };
+
+  if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
+
+  // At most one heavy phase per target and per drive, across processes.
+  auto target_lock = StateLock::Take(
+      options.state_directory + "/phases/target-" + SafeName(target->name) + ".lock",
+      "phase " + phase->name);
+  if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
+  std::optional<StateLock> drive_lock;
+  if (!target->serial.empty()) {
+    auto l = StateLock::Take(
+        options.state_directory + "/phases/drive-" + SafeName(target->serial) + ".lock",
+        "phase " + phase->name);
+    if (!l) return finish("refused", "drive " + target->serial + " is " + l.error().message);
+    drive_lock = std::move(*l);
+  }
+
+  // Open and check the target.
+  std::string path = target->block_device;
+  if (path.empty()) {
+    auto prepared = PrepareAgingFile(*target);
+    if (!prepared) return finish("refused", prepared.error().message);
+    path = *prepared;
+  }
+  auto io = WorkloadTarget::Open(path, WorkloadTarget::kReadWrite);
+  if (!io) return finish("refused", path + ": cannot open for writing: " + io.error().message);
+  std::unique_ptr<HealthSource> health;
+  if ((*io)->is_block_device()) {
+    if (Status s = CheckBeforeWrite(*target, (*io)->fd(), (*io)->device_number(), options.paths); !s) {
+      return finish("refused", s.error().message);
+    }
+    auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
+    if (identity && identity->nvme) {
+      std::vector<std::uint8_t> id(4096);
+      if (nvme_identify_ctrl((*io)->fd(), reinterpret_cast<nvme_id_ctrl*>(id.data())) == 0) {
+        if (auto c = DecodeIdentifyController(id)) {
+          run.model = c->model;
+          run.firmware = c->firmware;
+        }
+      }
+      if (!options.health) health = NvmeHealthSource((*io)->fd());
+    }
+  }
+  if (options.health) health = options.health((*io)->fd());
+  const std::uint64_t capacity = (*io)->size() >> 20 << 20;
+  if (capacity == 0) return finish("refused", path + ": smaller than 1 MiB");
+
+  double fill = -1;
+  if (auto h = history.Read()) fill = LastFillRatio(h->records, target->name);
+
+  AbortConditions aborts(std::move(health), config.aging.temperature_margin,
+                         phase->max_duration, run.started);
+  if (Status s = aborts.Start(); !s) {
+    return finish("refused", path + ": cannot read the drive's health: " + s.error().message);
+  }
+
+  run.SaveCheckpoint(report);
+  if (options.on_drive_busy && !run.serial.empty()) options.on_drive_busy(run.serial, phase->name);
+  if (observer) observer->OnStart(run.status);
+  log::Info("phase " + phase->name + " started on " + path + " (target " + target->name +
+            ", " + config::FormatPhaseSchedule(phase->schedule) + ")");
+
+  std::stop_callback on_stop(stop, [&] {
+    run.Abort("stopped: drivewatch is shutting down, or a reload removed the phase");
+  });
+  std::jthread watcher([&](std::stop_token done) {
+    auto next = Clock::now();
+    while (!done.stop_requested() && !run.abort.stop_requested()) {
+      next += options.check_interval;
+      if (!SleepUntil(next, done)) return;
+      if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
+    }
+  });
+
+  Context ctx(run, **io, capacity, fill);
+  const Status status = RunKind(phase->kind, ctx, report);
+  watcher.request_stop();
+  watcher.join();
+  if (options.on_drive_idle && !run.serial.empty()) options.on_drive_idle(run.serial);
+
+  if (!status) {
+    const bool refused = status.error().errnum == EPERM;
+    return finish(refused ? "refused" : "failed", status.error().message);
+  }
+  if (run.abort.stop_requested()) return finish("aborted", run.Reason());
+  return finish("completed", "");
+}
+
+std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
+  std::vector<Json> out;
+  const std::string dir = state_directory + "/phases";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 11 && name.ends_with(".checkpoint")) names.push_back(name);
+  }
+  closedir(d);
+  HistoryFile history(HistoryPath(state_directory));
+  for (const std::string& name : names) {
+    const std::string path = dir + "/" + name;
+    auto text = ReadWholeFile(path);
+    auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
+    Json record;
+    if (parsed && parsed->type() == Json::Type::kObject) {
+      record = *parsed;
+    } else {
+      record = Json::Object();
+      record["version"] = 1;
+      record["phase"] = name.substr(0, name.size() - 11);
+    }
+    const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+    Json clean = Json::Object();
+    for (const auto& [k, v] : record.members()) {
+      if (k != "checkpoint") clean[k] = v;
+    }
+    clean["outcome"] = "interrupted";
+    clean["reason"] = parsed ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
+                               "power cut); results up to its last checkpoint are kept"
+                             : "drivewatch stopped while the phase ran, and its checkpoint "
+                               "was unreadable: " + (parsed ? std::string() : parsed.error().message);
+    if (at > 0) {
+      clean["end"] = at;
+      if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
+    }
+    if (Status s = history.Append(clean); !s) {
+      log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
+                 s.error().message);
+      continue;  // keep the checkpoint: nothing may be lost
+    }
+    std::remove(path.c_str());
+    log::Warn("phase " + PhaseOf(clean) +
+              ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
+    out.push_back(std::move(clean));
+  }
+  return out;
+}
+
+}  // namespace drivewatch::aging

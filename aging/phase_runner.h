@@ -1,0 +1,96 @@
+// Running one heavy phase, whole: everything around a phase's own story
+// (aging/phase.h), in this order:
+//   1. find the phase and its target in the config;
+//   2. take the target's lock, and the drive's (by serial), in the state
+//      directory (flock), so at most one heavy phase runs per drive across
+//      the daemon and `drivewatch phase run`;
+//   3. open the target read-write (a block device exclusively, O_EXCL, so
+//      the kernel refuses to mount it while we write) and pass the
+//      interlocks (aging/interlocks.h) — again before every write pass;
+//   4. checkpoint "running" in <state>/phases/<phase>.checkpoint;
+//   5. run the kind's story, checking the abort conditions
+//      (aging/abort_conditions.h) every second on a watcher thread;
+//   6. append one record to the history (aging/history.h) with the
+//      outcome, the reason, and the results so far; remove the checkpoint.
+// A checkpoint found at start-up belongs to a run that never reached step
+// 6 (a crash, SIGKILL or power cut): RecoverInterrupted() records it as
+// "interrupted" with the results it had checkpointed. Runs never resume:
+// an SLC fill or a latency measurement split across a reboot would
+// measure something else.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "aging/abort_conditions.h"
+#include "aging/interlocks.h"
+#include "aging/json.h"
+#include "aging/workload.h"
+#include "config/config.h"
+
+namespace drivewatch::aging {
+
+// What a running phase looks like from outside, about once a second.
+struct PhaseStatus {
+  std::string phase;
+  std::string kind;
+  std::string target;
+  std::string serial;  // block device targets
+  std::string step;    // "sequential write", "idle_1m", ...
+  double fraction = 0; // 0..1 of the whole phase
+  double bytes_per_second = 0;  // the last second, all operations
+  double iops = 0;
+  std::chrono::steady_clock::duration elapsed{};
+};
+
+class PhaseObserver {
+ public:
+  virtual ~PhaseObserver() = default;
+  virtual void OnStart(const PhaseStatus& status) { (void)status; }
+  virtual void OnProgress(const PhaseStatus& status) = 0;
+  // `record` is what was appended to the history.
+  virtual void OnEnd(const Json& record) = 0;
+};
+
+struct PhaseRunnerOptions {
+  std::string state_directory;
+  SystemPaths paths;
+  // The abort conditions' view of the drive. Unset (drivewatch): an NVMe
+  // namespace target gets NvmeHealthSource on its descriptor, other
+  // targets none. Set (tests): used for every target, since no real part
+  // heats up or raises a warning on cue.
+  std::function<std::unique_ptr<HealthSource>(int fd)> health;
+  std::chrono::milliseconds check_interval{1'000};
+  // Called with the drive's serial when a phase on it starts and ends, so
+  // the daemon can pause its light probes there (DESIGN.md decision 8).
+  std::function<void(const std::string& serial, const std::string& phase)> on_drive_busy;
+  std::function<void(const std::string& serial)> on_drive_idle;
+};
+
+// Paths in the state directory.
+std::string HistoryPath(const std::string& state_directory);
+std::string CheckpointPath(const std::string& state_directory,
+                           const std::string& phase);
+
+// Runs `phase_name` of `config` to its end on the calling thread, then
+// returns the record appended to the history. A refusal (interlocks, a
+// busy drive, an unknown phase) is a record too, with outcome "refused";
+// only an error appending to the history is an Error.
+Expected<Json> RunPhase(const config::Config& config,
+                        const std::string& phase_name,
+                        const PhaseRunnerOptions& options,
+                        std::stop_token stop, PhaseObserver* observer);
+
+// Records every checkpoint left by a run that did not finish as
+// "interrupted", and removes it. Returns the records appended.
+std::vector<Json> RecoverInterrupted(const std::string& state_directory);
+
+// The fraction of `target` that the last completed fill left written, from
+// the history; negative when no fill is on record.
+double LastFillRatio(const std::vector<Json>& history, const std::string& target);
+
+}  // namespace drivewatch::aging

@@ -1,0 +1,750 @@
+#include "aging/workload.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "aging/data_pattern.h"
+#include "probes/pacing.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kMinBlockSize = 512;
+constexpr std::uint32_t kMaxBlockSize = 2u << 20;
+constexpr std::uint32_t kMaxQueueDepth = 256;
+constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
+// Longest a wait blocks before the stop token and the bounds are looked at
+// again. liburing may wait twice in one call (once with the submission,
+// once after), so half of the 50 ms promised.
+constexpr std::uint64_t kWaitSliceNs = 20'000'000;
+// After a stop, how long in-flight I/O is given to land before the ring is
+// torn down anyway (the kernel then finishes it on its own).
+constexpr std::uint64_t kStopDrainNs = 1'000'000'000;
+
+enum class Op : std::uint8_t { kRead, kWrite, kTrim };
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kRead: return "read";
+    case Op::kWrite: return "write";
+    case Op::kTrim: return "trim";
+  }
+  return "?";
+}
+
+// steady_clock is CLOCK_MONOTONIC; raw nanoseconds keep the hot path free
+// of chrono conversions.
+std::uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSecond +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+Clock::time_point ToTimePoint(std::uint64_t ns) {
+  return Clock::time_point(std::chrono::nanoseconds(ns));
+}
+std::uint64_t ToNs(Clock::time_point t) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch())
+          .count());
+}
+
+Error SysError(int err, const std::string& what) {
+  return Error{err, -1, what + ": " + std::strerror(err)};
+}
+
+std::string SizeText(std::uint64_t bytes) {
+  if (bytes != 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
+  if (bytes != 0 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
+  return std::to_string(bytes) + "B";
+}
+
+// The operation of each I/O, by smooth weighted round robin: every I/O each
+// kind earns its percent in credit and the richest kind pays 100. Credits
+// return to zero after every 100 I/Os, so each 100 hold the exact shares,
+// and any window is within one I/O of them.
+class OpMix {
+ public:
+  OpMix(std::uint32_t read, std::uint32_t write, std::uint32_t trim)
+      : weight_{static_cast<int>(read), static_cast<int>(write),
+                static_cast<int>(trim)} {}
+  Op Next() {
+    int best = 0;
+    for (int k = 0; k < 3; ++k) {
+      credit_[k] += weight_[k];
+      if (credit_[k] > credit_[best]) best = k;
+    }
+    credit_[best] -= 100;
+    return static_cast<Op>(best);
+  }
+
+ private:
+  int weight_[3];
+  int credit_[3] = {0, 0, 0};
+};
+
+// Random block order: each pass visits every block of the region exactly
+// once (as fio does with its random map), in an order scrambled by a keyed
+// bijection on the next power of two; values past the region are skipped,
+// at most half of them. Constant memory, a few multiplies per I/O.
+class BlockPermutation {
+ public:
+  BlockPermutation(std::uint64_t blocks, std::uint64_t seed)
+      : blocks_(blocks), seed_(seed) {
+    bits_ = std::max(1, static_cast<int>(std::bit_width(blocks - 1)));
+    mask_ = bits_ >= 64 ? ~0ULL : (1ULL << bits_) - 1;
+    shift_ = std::max(1, bits_ / 2);
+    NewKeys();
+  }
+  std::uint64_t Next() {
+    for (;;) {
+      if (counter_ > mask_ || (counter_ == 0 && wrapped_)) {
+        counter_ = 0;
+        NewKeys();
+      }
+      const std::uint64_t x = Permute(counter_++);
+      if (counter_ == 0) wrapped_ = true;  // 64-bit domain
+      if (x < blocks_) return x;
+    }
+  }
+
+ private:
+  void NewKeys() {
+    for (int r = 0; r < kRounds; ++r) {
+      mul_[r] = detail::SplitMix64(seed_) | 1;  // odd: invertible mod 2^bits
+      add_[r] = detail::SplitMix64(seed_);
+    }
+    wrapped_ = false;
+  }
+  std::uint64_t Permute(std::uint64_t x) const {
+    for (int r = 0; r < kRounds; ++r) {
+      x = (x * mul_[r] + add_[r]) & mask_;
+      x ^= x >> shift_;
+    }
+    return x;
+  }
+  static constexpr int kRounds = 3;
+  std::uint64_t blocks_;
+  std::uint64_t seed_;
+  int bits_ = 1;
+  int shift_ = 1;
+  std::uint64_t mask_ = 1;
+  std::uint64_t counter_ = 0;
+  bool wrapped_ = false;
+  std::uint64_t mul_[kRounds] = {};
+  std::uint64_t add_[kRounds] = {};
+};
+
+// The region and bounds after validation.
+struct Plan {
+  std::uint64_t region_offset = 0;
+  std::uint64_t region_length = 0;
+};
+
+Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
+  auto fail = [&](const std::string& what) -> Error {
+    return Error{EINVAL, -1, "workload on " + target.path() + ": " + what};
+  };
+  const std::uint64_t mix = std::uint64_t{s.read_percent} + s.write_percent +
+                            s.trim_percent;
+  if (mix != 100) {
+    return fail("read_percent + write_percent + trim_percent = " +
+                std::to_string(mix) + ": expected 100");
+  }
+  const std::uint32_t lbs = target.logical_block_size();
+  if (s.block_size < kMinBlockSize || s.block_size > kMaxBlockSize ||
+      s.block_size % lbs != 0) {
+    return fail("block_size " + std::to_string(s.block_size) +
+                ": expected a multiple of the logical block size " +
+                std::to_string(lbs) + " from " + std::to_string(kMinBlockSize) +
+                " to " + std::to_string(kMaxBlockSize));
+  }
+  if (s.queue_depth < 1 || s.queue_depth > kMaxQueueDepth) {
+    return fail("queue_depth " + std::to_string(s.queue_depth) +
+                ": expected 1 to " + std::to_string(kMaxQueueDepth));
+  }
+  if (!(s.rate_iops >= 0) || !std::isfinite(s.rate_iops)) {
+    return fail("rate_iops " + std::to_string(s.rate_iops) +
+                ": expected 0 (unthrottled) or a positive rate");
+  }
+  if ((s.write_percent > 0 || s.trim_percent > 0) && !target.writable()) {
+    return fail("write_percent " + std::to_string(s.write_percent) +
+                ", trim_percent " + std::to_string(s.trim_percent) +
+                ": the target is open read-only, expected 0 and 0");
+  }
+  const std::uint64_t bs = s.block_size;
+  if (s.offset % bs != 0 || s.offset >= target.size()) {
+    return fail("offset " + std::to_string(s.offset) +
+                ": expected a multiple of block_size " + std::to_string(bs) +
+                " below the target's size " + std::to_string(target.size()));
+  }
+  Plan plan;
+  plan.region_offset = s.offset;
+  if (s.length == 0) {
+    // "To its end": whole blocks only.
+    plan.region_length = (target.size() - s.offset) / bs * bs;
+  } else if (s.length % bs != 0 || s.length > target.size() - s.offset) {
+    return fail("length " + std::to_string(s.length) +
+                ": expected a multiple of block_size " + std::to_string(bs) +
+                " with offset + length at most the target's size " +
+                std::to_string(target.size()));
+  } else {
+    plan.region_length = s.length;
+  }
+  if (plan.region_length < bs) {
+    return fail("region [" + std::to_string(s.offset) + ", " +
+                std::to_string(s.offset + plan.region_length) +
+                "): expected at least one block of " + std::to_string(bs));
+  }
+  if (s.access == Access::kSequential &&
+      (s.start % bs != 0 || s.start >= plan.region_length)) {
+    return fail("start " + std::to_string(s.start) +
+                ": expected a multiple of block_size " + std::to_string(bs) +
+                " below the region's length " +
+                std::to_string(plan.region_length));
+  }
+  const bool endless = s.access == Access::kRandom || s.wrap;
+  if (endless && s.max_bytes == 0 && s.max_time.count() <= 0) {
+    return fail(std::string(s.access == Access::kRandom ? "random access"
+                                                        : "wrap") +
+                ": expected a bound, max_bytes or max_time, above 0");
+  }
+  if (s.max_time.count() < 0) {
+    return fail("max_time " + std::to_string(s.max_time.count()) +
+                " ns: expected 0 (no bound) or more");
+  }
+  return plan;
+}
+
+// One run: the ring, the buffers and the counters.
+class Engine {
+ public:
+  Engine(WorkloadTarget& target, const WorkloadSpec& spec, const Plan& plan,
+         const std::stop_token& stop, const ProgressCallback& progress)
+      : target_(target),
+        spec_(spec),
+        plan_(plan),
+        stop_(stop),
+        progress_(progress),
+        mix_(spec.read_percent, spec.write_percent, spec.trim_percent),
+        permutation_(plan.region_length / spec.block_size, spec.seed),
+        seq_pos_(spec.start) {}
+  ~Engine();
+
+  Status Setup();
+  Expected<WorkloadResult> Run();
+
+ private:
+  struct Slot {
+    Op op = Op::kRead;
+    bool late = false;          // waited for a free slot past its due time
+    std::uint64_t offset = 0;
+    std::uint64_t due_ns = 0;    // paced runs: when it was due
+    std::uint64_t start_ns = 0;  // latency counts from here
+    std::uint64_t freed_ns = 0;  // when the slot last became free
+  };
+
+  // The next offset, or nullopt at the end of a non-wrapping region.
+  std::optional<std::uint64_t> NextOffset();
+  bool IssueAllowed(std::uint64_t now);
+  // Returns the time it ended.
+  std::uint64_t Trim(std::uint64_t offset);
+  void Complete(std::uint32_t slot_index, int res, std::uint64_t now);
+  void Count(Op op, std::uint64_t latency_ns);
+  void RecordError(Op op, std::uint64_t offset, const std::string& what);
+  void RollSamples(std::uint64_t now);
+  void CloseSample(std::uint64_t end_ns);
+  double Fraction(std::uint64_t now) const;
+
+  WorkloadTarget& target_;
+  const WorkloadSpec& spec_;
+  const Plan plan_;
+  const std::stop_token& stop_;
+  const ProgressCallback& progress_;
+  OpMix mix_;
+  BlockPermutation permutation_;
+  std::uint64_t seq_pos_;  // sequential: next offset relative to the region
+
+  io_uring ring_{};
+  bool ring_ok_ = false;
+  void* memory_ = nullptr;
+  std::size_t memory_size_ = 0;
+  // Mixed read/write runs read into their own buffers, so a read never
+  // overwrites a write buffer's precomputed body.
+  bool separate_read_buffers_ = false;
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> queued_;  // prepared this round, not submitted
+  std::vector<io_uring_cqe*> cqes_;
+  std::optional<DataPattern> pattern_;
+  std::optional<Pacer> pacer_;
+  std::uint32_t in_flight_ = 0;
+
+  std::uint64_t start_ns_ = 0;
+  std::uint64_t sample_start_ns_ = 0;
+  std::uint64_t issued_bytes_ = 0;
+  std::uint64_t done_bytes_ = 0;
+  std::uint64_t write_sequence_ = 0;
+  bool region_done_ = false;
+  ThroughputSample sample_;
+  WorkloadResult result_;
+};
+
+Engine::~Engine() {
+  // I/O still in flight after a stop keeps its pages pinned past the ring's
+  // exit; unmapping only drops our mapping.
+  if (ring_ok_) io_uring_queue_exit(&ring_);
+  if (memory_ != nullptr) ::munmap(memory_, memory_size_);
+}
+
+Status Engine::Setup() {
+  const std::uint32_t qd = spec_.queue_depth;
+  const std::size_t bs = spec_.block_size;
+  const bool reads = spec_.read_percent > 0;
+  const bool writes = spec_.write_percent > 0;
+  separate_read_buffers_ = reads && writes;
+  const std::size_t buffers = separate_read_buffers_ ? 2 * qd : qd;
+  if (reads || writes) {
+    // Anonymous mmap: page aligned, as O_DIRECT wants, and zero-filled
+    // pages the pattern fills at once.
+    memory_size_ = buffers * bs;
+    void* mem = ::mmap(nullptr, memory_size_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (mem == MAP_FAILED) {
+      memory_ = nullptr;
+      return SysError(errno, "workload on " + target_.path() + ": mmap " +
+                                 std::to_string(memory_size_) + " bytes of buffers");
+    }
+    memory_ = mem;
+  }
+
+  // Newest flags first; older kernels refuse them with EINVAL.
+  // SINGLE_ISSUER lets the kernel skip submission locking; DEFER_TASKRUN
+  // runs completion work only when we enter to wait, in batches.
+  const unsigned kFlags[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
+      IORING_SETUP_COOP_TASKRUN, 0};
+  int rc = -EINVAL;
+  for (unsigned flags : kFlags) {
+    rc = io_uring_queue_init(qd, &ring_, flags);
+    if (rc != -EINVAL) break;
+  }
+  if (rc < 0) return SysError(-rc, "io_uring_queue_init for " + target_.path());
+  ring_ok_ = true;
+
+  if (memory_ != nullptr) {
+    std::vector<iovec> iov(buffers);
+    for (std::size_t i = 0; i < buffers; ++i) {
+      iov[i] = {static_cast<char*>(memory_) + i * bs, bs};
+    }
+    if ((rc = io_uring_register_buffers(&ring_, iov.data(), iov.size())) < 0) {
+      return SysError(-rc, "io_uring_register_buffers (" +
+                               std::to_string(memory_size_) + " bytes) for " +
+                               target_.path());
+    }
+  }
+  int fd = target_.fd();
+  if ((rc = io_uring_register_files(&ring_, &fd, 1)) < 0) {
+    return SysError(-rc, "io_uring_register_files for " + target_.path());
+  }
+
+  if (writes) {
+    std::vector<void*> write_buffers(qd);
+    for (std::uint32_t i = 0; i < qd; ++i) {
+      write_buffers[i] = static_cast<char*>(memory_) + i * bs;
+    }
+    pattern_.emplace(spec_.data_seed, spec_.block_size, std::move(write_buffers));
+  }
+  slots_.resize(qd);
+  free_.reserve(qd);
+  for (std::uint32_t i = qd; i-- > 0;) free_.push_back(i);
+  queued_.reserve(qd);
+  cqes_.resize(qd);
+  return Ok{};
+}
+
+std::optional<std::uint64_t> Engine::NextOffset() {
+  const std::uint64_t bs = spec_.block_size;
+  if (spec_.access == Access::kRandom) {
+    return plan_.region_offset + permutation_.Next() * bs;
+  }
+  if (seq_pos_ >= plan_.region_length) {
+    if (!spec_.wrap) return std::nullopt;
+    seq_pos_ = 0;
+  }
+  const std::uint64_t offset = plan_.region_offset + seq_pos_;
+  seq_pos_ += bs;
+  return offset;
+}
+
+// Whether another I/O may start: no bound reached, no stop, not too many
+// errors. Sets result_.end for the first that holds.
+bool Engine::IssueAllowed(std::uint64_t now) {
+  if (region_done_) return false;
+  if (stop_.stop_requested()) {
+    result_.end = WorkloadResult::End::kStopped;
+    return false;
+  }
+  if (spec_.max_errors != 0 && result_.errors >= spec_.max_errors) {
+    result_.end = WorkloadResult::End::kErrors;
+    return false;
+  }
+  if (spec_.max_bytes != 0 && issued_bytes_ >= spec_.max_bytes) return false;
+  if (spec_.max_time.count() > 0 &&
+      now - start_ns_ >= static_cast<std::uint64_t>(spec_.max_time.count())) {
+    return false;
+  }
+  return true;
+}
+
+void Engine::Count(Op op, std::uint64_t latency_ns) {
+  const std::uint64_t bs = spec_.block_size;
+  done_bytes_ += bs;
+  switch (op) {
+    case Op::kRead:
+      result_.read_latency.Add(latency_ns);
+      sample_.read_bytes += bs;
+      ++sample_.read_ios;
+      break;
+    case Op::kWrite:
+      result_.write_latency.Add(latency_ns);
+      sample_.write_bytes += bs;
+      ++sample_.write_ios;
+      break;
+    case Op::kTrim:
+      result_.trim_latency.Add(latency_ns);
+      sample_.trim_bytes += bs;
+      ++sample_.trim_ios;
+      break;
+  }
+}
+
+void Engine::RecordError(Op op, std::uint64_t offset, const std::string& what) {
+  if (result_.errors++ == 0) {
+    result_.first_error =
+        std::string(OpName(op)) + " at offset " + std::to_string(offset) + ": " + what;
+  }
+}
+
+// Synchronous, on the engine thread: neither BLKDISCARD nor a hole punch
+// has an io_uring operation on 6.1 kernels. Reads and writes already in
+// the ring keep going meanwhile; their completions wait to be reaped, which
+// can add up to the trim's duration to their measured latency (as in fio).
+std::uint64_t Engine::Trim(std::uint64_t offset) {
+  const std::uint64_t len = spec_.block_size;
+  const std::uint64_t start_ns = NowNs();
+  int rc;
+  if (target_.is_block_device()) {
+    std::uint64_t range[2] = {offset, len};
+    rc = ::ioctl(target_.fd(), BLKDISCARD, range);
+  } else {
+    rc = ::fallocate(target_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                     static_cast<off_t>(offset), static_cast<off_t>(len));
+  }
+  const int err = rc == 0 ? 0 : errno;
+  const std::uint64_t now = NowNs();
+  if (err == 0) {
+    Count(Op::kTrim, now - start_ns);
+  } else {
+    RecordError(Op::kTrim, offset, std::strerror(err));
+  }
+  RollSamples(now);
+  return now;
+}
+
+void Engine::Complete(std::uint32_t index, int res, std::uint64_t now) {
+  Slot& s = slots_[index];
+  if (res == static_cast<int>(spec_.block_size)) {
+    Count(s.op, now - s.start_ns);
+  } else if (res < 0) {
+    RecordError(s.op, s.offset, std::strerror(-res));
+  } else {
+    // A short transfer: past the end of a file, or a device that gave up
+    // part way. The block was not transferred as asked.
+    RecordError(s.op, s.offset,
+                "short transfer, " + std::to_string(res) + " of " +
+                    std::to_string(spec_.block_size) + " bytes");
+  }
+  s.freed_ns = now;
+  free_.push_back(index);
+  --in_flight_;
+}
+
+void Engine::CloseSample(std::uint64_t end_ns) {
+  sample_.seconds = static_cast<double>(end_ns - sample_start_ns_) / 1e9;
+  result_.samples.push_back(sample_);
+  sample_ = ThroughputSample{};
+  sample_start_ns_ = end_ns;
+  if (progress_) {
+    WorkloadProgress p;
+    p.last_second = result_.samples.back();
+    p.bytes_done = done_bytes_;
+    p.elapsed = std::chrono::nanoseconds(end_ns - start_ns_);
+    p.fraction = Fraction(end_ns);
+    progress_(p);
+  }
+}
+
+void Engine::RollSamples(std::uint64_t now) {
+  while (now - sample_start_ns_ >= kNsPerSecond) {
+    CloseSample(sample_start_ns_ + kNsPerSecond);
+  }
+}
+
+double Engine::Fraction(std::uint64_t now) const {
+  double f = 0;
+  if (spec_.max_bytes != 0) {
+    f = std::max(f, static_cast<double>(done_bytes_) / spec_.max_bytes);
+  }
+  if (spec_.max_time.count() > 0) {
+    f = std::max(f, static_cast<double>(now - start_ns_) / spec_.max_time.count());
+  }
+  if (spec_.access == Access::kSequential && !spec_.wrap) {
+    const std::uint64_t span = plan_.region_length - spec_.start;
+    f = std::max(f, span == 0 ? 1.0
+                              : static_cast<double>(seq_pos_ - spec_.start) / span);
+  }
+  return std::min(f, 1.0);
+}
+
+Expected<WorkloadResult> Engine::Run() {
+  const std::uint64_t bs = spec_.block_size;
+  const std::uint32_t qd = spec_.queue_depth;
+  start_ns_ = NowNs();
+  sample_start_ns_ = start_ns_;
+  if (spec_.rate_iops > 0) {
+    pacer_.emplace(spec_.rate_iops, ArrivalProcess::kFixed, ToTimePoint(start_ns_));
+  }
+  std::uint64_t now = start_ns_;
+  std::uint64_t drain_deadline = 0;  // set once issuing has ended by a stop
+  bool issuing = true;
+
+  for (;;) {
+    if (issuing && !IssueAllowed(now)) {
+      issuing = false;
+      if (result_.end == WorkloadResult::End::kStopped) {
+        drain_deadline = now + kStopDrainNs;
+      }
+    }
+    // Prepare an I/O for every free slot (in a paced run, for every
+    // arrival already due).
+    std::uint64_t next_due = 0;
+    while (issuing && !free_.empty()) {
+      std::uint64_t due = 0;
+      if (pacer_) {
+        due = ToNs(pacer_->next());
+        if (due > now) {
+          next_due = due;
+          break;
+        }
+        // Never skip arrivals: a late one is issued and its latency
+        // counts from when it was due (no coordinated omission).
+        pacer_->Advance(pacer_->next());
+      }
+      const std::optional<std::uint64_t> offset = NextOffset();
+      if (!offset) {
+        region_done_ = true;
+        issuing = false;
+        break;
+      }
+      issued_bytes_ += bs;
+      const Op op = mix_.Next();
+      if (op == Op::kTrim) {
+        // A trim needs no slot, so it is never late for want of one.
+        now = Trim(*offset);
+      } else {
+        const std::uint32_t index = free_.back();
+        free_.pop_back();
+        Slot& s = slots_[index];
+        s.op = op;
+        s.offset = *offset;
+        s.due_ns = due;
+        s.late = pacer_ && s.freed_ns > due;
+        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
+        const std::uint32_t buf =
+            op == Op::kRead && separate_read_buffers_ ? qd + index : index;
+        void* addr = static_cast<char*>(memory_) + buf * bs;
+        if (op == Op::kWrite) {
+          pattern_->Stamp(index, *offset, write_sequence_++);
+          io_uring_prep_write_fixed(sqe, 0, addr, bs, *offset, buf);
+        } else {
+          io_uring_prep_read_fixed(sqe, 0, addr, bs, *offset, buf);
+        }
+        sqe->flags |= IOSQE_FIXED_FILE;
+        io_uring_sqe_set_data64(sqe, index);
+        queued_.push_back(index);
+      }
+      if (!IssueAllowed(now)) issuing = false;
+    }
+    if (!issuing && result_.end == WorkloadResult::End::kStopped &&
+        drain_deadline == 0) {
+      drain_deadline = now + kStopDrainNs;
+    }
+
+    if (queued_.empty() && in_flight_ == 0 && !issuing) break;
+    if (drain_deadline != 0 && now >= drain_deadline) break;
+
+    // Wait for at least one completion, a slice at most (the stop token),
+    // and in a paced run no later than the next arrival.
+    std::uint64_t wait_ns = kWaitSliceNs;
+    if (next_due != 0) wait_ns = std::min(wait_ns, next_due - now);
+    __kernel_timespec ts{static_cast<long long>(wait_ns / kNsPerSecond),
+                         static_cast<long long>(wait_ns % kNsPerSecond)};
+    io_uring_cqe* cqe = nullptr;
+    int rc;
+    if (!queued_.empty()) {
+      // One clock read for the batch, right before the submitting call.
+      const std::uint64_t submit_ns = NowNs();
+      for (std::uint32_t index : queued_) {
+        Slot& s = slots_[index];
+        s.start_ns = s.late ? s.due_ns : submit_ns;
+      }
+      in_flight_ += static_cast<std::uint32_t>(queued_.size());
+      queued_.clear();
+      rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+    } else if (in_flight_ > 0) {
+      rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
+    } else if (next_due == 0) {
+      // Nothing in the ring (a trim-only run): go on issuing.
+      now = NowNs();
+      RollSamples(now);
+      continue;
+    } else {
+      // Paced and idle until the next arrival.
+      timespec sleep{static_cast<time_t>(wait_ns / kNsPerSecond),
+                     static_cast<long>(wait_ns % kNsPerSecond)};
+      ::nanosleep(&sleep, nullptr);
+      rc = 0;
+    }
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN &&
+        rc != -EBUSY) {
+      return SysError(-rc, "io_uring_enter on " + target_.path());
+    }
+    const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes_.data(), qd);
+    for (unsigned i = 0; i < n; ++i) {
+      // Per completion, so each I/O's latency is its own.
+      now = NowNs();
+      Complete(static_cast<std::uint32_t>(cqes_[i]->user_data), cqes_[i]->res, now);
+    }
+    io_uring_cq_advance(&ring_, n);
+    if (n == 0) now = NowNs();
+    RollSamples(now);
+  }
+
+  const std::uint64_t end_ns = NowNs();
+  if (end_ns > sample_start_ns_ && (sample_.ios() > 0 || result_.samples.empty() ||
+                                    end_ns - sample_start_ns_ > 1'000'000)) {
+    CloseSample(end_ns);
+  }
+  result_.total = ThroughputSample{};
+  for (const ThroughputSample& s : result_.samples) {
+    result_.total.read_bytes += s.read_bytes;
+    result_.total.write_bytes += s.write_bytes;
+    result_.total.trim_bytes += s.trim_bytes;
+    result_.total.read_ios += s.read_ios;
+    result_.total.write_ios += s.write_ios;
+    result_.total.trim_ios += s.trim_ios;
+  }
+  result_.total.seconds = static_cast<double>(end_ns - start_ns_) / 1e9;
+  result_.next_start = spec_.access == Access::kSequential
+                           ? (seq_pos_ >= plan_.region_length && spec_.wrap ? 0 : seq_pos_)
+                           : 0;
+  return std::move(result_);
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<WorkloadTarget>> WorkloadTarget::Open(
+    const std::string& path, Mode mode) {
+  std::unique_ptr<WorkloadTarget> t(new WorkloadTarget());
+  t->path_ = path;
+  t->mode_ = mode;
+  const int flags = (mode == kReadWrite ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
+  t->fd_ = ::open(path.c_str(), flags);
+  if (t->fd_ < 0) {
+    return SysError(errno, "open " + path +
+                               (mode == kReadWrite ? " O_RDWR" : " O_RDONLY") +
+                               "|O_DIRECT");
+  }
+  struct stat st {};
+  if (::fstat(t->fd_, &st) != 0) return SysError(errno, "fstat " + path);
+  if (S_ISBLK(st.st_mode)) {
+    t->rdev_ = st.st_rdev;
+    if (::ioctl(t->fd_, BLKGETSIZE64, &t->size_) != 0) {
+      return SysError(errno, "BLKGETSIZE64 " + path);
+    }
+    int logical = 0;
+    if (::ioctl(t->fd_, BLKSSZGET, &logical) != 0 || logical <= 0) {
+      return SysError(errno, "BLKSSZGET " + path);
+    }
+    t->logical_block_size_ = static_cast<std::uint32_t>(logical);
+  } else if (S_ISREG(st.st_mode)) {
+    t->size_ = static_cast<std::uint64_t>(st.st_size);
+    // The file system's direct I/O alignment (Linux 6.1); 512 before.
+    struct statx stx {};
+    if (::statx(t->fd_, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+        (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align != 0) {
+      t->logical_block_size_ = stx.stx_dio_offset_align;
+    }
+  } else {
+    return Error{EINVAL, -1, path + ": not a block device or a regular file"};
+  }
+  return t;
+}
+
+WorkloadTarget::~WorkloadTarget() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<WorkloadResult> RunWorkload(WorkloadTarget& target,
+                                     const WorkloadSpec& spec,
+                                     const std::stop_token& stop,
+                                     const ProgressCallback& progress) {
+  Expected<Plan> plan = Validate(target, spec);
+  if (!plan) return plan.error();
+  Engine engine(target, spec, *plan, stop, progress);
+  if (Status s = engine.Setup(); !s) return s.error();
+  return engine.Run();
+}
+
+std::string Describe(const WorkloadSpec& spec) {
+  std::string out = spec.access == Access::kSequential ? "sequential " : "random ";
+  const std::pair<std::uint32_t, const char*> parts[] = {
+      {spec.read_percent, "read"}, {spec.write_percent, "write"},
+      {spec.trim_percent, "trim"}};
+  std::string shares, names;
+  int kinds = 0;
+  for (const auto& [percent, name] : parts) {
+    if (percent == 0) continue;
+    shares += (kinds ? "/" : "") + std::to_string(percent);
+    names += (kinds ? "/" : "") + std::string(name);
+    ++kinds;
+  }
+  out += kinds > 1 ? shares + " " + names : names;
+  out += " " + SizeText(spec.block_size) + " QD" + std::to_string(spec.queue_depth);
+  if (spec.rate_iops > 0) {
+    char rate[32];
+    std::snprintf(rate, sizeof(rate), "%g", spec.rate_iops);
+    out += std::string(" at ") + rate + " IOPS";
+  }
+  return out;
+}
+
+}  // namespace drivewatch::aging

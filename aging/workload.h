@@ -1,0 +1,197 @@
+// The workload engine: the I/O every heavy phase is made of. One call runs
+// one workload (say "sequential 128 KiB writes at QD32 until 50% of the
+// drive is written") on one target through a private io_uring, and returns
+// what happened: a throughput sample per second, a latency histogram per
+// operation (the read latency probe's type, probes/latency_histogram.h),
+// and the errors.
+//
+//   auto target = WorkloadTarget::Open("/dev/nvme1n1", WorkloadTarget::kReadWrite);
+//   WorkloadSpec spec;                      // sequential 128 KiB writes, QD32
+//   spec.max_bytes = target->size() / 2;
+//   auto result = RunWorkload(**target, spec, stop, [](const WorkloadProgress& p) {
+//     std::printf("%.0f MB/s\n", p.last_second.bytes() / 1e6);
+//   });
+//
+// The engine never decides whether writing is allowed: the phases check the
+// interlocks (aging/interlocks.h) before they open a target read-write.
+//
+// Reads and writes go through io_uring with registered buffers and the
+// registered file, O_DIRECT, so neither the page cache nor buffer copies sit
+// between the engine and the drive. Deallocate (trim) has no io_uring
+// operation for block devices on 6.1 kernels, so it is a synchronous
+// BLKDISCARD ioctl on a block device and fallocate(PUNCH_HOLE) on a file,
+// issued from the engine thread between ring submissions, as fio does.
+// Reads and writes already in the ring keep going meanwhile, but their
+// completions are reaped only after the trim returns, which adds up to the
+// trim's duration to their measured latency.
+//
+// Stop is noticed within 50 ms even with I/O outstanding; in-flight I/O is
+// then given up to a second to land before the run returns (block I/O
+// cannot be recalled; the kernel finishes any that is left).
+//
+// Write buffers hold data from aging/data_pattern.h: random bytes that do not
+// compress, stamped per 4 KiB with where and when they were written, so any
+// block read back can be checked.
+//
+// A target belongs to the thread that opened it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "probes/expected.h"
+#include "probes/latency_histogram.h"
+
+namespace drivewatch::aging {
+
+class WorkloadTarget {
+ public:
+  enum Mode { kReadOnly, kReadWrite };
+  // Opens a block device or an existing regular file with O_DIRECT.
+  static Expected<std::unique_ptr<WorkloadTarget>> Open(const std::string& path,
+                                                        Mode mode);
+  ~WorkloadTarget();
+  WorkloadTarget(const WorkloadTarget&) = delete;
+  WorkloadTarget& operator=(const WorkloadTarget&) = delete;
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  bool is_block_device() const { return rdev_ != 0; }
+  // st_rdev of a block device (0 for a file), for identity checks.
+  dev_t device_number() const { return rdev_; }
+  std::uint64_t size() const { return size_; }
+  // The smallest I/O the target accepts with O_DIRECT: the logical block
+  // size of the device (or of the file system's device for a file).
+  std::uint32_t logical_block_size() const { return logical_block_size_; }
+  bool writable() const { return mode_ == kReadWrite; }
+
+ private:
+  WorkloadTarget() = default;
+  std::string path_;
+  int fd_ = -1;
+  dev_t rdev_ = 0;
+  std::uint64_t size_ = 0;
+  std::uint32_t logical_block_size_ = 512;
+  Mode mode_ = kReadOnly;
+};
+
+// Random access visits every block of the region once per pass, in an
+// order scrambled by `seed` (as fio's random map does), so a bound of one
+// region's worth of bytes touches each block exactly once.
+enum class Access { kSequential, kRandom };
+
+struct WorkloadSpec {
+  // The operation mix in percent; the three sum to 100. Each I/O's kind is
+  // drawn so that over any 100 I/Os the shares hold within one I/O (a
+  // deterministic interleave, not a coin toss per I/O).
+  std::uint32_t read_percent = 0;
+  std::uint32_t write_percent = 100;
+  std::uint32_t trim_percent = 0;
+
+  Access access = Access::kSequential;
+  // 512 B to 2 MiB, a multiple of the target's logical block size.
+  std::uint32_t block_size = 128 * 1024;
+  // I/Os in flight at once, 1 to 256.
+  std::uint32_t queue_depth = 32;
+  // 0: as fast as the target goes. Otherwise I/Os start on a fixed
+  // schedule of this many per second (probes/pacing.h), never more than
+  // queue_depth in flight; arrivals that find the queue full are late, and
+  // their latency counts from when they were due, so a slow drive cannot
+  // hide behind a full queue (no coordinated omission).
+  double rate_iops = 0;
+
+  // The region I/O falls in: [offset, offset + length) of the target; 0
+  // length means to its end (whole blocks of it). Both multiples of
+  // block_size.
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  // Sequential only: where in the region to begin, relative to `offset`,
+  // and whether to wrap to the region's start at its end (otherwise the
+  // run ends there).
+  std::uint64_t start = 0;
+  bool wrap = false;
+
+  // The run ends at the first bound reached; 0 is no bound of that kind. A
+  // random run or a wrapping sequential run needs at least one.
+  // Bytes issued, all kinds; I/O is issued in whole blocks, so a bound that
+  // is not a multiple of block_size is rounded up to one.
+  std::uint64_t max_bytes = 0;
+  std::chrono::nanoseconds max_time{0};
+
+  // Random offsets and the data pattern derive from these; the same seeds
+  // give the same offsets and the same bytes.
+  std::uint64_t seed = 1;
+  std::uint64_t data_seed = 1;
+
+  // Stops the run after this many failed I/Os (an error counts once per
+  // I/O); 0 never stops on errors.
+  std::uint64_t max_errors = 100;
+};
+
+// One second of a run (the last one may be shorter: see seconds).
+struct ThroughputSample {
+  double seconds = 1.0;  // length of the interval this sample covers
+  std::uint64_t read_bytes = 0, write_bytes = 0, trim_bytes = 0;
+  std::uint64_t read_ios = 0, write_ios = 0, trim_ios = 0;
+  std::uint64_t bytes() const { return read_bytes + write_bytes + trim_bytes; }
+  std::uint64_t ios() const { return read_ios + write_ios + trim_ios; }
+  double bytes_per_second() const { return seconds > 0 ? bytes() / seconds : 0; }
+  double iops() const { return seconds > 0 ? ios() / seconds : 0; }
+};
+
+struct WorkloadProgress {
+  ThroughputSample last_second;
+  std::uint64_t bytes_done = 0;  // all kinds, since the start
+  std::chrono::nanoseconds elapsed{0};
+  // 0..1 against the nearest bound (bytes, time, or the end of a
+  // non-wrapping sequential region).
+  double fraction = 0;
+};
+
+struct WorkloadResult {
+  enum class End {
+    kCompleted,  // a bound was reached
+    kStopped,    // the stop token was requested
+    kErrors,     // max_errors reached
+  };
+  End end = End::kCompleted;
+  std::vector<ThroughputSample> samples;  // one per second, in order
+  ThroughputSample total;                 // seconds = the run's length
+  // Completed I/Os only; a failed one counts in errors instead. Reads and
+  // writes: from just before the submitting system call (or from when a
+  // paced I/O was due, if it waited for a free slot) to the reap of its
+  // completion; trims: around the ioctl or fallocate.
+  LatencyHistogram read_latency, write_latency, trim_latency;
+  // Failed I/Os: an error completion, or a short transfer (a read past the
+  // end of a file), which counts as failed and not in the throughput.
+  std::uint64_t errors = 0;
+  std::string first_error;  // "write at offset 1048576: Input/output error"
+  // Sequential: where (relative to the region's offset) the next I/O would
+  // have gone, so a later run can continue.
+  std::uint64_t next_start = 0;
+};
+
+// Called on the engine thread about once a second, after each sample.
+using ProgressCallback = std::function<void(const WorkloadProgress&)>;
+
+// Runs `spec` on `target` until a bound, a stop, or max_errors. Fails
+// (without doing any I/O) on a spec the target cannot run: a block size
+// that is not a multiple of its logical block size, a region beyond its
+// end, writes or trims on a read-only target, no bound where one is needed.
+Expected<WorkloadResult> RunWorkload(WorkloadTarget& target,
+                                     const WorkloadSpec& spec,
+                                     const std::stop_token& stop,
+                                     const ProgressCallback& progress = {});
+
+// "sequential write 128KiB QD32" or "random 70/30 read/write 4KiB QD1 at
+// 1000 IOPS": for logs and errors.
+std::string Describe(const WorkloadSpec& spec);
+
+}  // namespace drivewatch::aging

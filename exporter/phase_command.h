@@ -1,0 +1,21 @@
+// `drivewatch phase run NAME` and `drivewatch history`: heavy phases by
+// hand, and the long-term record they leave.
+#pragma once
+
+#include "exporter/cli.h"
+
+namespace drivewatch {
+
+// Runs the phase in the foreground under the same interlocks as the
+// daemon: a progress bar with throughput and ETA on a terminal (stderr),
+// a plain line per second otherwise; the history record as JSON on
+// stdout. SIGINT and SIGTERM abort the phase cleanly (recorded as
+// aborted). Exit status: 0 completed, 1 aborted or failed, 2 refused or a
+// bad command line or config.
+int RunPhaseCommand(const CommandLine& cli);
+
+// Prints the history in the config's state directory. Exit status 0, or 1
+// when it cannot be read.
+int RunHistoryCommand(const CommandLine& cli);
+
+}  // namespace drivewatch

@@ -1,0 +1,389 @@
+// Every heavy phase end to end on real targets (a file in a directory and
+// a loop device, real io_uring): results in the history and in the
+// metrics; refusals that write nothing; the abort conditions; one phase
+// per target at a time.
+#include "aging/phase_runner.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "aging/history.h"
+#include "exporter/metric_store.h"
+#include "exporter/phase_service.h"
+#include "tests/integration/loop_device.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using drivewatch::testing::LoopDevice;
+using std::chrono::milliseconds;
+
+config::PhaseConfig Phase(std::string name, config::PhaseKind kind, std::string target) {
+  config::PhaseConfig p;
+  p.name = std::move(name);
+  p.kind = kind;
+  p.target = std::move(target);
+  p.perf_duration = milliseconds{500};
+  p.reclaim_idle = {milliseconds{1'000}};
+  p.reclaim_write = milliseconds{2'000};
+  p.slc_sustain = milliseconds{1'000};
+  p.slc_median_window = milliseconds{1'000};
+  if (kind == config::PhaseKind::kTrim) p.fill_percent = 90;
+  return p;
+}
+
+std::vector<config::PhaseConfig> EveryKind(const std::string& target) {
+  return {Phase("fill", config::PhaseKind::kFill, target),
+          Phase("perf", config::PhaseKind::kPerf, target),
+          Phase("reclaim", config::PhaseKind::kReclaim, target),
+          Phase("trim", config::PhaseKind::kTrim, target)};
+}
+
+class PhaseRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path("/var/tmp") /
+           ("dw-phase-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "data");
+    config_.state_directory = (dir_ / "state").string();
+    options_.state_directory = config_.state_directory;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  config::AgingTarget FileTarget() {
+    config::AgingTarget t;
+    t.name = "t";
+    t.directory = (dir_ / "data").string();
+    t.file_size = 32u << 20;
+    t.min_free_ratio = 0.01;
+    return t;
+  }
+
+  Json Run(const std::string& phase, std::stop_token stop = {}) {
+    auto r = RunPhase(config_, phase, options_, stop, nullptr);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? *r : Json();
+  }
+
+  std::vector<Json> History() {
+    auto h = HistoryFile(HistoryPath(config_.state_directory)).Read();
+    EXPECT_TRUE(h);
+    return h ? h->records : std::vector<Json>{};
+  }
+
+  static double Result(const Json& record, const std::string& key) {
+    const Json* r = record.Find("results");
+    const Json* v = r ? r->Find(key) : nullptr;
+    return v ? v->AsDouble(-1) : -1;
+  }
+
+  void ExpectEveryKindCompletes(std::uint64_t capacity) {
+    const Json fill = Run("fill");
+    ASSERT_EQ(fill.Find("outcome")->AsString(), "completed") << fill.Dump(2);
+    EXPECT_EQ(Result(fill, "written_bytes"), capacity / 2);
+    EXPECT_EQ(Result(fill, "trimmed_bytes"), capacity);
+    EXPECT_DOUBLE_EQ(Result(fill, "fill_ratio"), 0.5);
+    EXPECT_GT(Result(fill, "before_cache_bytes_per_second"), 0);
+    EXPECT_FALSE(fill.Find("series")->Find("throughput_bytes_per_second")->items().empty());
+
+    const Json perf = Run("perf");
+    ASSERT_EQ(perf.Find("outcome")->AsString(), "completed") << perf.Dump(2);
+    EXPECT_DOUBLE_EQ(Result(perf, "fill_ratio"), 0.5);  // from the fill's record
+    EXPECT_EQ(Result(perf, "region_bytes"), capacity / 2);
+    for (const char* key :
+         {"seq_read_bytes_per_second", "seq_write_bytes_per_second", "rand_read_4k_iops",
+          "rand_write_4k_iops", "qd1_rand_read_p99_9_seconds", "qd1_rand_write_p99_9_seconds",
+          "mixed_90_10_iops", "mixed_90_10_read_p99_9_seconds",
+          "mixed_90_10_write_p99_9_seconds", "mixed_50_50_iops"}) {
+      EXPECT_GT(Result(perf, key), 0) << key << "\n" << perf.Dump(2);
+    }
+    // Paced at 1000 IOPS: the engine must not run faster than asked.
+    EXPECT_LT(Result(perf, "mixed_90_10_iops"), 1100);
+
+    const Json reclaim = Run("reclaim");
+    ASSERT_EQ(reclaim.Find("outcome")->AsString(), "completed") << reclaim.Dump(2);
+    const double fast = std::max(Result(reclaim, "idle_1s_fast_stage_seconds"),
+                                 Result(reclaim, "idle_1s_fast_stage_lower_bound_seconds"));
+    EXPECT_GT(fast, 0) << reclaim.Dump(2);
+
+    const Json trim = Run("trim");
+    ASSERT_EQ(trim.Find("outcome")->AsString(), "completed") << trim.Dump(2);
+    EXPECT_EQ(Result(trim, "trimmed_bytes"), capacity / 2);
+    EXPECT_GT(Result(trim, "trim_mean_seconds"), 0);
+    EXPECT_GE(Result(trim, "trim_max_seconds"), Result(trim, "trim_mean_seconds"));
+    EXPECT_GT(Result(trim, "trim_efficiency_ratio"), 0);
+
+    const std::vector<Json> history = History();
+    ASSERT_EQ(history.size(), 4u);
+    EXPECT_EQ(history[0], fill);
+    EXPECT_EQ(history[3], trim);
+    EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
+  }
+
+  std::filesystem::path dir_;
+  config::Config config_;
+  PhaseRunnerOptions options_;
+};
+
+TEST_F(PhaseRunnerTest, EveryKindOnAFileTargetLandsInHistoryAndMetrics) {
+  config_.aging.targets = {FileTarget()};
+  config_.aging.phases = EveryKind("t");
+  ExpectEveryKindCompletes(32u << 20);
+
+  // A restarted daemon exports the results from the history alone.
+  MetricStore store;
+  PhaseService service(store, nullptr, nullptr);
+  service.Start(config_);
+  const std::string text = *store.Render();
+  service.Stop();
+  auto has = [&](const std::string& pattern) {
+    return std::regex_search(text, std::regex(pattern));
+  };
+  EXPECT_TRUE(has(R"(drivewatch_phase_result_bytes\{[^}]*measure="written"[^}]*phase="fill"[^}]*\} 16777216)"))
+      << text;
+  EXPECT_TRUE(has(R"(drivewatch_phase_result_iops\{[^}]*measure="rand_read_4k"[^}]*phase="perf")"));
+  EXPECT_TRUE(has(R"(drivewatch_phase_result_seconds\{[^}]*measure="trim_max"[^}]*phase="trim")"));
+  EXPECT_TRUE(has(R"(drivewatch_phase_result_ratio\{[^}]*measure="trim_efficiency")"));
+  EXPECT_TRUE(has(R"(drivewatch_phase_runs_total\{[^}]*outcome="completed"[^}]*phase="fill"[^}]*\} 1)"));
+  EXPECT_TRUE(has(R"(drivewatch_phase_state\{[^}]*phase="fill"[^}]*state="idle"[^}]*\} 1)"));
+  EXPECT_TRUE(has(R"(drivewatch_phase_last_run_success\{[^}]*phase="reclaim"[^}]*\} 1)"));
+}
+
+TEST_F(PhaseRunnerTest, EveryKindOnALoopDevice) {
+  LoopDevice loop(32);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  config::AgingTarget t;
+  t.name = "loop";
+  t.block_device = loop.device();
+  t.serial = loop.serial();
+  t.destroy_data = true;
+  config_.aging.targets = {t};
+  config_.aging.phases = EveryKind("loop");
+  ExpectEveryKindCompletes(32u << 20);
+}
+
+// The bytes of a file, to prove a refused run wrote nothing.
+std::string Contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST_F(PhaseRunnerTest, RefusedRunsWriteNothingAndAreRecorded) {
+  LoopDevice loop(8);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  {
+    std::ofstream out(loop.backing(), std::ios::binary | std::ios::in);
+    out << "somebody's data";
+  }
+  const std::string before = Contents(loop.backing());
+  config::AgingTarget t;
+  t.name = "loop";
+  t.block_device = loop.device();
+  t.serial = "loop:/somewhere/else.img";
+  t.destroy_data = true;
+  config_.aging.targets = {t};
+  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "loop")};
+
+  Json r = Run("fill");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
+  EXPECT_NE(r.Find("reason")->AsString().find("loop:/somewhere/else.img"), std::string::npos)
+      << r.Find("reason")->AsString();
+  EXPECT_NE(r.Find("reason")->AsString().find(loop.device()), std::string::npos);
+
+  config_.aging.targets[0].serial = loop.serial();
+  config_.aging.targets[0].destroy_data = false;
+  r = Run("fill");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
+  EXPECT_NE(r.Find("reason")->AsString().find("destroy_data"), std::string::npos)
+      << r.Find("reason")->AsString();
+
+  EXPECT_EQ(Contents(loop.backing()), before);
+  ASSERT_EQ(History().size(), 2u);
+  EXPECT_EQ(History()[1].Find("outcome")->AsString(), "refused");
+}
+
+TEST_F(PhaseRunnerTest, UnknownPhaseIsAnErrorNamingTheKnownOnes) {
+  config_.aging.targets = {FileTarget()};
+  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "t")};
+  auto r = RunPhase(config_, "fil", options_, {}, nullptr);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("expected one of: fill"), std::string::npos);
+}
+
+TEST_F(PhaseRunnerTest, MaxDurationAbortsWithPartialResults) {
+  config_.aging.targets = {FileTarget()};
+  auto perf = Phase("perf", config::PhaseKind::kPerf, "t");
+  perf.perf_duration = milliseconds{700};
+  perf.max_duration = milliseconds{2'000};
+  config_.aging.phases = {perf};
+  options_.check_interval = milliseconds{100};
+  const Json r = Run("perf");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
+  EXPECT_NE(r.Find("reason")->AsString().find("max_duration 2s exceeded"), std::string::npos);
+  EXPECT_GT(Result(r, "seq_read_bytes_per_second"), 0);  // measured before the abort
+  EXPECT_LT(r.Find("duration_seconds")->AsDouble(), 3.5);
+}
+
+// Fake: a drive's temperature and warnings, scripted, because no real
+// part (a file, a loop device, QEMU's fixed 323 K) heats up on cue.
+class ScriptedHealth : public HealthSource {
+ public:
+  explicit ScriptedHealth(std::vector<HealthReading> readings)
+      : readings_(std::move(readings)) {}
+  Expected<HealthReading> Read() override {
+    const HealthReading r = readings_[std::min(next_, readings_.size() - 1)];
+    ++next_;
+    return r;
+  }
+
+ private:
+  std::vector<HealthReading> readings_;
+  std::size_t next_ = 0;
+};
+
+TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
+  config_.aging.targets = {FileTarget()};
+  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
+  reclaim.reclaim_idle = {milliseconds{30'000}};
+  config_.aging.phases = {reclaim};
+  config_.aging.temperature_margin = 5;
+  options_.check_interval = milliseconds{50};
+
+  const HealthReading cool{320, 0, 343, 0};
+  const HealthReading warm{339, 0, 343, 0};  // within 5 K of WCTEMP
+  options_.health = [&](int) {
+    return std::make_unique<ScriptedHealth>(std::vector<HealthReading>{cool, cool, warm});
+  };
+  Json r = Run("reclaim");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
+  EXPECT_NE(r.Find("reason")->AsString().find("within 5 K of WCTEMP 343 K"), std::string::npos)
+      << r.Find("reason")->AsString();
+
+  const HealthReading tmt{336, 0, 343, 340};  // within 5 K of TMT1 only
+  options_.health = [&](int) {
+    return std::make_unique<ScriptedHealth>(std::vector<HealthReading>{cool, tmt});
+  };
+  r = Run("reclaim");
+  EXPECT_NE(r.Find("reason")->AsString().find("TMT1 340 K"), std::string::npos)
+      << r.Find("reason")->AsString();
+
+  // A warning present at the start does not abort; a new bit does.
+  const HealthReading spare{320, 0x01, 343, 0};
+  const HealthReading spare_and_ro{320, 0x09, 343, 0};
+  options_.health = [&](int) {
+    return std::make_unique<ScriptedHealth>(
+        std::vector<HealthReading>{spare, spare, spare, spare_and_ro});
+  };
+  r = Run("reclaim");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
+  EXPECT_NE(r.Find("reason")->AsString().find("critical warning 0x09 set (was 0x01"),
+            std::string::npos)
+      << r.Find("reason")->AsString();
+}
+
+TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
+  config_.aging.targets = {FileTarget()};
+  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
+  reclaim.reclaim_idle = {milliseconds{30'000}};
+  config_.aging.phases = {reclaim, Phase("fill", config::PhaseKind::kFill, "t")};
+  std::stop_source stop;
+  Json first;
+  std::thread t([&] { first = Run("reclaim", stop.get_token()); });
+  // Wait for its checkpoint: then it holds the target.
+  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+  for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  const Json second = Run("fill");
+  EXPECT_EQ(second.Find("outcome")->AsString(), "refused");
+  EXPECT_NE(second.Find("reason")->AsString().find("busy: phase reclaim"), std::string::npos)
+      << second.Find("reason")->AsString();
+  stop.request_stop();
+  t.join();
+  EXPECT_EQ(first.Find("outcome")->AsString(), "aborted");
+  EXPECT_NE(first.Find("reason")->AsString().find("shutting down"), std::string::npos);
+}
+
+TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
+  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
+  Json c = Json::Object();
+  c["version"] = 1;
+  c["run"] = "fill-20261130T000000Z";
+  c["phase"] = "fill";
+  c["start"] = 1000.0;
+  c["outcome"] = "running";
+  c["results"] = Json::Object();
+  c["results"]["trimmed_bytes"] = std::uint64_t{1} << 30;
+  c["checkpoint"] = 1060.0;
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
+  ASSERT_EQ(recovered.size(), 1u);
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
+  EXPECT_EQ(Result(history[0], "trimmed_bytes"), 1u << 30);
+  EXPECT_EQ(history[0].Find("duration_seconds")->AsDouble(), 60);
+  EXPECT_EQ(history[0].Find("checkpoint"), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
+  EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+}
+
+TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnReload) {
+  LoopDevice loop(16);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  config::AgingTarget t;
+  t.name = "loop";
+  t.block_device = loop.device();
+  t.serial = loop.serial();
+  t.destroy_data = true;
+  config_.aging.targets = {t};
+  auto long_idle = Phase("long", config::PhaseKind::kReclaim, "loop");
+  long_idle.reclaim_idle = {milliseconds{60'000}};
+  long_idle.schedule.interval = milliseconds{3'600'000};
+  config_.aging.phases = {long_idle};
+
+  MetricStore store;
+  DriveBusyBoard busy;
+  PhaseService service(store, &busy, nullptr);
+  service.Start(config_);  // due at once: never ran
+  for (int i = 0; i < 300 && busy.Busy(t.serial).empty(); ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  EXPECT_EQ(busy.Busy(t.serial), "phase long");
+  std::this_thread::sleep_for(milliseconds{1'200});  // a progress update
+  const std::string running = *store.Render();
+  EXPECT_TRUE(std::regex_search(
+      running, std::regex(R"(drivewatch_phase_state\{[^}]*phase="long"[^}]*state="running"[^}]*\} 1)")))
+      << running;
+  EXPECT_TRUE(std::regex_search(
+      running, std::regex(R"(drivewatch_phase_progress_ratio\{[^}]*phase="long"[^}]*\} 0\.0)")))
+      << running;
+
+  // A reload without the phase stops it; it is recorded as aborted.
+  config::Config without = config_;
+  without.aging.phases.clear();
+  service.Reconfigure(without);
+  for (int i = 0; i < 300 && History().empty(); ++i) std::this_thread::sleep_for(milliseconds{10});
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "aborted");
+  EXPECT_NE(history[0].Find("reason")->AsString().find("reload removed the phase"),
+            std::string::npos);
+  for (int i = 0; i < 100 && !busy.Busy(t.serial).empty(); ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  EXPECT_EQ(busy.Busy(t.serial), "");
+  service.Stop();
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -1,0 +1,406 @@
+// The workload engine on real io_uring: a file in /var/tmp and a loop
+// device backed by one (root, as in CI). What the engine wrote is read back
+// with plain pread and checked chunk by chunk (aging/data_pattern.h).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "aging/data_pattern.h"
+#include "aging/workload.h"
+
+namespace drivewatch::aging {
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+std::string TempFile(std::uint64_t size) {
+  char name[] = "/var/tmp/dw_workload_test.XXXXXX";
+  const int fd = mkstemp(name);
+  if (fd < 0) return "";
+  // Allocated, so O_DIRECT writes never extend or allocate mid-run.
+  const bool ok = fallocate(fd, 0, 0, static_cast<off_t>(size)) == 0;
+  close(fd);
+  return ok ? name : "";
+}
+
+// `size` bytes at `offset`, through the page cache (coherent with O_DIRECT
+// writes, which invalidate it).
+std::vector<unsigned char> ReadBack(const std::string& path, std::uint64_t offset,
+                                    std::uint64_t size) {
+  std::vector<unsigned char> data(size);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  if (pread(fd, data.data(), size, static_cast<off_t>(offset)) !=
+      static_cast<ssize_t>(size)) {
+    data.clear();
+  }
+  close(fd);
+  return data;
+}
+
+// The verdict of every 4 KiB chunk in [offset, offset + size).
+std::vector<ChunkVerdict> Verify(const std::string& path, std::uint64_t offset,
+                                 std::uint64_t size, std::uint64_t data_seed) {
+  const std::vector<unsigned char> data = ReadBack(path, offset, size);
+  std::vector<ChunkVerdict> out;
+  for (std::uint64_t at = 0; at + kChunkSize <= data.size(); at += kChunkSize) {
+    out.push_back(VerifyChunk(data.data() + at, kChunkSize, offset + at, data_seed));
+  }
+  return out;
+}
+
+WorkloadResult RunOk(WorkloadTarget& target, const WorkloadSpec& spec,
+                   const std::stop_token& stop = {}) {
+  auto r = RunWorkload(target, spec, stop);
+  EXPECT_TRUE(r) << r.error().message;
+  return r ? std::move(*r) : WorkloadResult{};
+}
+
+WorkloadSpec Spec(std::uint32_t read, std::uint32_t write, std::uint32_t trim,
+                  std::uint32_t block_size, std::uint32_t queue_depth) {
+  WorkloadSpec s;
+  s.read_percent = read;
+  s.write_percent = write;
+  s.trim_percent = trim;
+  s.block_size = block_size;
+  s.queue_depth = queue_depth;
+  return s;
+}
+
+class WorkloadFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = TempFile(kSize);
+    ASSERT_FALSE(path_.empty());
+    auto t = WorkloadTarget::Open(path_, WorkloadTarget::kReadWrite);
+    ASSERT_TRUE(t) << t.error().message;
+    target_ = std::move(*t);
+  }
+  void TearDown() override {
+    target_.reset();
+    if (!path_.empty()) unlink(path_.c_str());
+  }
+  static constexpr std::uint64_t kSize = 16 * kMiB;
+  std::string path_;
+  std::unique_ptr<WorkloadTarget> target_;
+};
+
+TEST_F(WorkloadFile, SequentialWriteReadsBackStamped) {
+  WorkloadSpec s = Spec(0, 100, 0, 64 * kKiB, 8);
+  s.offset = 1 * kMiB;
+  s.length = 4 * kMiB;
+  s.data_seed = 77;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.end, WorkloadResult::End::kCompleted);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.write_bytes, 4 * kMiB);
+  EXPECT_EQ(r.total.write_ios, 64u);
+  EXPECT_EQ(r.write_latency.count(), 64u);
+  EXPECT_GT(r.write_latency.Quantile(0.5), 0);
+  EXPECT_EQ(r.next_start, 4 * kMiB);
+  EXPECT_FALSE(r.samples.empty());
+
+  std::set<std::uint64_t> sequences;
+  for (const ChunkVerdict& v : Verify(path_, 1 * kMiB, 4 * kMiB, 77)) {
+    ASSERT_EQ(v.check, ChunkCheck::kOk) << ToString(v.check);
+    sequences.insert(v.header.sequence);
+  }
+  EXPECT_EQ(sequences.size(), 64u);  // one per write
+  // Nothing outside the region was written.
+  for (const ChunkVerdict& v : Verify(path_, 0, 1 * kMiB, 77)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  for (const ChunkVerdict& v : Verify(path_, 5 * kMiB, 1 * kMiB, 77)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  // The engine reads it back without error; another seed would not verify.
+  WorkloadSpec read = Spec(100, 0, 0, 64 * kKiB, 8);
+  read.offset = 1 * kMiB;
+  read.length = 4 * kMiB;
+  const WorkloadResult rr = RunOk(*target_, read);
+  EXPECT_EQ(rr.errors, 0u) << rr.first_error;
+  EXPECT_EQ(rr.total.read_ios, 64u);
+  EXPECT_EQ(Verify(path_, 1 * kMiB, 4 * kKiB, 78)[0].check, ChunkCheck::kWrongSeed);
+}
+
+TEST_F(WorkloadFile, RandomWriteCoversTheRegionOncePerPassAndStaysInIt) {
+  // One pass of 4 KiB random writes over 256 blocks: every block once.
+  WorkloadSpec s = Spec(0, 100, 0, 4 * kKiB, 16);
+  s.access = Access::kRandom;
+  s.offset = 2 * kMiB;
+  s.length = 1 * kMiB;
+  s.max_bytes = 1 * kMiB;
+  s.seed = 5;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.write_ios, 256u);
+  std::set<std::uint64_t> sequences;
+  std::vector<std::uint64_t> order(256);
+  for (const ChunkVerdict& v : Verify(path_, 2 * kMiB, 1 * kMiB, s.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kOk);
+    sequences.insert(v.header.sequence);
+    order[v.header.sequence] = v.header.offset;
+  }
+  EXPECT_EQ(sequences.size(), 256u);
+  // Not sequential in disguise: most neighbours in time are not neighbours
+  // on the target.
+  int adjacent = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) adjacent += order[i] == order[i - 1] + 4 * kKiB;
+  EXPECT_LT(adjacent, 16);
+  for (const ChunkVerdict& v : Verify(path_, 0, 2 * kMiB, s.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  for (const ChunkVerdict& v : Verify(path_, 3 * kMiB, kSize - 3 * kMiB, s.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+}
+
+TEST_F(WorkloadFile, RandomReadStaysInsideARegionEndingAtEndOfFile) {
+  // A read past the end of the file would come back short and count.
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 32);
+  s.access = Access::kRandom;
+  s.offset = kSize - 256 * kKiB;
+  s.max_bytes = 4000 * 4 * kKiB;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.read_ios, 4000u);
+  EXPECT_EQ(r.read_latency.count(), 4000u);
+}
+
+TEST_F(WorkloadFile, FixedRateHoldsTheRate) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 4);
+  s.access = Access::kRandom;
+  s.rate_iops = 200;
+  s.max_time = std::chrono::seconds(2);
+  int callbacks = 0;
+  std::stop_source stop;
+  auto r = RunWorkload(*target_, s, stop.get_token(),
+                       [&](const WorkloadProgress& p) {
+                         ++callbacks;
+                         EXPECT_GT(p.fraction, 0);
+                         EXPECT_LE(p.fraction, 1);
+                       });
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_GE(r->total.ios(), 300u);
+  EXPECT_LE(r->total.ios(), 500u);
+  EXPECT_NEAR(r->total.seconds, 2.0, 0.3);
+  EXPECT_GE(callbacks, 2);
+  ASSERT_GE(r->samples.size(), 2u);
+  EXPECT_NEAR(r->samples[0].iops(), 200, 30);
+}
+
+TEST_F(WorkloadFile, BoundsByBytesTimeAndRegion) {
+  WorkloadSpec bytes = Spec(0, 100, 0, 16 * kKiB, 4);
+  bytes.wrap = true;
+  bytes.length = 64 * kKiB;
+  bytes.max_bytes = 10 * 16 * kKiB;
+  EXPECT_EQ(RunOk(*target_, bytes).total.write_ios, 10u);
+
+  WorkloadSpec time = Spec(100, 0, 0, 4 * kKiB, 4);
+  time.access = Access::kRandom;
+  time.max_time = std::chrono::milliseconds(300);
+  const WorkloadResult t = RunOk(*target_, time);
+  EXPECT_EQ(t.end, WorkloadResult::End::kCompleted);
+  EXPECT_GE(t.total.seconds, 0.3);
+  EXPECT_LT(t.total.seconds, 0.6);
+
+  WorkloadSpec region = Spec(100, 0, 0, 8 * kKiB, 4);
+  region.offset = 8 * kKiB;
+  region.length = 8 * 8 * kKiB;
+  region.start = 3 * 8 * kKiB;
+  const WorkloadResult g = RunOk(*target_, region);
+  EXPECT_EQ(g.total.read_ios, 5u);  // from block 3 to the region's end
+  EXPECT_EQ(g.next_start, region.length);
+}
+
+TEST_F(WorkloadFile, SequentialWrapsToTheRegionStart) {
+  // Blocks 2, 3, 0, 1, 2, 3 of a 4-block region.
+  WorkloadSpec s = Spec(0, 100, 0, 4 * kKiB, 1);
+  s.offset = 1 * kMiB;
+  s.length = 4 * 4 * kKiB;
+  s.start = 2 * 4 * kKiB;
+  s.wrap = true;
+  s.max_bytes = 6 * 4 * kKiB;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.total.write_ios, 6u);
+  EXPECT_EQ(r.next_start, 0u);
+  const std::vector<ChunkVerdict> v = Verify(path_, 1 * kMiB, 4 * 4 * kKiB, s.data_seed);
+  ASSERT_EQ(v.size(), 4u);
+  const std::uint64_t expected[] = {2, 3, 4, 5};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(v[i].check, ChunkCheck::kOk);
+    EXPECT_EQ(v[i].header.sequence, expected[i]) << "block " << i;
+  }
+}
+
+TEST_F(WorkloadFile, MixedRatioIsExactOver100Ios) {
+  WorkloadSpec s = Spec(70, 20, 10, 4 * kKiB, 4);
+  s.access = Access::kRandom;
+  s.max_bytes = 100 * 4 * kKiB;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.read_ios, 70u);
+  EXPECT_EQ(r.total.write_ios, 20u);
+  EXPECT_EQ(r.total.trim_ios, 10u);
+  EXPECT_EQ(r.trim_latency.count(), 10u);
+}
+
+TEST_F(WorkloadFile, TrimPunchesHoles) {
+  WorkloadSpec w = Spec(0, 100, 0, 64 * kKiB, 8);
+  w.length = 4 * kMiB;
+  ASSERT_EQ(RunOk(*target_, w).errors, 0u);
+  struct stat before {};
+  ASSERT_EQ(stat(path_.c_str(), &before), 0);
+
+  WorkloadSpec t = Spec(0, 0, 100, 64 * kKiB, 8);
+  t.offset = 1 * kMiB;
+  t.length = 1 * kMiB;
+  const WorkloadResult r = RunOk(*target_, t);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.trim_ios, 16u);
+  EXPECT_EQ(r.total.trim_bytes, 1 * kMiB);
+  EXPECT_EQ(r.trim_latency.count(), 16u);
+
+  struct stat after {};
+  ASSERT_EQ(stat(path_.c_str(), &after), 0);
+  EXPECT_EQ(after.st_size, before.st_size);  // FALLOC_FL_KEEP_SIZE
+  EXPECT_LE(after.st_blocks, before.st_blocks - static_cast<blkcnt_t>(kMiB / 512));
+  const int fd = open(path_.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(lseek(fd, 0, SEEK_HOLE), static_cast<off_t>(1 * kMiB));
+  EXPECT_EQ(lseek(fd, 1 * kMiB, SEEK_DATA), static_cast<off_t>(2 * kMiB));
+  close(fd);
+  EXPECT_EQ(Verify(path_, 1 * kMiB, 4 * kKiB, w.data_seed)[0].check, ChunkCheck::kUnwritten);
+  EXPECT_EQ(Verify(path_, 2 * kMiB, 4 * kKiB, w.data_seed)[0].check, ChunkCheck::kOk);
+}
+
+TEST_F(WorkloadFile, ShortReadsPastEndOfFileAreErrors) {
+  // The file shrinks under the open target: reads of the lost tail come
+  // back short (or empty), each counted once, none fatal.
+  ASSERT_EQ(truncate(path_.c_str(), 8 * kMiB - 32 * kKiB), 0);
+  WorkloadSpec s = Spec(100, 0, 0, 64 * kKiB, 1);
+  s.offset = 8 * kMiB - 64 * kKiB;
+  s.length = 4 * 64 * kKiB;
+  s.max_errors = 0;
+  WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.end, WorkloadResult::End::kCompleted);
+  EXPECT_EQ(r.errors, 4u);
+  EXPECT_EQ(r.total.read_ios, 0u);
+  EXPECT_EQ(r.first_error.rfind("read at offset " + std::to_string(8 * kMiB - 64 * kKiB) +
+                                ": short transfer, 32768 of 65536 bytes", 0), 0u)
+      << r.first_error;
+
+  s.max_errors = 2;
+  r = RunOk(*target_, s);
+  EXPECT_EQ(r.end, WorkloadResult::End::kErrors);
+  EXPECT_EQ(r.errors, 2u);  // QD1: nothing else was in flight
+}
+
+TEST_F(WorkloadFile, StopIsNoticedPromptly) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 8);
+  s.access = Access::kRandom;
+  s.rate_iops = 5;  // mostly idle: the stop must not wait for an arrival
+  s.max_time = std::chrono::seconds(60);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request_stop();
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const WorkloadResult r = RunOk(*target_, s, stop.get_token());
+  const auto took = std::chrono::steady_clock::now() - begin;
+  stopper.join();
+  EXPECT_EQ(r.end, WorkloadResult::End::kStopped);
+  EXPECT_LT(took, std::chrono::milliseconds(300 + 150));
+}
+
+// A loop device over a file in /var/tmp; loop passes discard to the file
+// as a hole punch.
+class WorkloadLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    file_ = TempFile(kSize);
+    ASSERT_FALSE(file_.empty());
+    FILE* p = popen(("losetup -f --show " + file_).c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char line[128] = {};
+    if (fgets(line, sizeof(line), p) == nullptr) line[0] = '\0';
+    pclose(p);
+    device_ = line;
+    while (!device_.empty() && device_.back() == '\n') device_.pop_back();
+    ASSERT_EQ(device_.rfind("/dev/loop", 0), 0u) << "losetup: " << device_;
+    auto t = WorkloadTarget::Open(device_, WorkloadTarget::kReadWrite);
+    ASSERT_TRUE(t) << t.error().message;
+    target_ = std::move(*t);
+  }
+  void TearDown() override {
+    target_.reset();
+    if (!device_.empty()) {
+      EXPECT_EQ(std::system(("losetup -d " + device_).c_str()), 0);
+    }
+    if (!file_.empty()) unlink(file_.c_str());
+  }
+  static constexpr std::uint64_t kSize = 32 * kMiB;
+  std::string file_, device_;
+  std::unique_ptr<WorkloadTarget> target_;
+};
+
+TEST_F(WorkloadLoop, WriteVerifyAndDiscard) {
+  EXPECT_TRUE(target_->is_block_device());
+  EXPECT_EQ(target_->size(), kSize);
+  EXPECT_EQ(target_->logical_block_size(), 512u);
+
+  WorkloadSpec w = Spec(0, 100, 0, 128 * kKiB, 32);
+  w.length = 8 * kMiB;
+  w.data_seed = 9;
+  WorkloadResult r = RunOk(*target_, w);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.write_bytes, 8 * kMiB);
+  // Read back through the block device with O_DIRECT by the engine, and
+  // through the page cache here.
+  WorkloadSpec rd = Spec(100, 0, 0, 4 * kKiB, 32);
+  rd.access = Access::kRandom;
+  rd.length = 8 * kMiB;
+  rd.max_bytes = 8 * kMiB;
+  r = RunOk(*target_, rd);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.read_ios, 2048u);
+  for (const ChunkVerdict& v : Verify(device_, 0, 8 * kMiB, 9)) {
+    ASSERT_EQ(v.check, ChunkCheck::kOk) << ToString(v.check);
+  }
+
+  WorkloadSpec t = Spec(0, 0, 100, 1 * kMiB, 1);
+  t.offset = 2 * kMiB;
+  t.length = 2 * kMiB;
+  r = RunOk(*target_, t);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.trim_ios, 2u);
+  EXPECT_EQ(r.trim_latency.count(), 2u);
+  // BLKDISCARD drops the device's page cache for the range, and loop
+  // punched the backing file: the blocks read as zeros.
+  for (const ChunkVerdict& v : Verify(device_, 2 * kMiB, 2 * kMiB, 9)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  EXPECT_EQ(Verify(device_, 4 * kMiB, 4 * kKiB, 9)[0].check, ChunkCheck::kOk);
+  const int fd = open(file_.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(lseek(fd, 2 * kMiB, SEEK_HOLE), static_cast<off_t>(2 * kMiB));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

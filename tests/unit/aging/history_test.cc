@@ -1,0 +1,496 @@
+#include "aging/history.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+
+namespace drivewatch::aging {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtures = std::string(DW_FIXTURE_DIR) + "/history/";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Spit(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+Json Record(const std::string& phase, const std::string& serial, int start) {
+  Json r;
+  r["version"] = 1;
+  r["run"] = "run-" + std::to_string(start);
+  r["phase"] = phase;
+  r["kind"] = "fill";
+  r["target"] = "scratch";
+  r["serial"] = serial;
+  r["model"] = "Model X";
+  r["firmware"] = "FW1";
+  r["start"] = start;
+  r["end"] = start + 3720;
+  r["duration_seconds"] = 3720;
+  r["outcome"] = "completed";
+  r["reason"] = "";
+  r["results"]["written_bytes"] = std::numeric_limits<std::uint64_t>::max();
+  r["results"]["throughput_bytes_per_second"] = 1.25e9;
+  r["series"]["throughput_bytes_per_second"].Push(1.0e9);
+  return r;
+}
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dw_history_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/history.log";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  HistoryContents MustRead(const std::string& path) {
+    Expected<HistoryContents> c = HistoryFile(path).Read();
+    EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+    return c.ok() ? std::move(c).value() : HistoryContents{};
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+// Byte-at-a-time CRC-32C, the definition the fast version must match.
+std::uint32_t ReferenceCrc32c(const unsigned char* p, std::size_t n) {
+  std::uint32_t crc = 0xFFFFFFFF;
+  while (n--) {
+    crc ^= *p++;
+    for (int k = 0; k < 8; ++k) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78 : crc >> 1;
+  }
+  return ~crc;
+}
+
+TEST(HistoryCrcTest, KnownVectors) {
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(Crc32c("", 0), 0u);
+  // RFC 3720 §B.4: 32 bytes of zeros.
+  const std::string zeros(32, '\0');
+  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+}
+
+TEST(HistoryCrcTest, MatchesBytewiseAtEveryAlignmentAndChains) {
+  unsigned char buf[300];
+  for (int i = 0; i < 300; ++i) buf[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (std::size_t start = 0; start < 9; ++start) {
+    for (std::size_t len = 0; len + start <= 300; len += 13) {
+      ASSERT_EQ(Crc32c(buf + start, len), ReferenceCrc32c(buf + start, len))
+          << start << "+" << len;
+    }
+  }
+  EXPECT_EQ(Crc32c(buf + 100, 200, Crc32c(buf, 100)), Crc32c(buf, 300));
+}
+
+TEST_F(HistoryTest, MissingFileIsEmpty) {
+  HistoryContents c = MustRead(path_);
+  EXPECT_TRUE(c.records.empty());
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+  EXPECT_TRUE(c.damaged.empty());
+}
+
+TEST_F(HistoryTest, AppendsThreeAndReadsThemBack) {
+  HistoryFile history(path_);
+  const ::mode_t old_umask = ::umask(022);
+  for (int i = 0; i < 3; ++i) {
+    Status s = history.Append(Record("fill-half", "SN" + std::to_string(i), i));
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ(history.repaired_bytes(), 0u);
+  }
+  ::umask(old_umask);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.records[i], Record("fill-half", "SN" + std::to_string(i), i));
+  }
+  EXPECT_EQ(c.records[2].Find("results")->Find("written_bytes")->AsUint(),
+            std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+  EXPECT_TRUE(c.damaged.empty());
+
+  struct stat st;
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+
+  // The framing, byte for byte: "DWH1 <len> <crc32c> <json>\n".
+  const std::string data = Slurp(path_);
+  const std::string json = Record("fill-half", "SN0", 0).Dump();
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
+  const std::string first =
+      "DWH1 " + std::to_string(json.size()) + " " + crc + " " + json + "\n";
+  EXPECT_EQ(data.substr(0, first.size()), first);
+}
+
+TEST_F(HistoryTest, AppendRefusesNonObjects) {
+  HistoryFile history(path_);
+  Status s = history.Append(Json(3));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, path_ + ": history record is not a JSON object");
+  EXPECT_FALSE(fs::exists(path_));
+}
+
+TEST_F(HistoryTest, AppendErrorNamesFileAndCall) {
+  HistoryFile history(dir_ + "/no/such/dir/history.log");
+  Status s = history.Append(Record("p", "s", 1));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message,
+            dir_ + "/no/such/dir/history.log: open: No such file or directory");
+  EXPECT_EQ(s.error().errnum, ENOENT);
+}
+
+TEST_F(HistoryTest, ReadsRecordedFixture) {
+  HistoryContents c = MustRead(kFixtures + "three_records.dwh");
+  ASSERT_EQ(c.records.size(), 3u);
+  EXPECT_TRUE(c.damaged.empty());
+  EXPECT_EQ(c.records[0].Find("phase")->AsString(), "fill-half");
+  EXPECT_EQ(c.records[1].Find("outcome")->AsString(), "aborted");
+  EXPECT_EQ(c.records[2].Find("results")->Find("written_bytes")->AsUint(),
+            18446744073709551615u);
+}
+
+TEST_F(HistoryTest, TornTailIsReportedThenRepairedByAppend) {
+  fs::copy_file(kFixtures + "torn_tail.dwh", path_);
+  HistoryContents before = MustRead(path_);
+  ASSERT_EQ(before.records.size(), 2u);
+  EXPECT_EQ(before.torn_tail_bytes, 57u);
+  EXPECT_TRUE(before.damaged.empty());
+
+  HistoryFile history(path_);
+  Json third = Record("fill-half", "SN3", 3);
+  ASSERT_TRUE(history.Append(third).ok());
+  EXPECT_EQ(history.repaired_bytes(), 57u);
+
+  HistoryContents after = MustRead(path_);
+  ASSERT_EQ(after.records.size(), 3u);
+  EXPECT_EQ(after.records[0], before.records[0]);
+  EXPECT_EQ(after.records[1], before.records[1]);
+  EXPECT_EQ(after.records[2], third);
+  EXPECT_EQ(after.torn_tail_bytes, 0u);
+  EXPECT_TRUE(after.damaged.empty());
+}
+
+TEST_F(HistoryTest, OwnRecordCutMidwayIsTornAtEveryLength) {
+  HistoryFile writer(path_);
+  ASSERT_TRUE(writer.Append(Record("a", "s", 1)).ok());
+  ASSERT_TRUE(writer.Append(Record("b", "s", 2)).ok());
+  const std::uint64_t two = fs::file_size(path_);
+  ASSERT_TRUE(writer.Append(Record("c", "s", 3)).ok());
+  const std::uint64_t three = fs::file_size(path_);
+  const std::string full = Slurp(path_);
+  // Every cut inside the third record, including just before its newline.
+  for (std::uint64_t cut = two + 1; cut < three; cut += 7) {
+    Spit(path_, full.substr(0, cut));
+    HistoryContents c = MustRead(path_);
+    ASSERT_EQ(c.records.size(), 2u) << cut;
+    EXPECT_EQ(c.torn_tail_bytes, cut - two) << cut;
+    EXPECT_TRUE(c.damaged.empty()) << cut << ": " << c.damaged[0];
+  }
+  Spit(path_, full.substr(0, three - 1));
+  EXPECT_EQ(MustRead(path_).torn_tail_bytes, three - 1 - two);
+
+  HistoryFile fresh(path_);
+  ASSERT_TRUE(fresh.Append(Record("d", "s", 4)).ok());
+  EXPECT_EQ(fresh.repaired_bytes(), three - 1 - two);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 3u);
+  EXPECT_EQ(c.records[2].Find("phase")->AsString(), "d");
+}
+
+TEST_F(HistoryTest, DamagedMiddleRecordIsSkippedWithItsOffset) {
+  HistoryContents c = MustRead(kFixtures + "damaged_middle.dwh");
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0].Find("run")->AsString(), "20261130T030000-fill-half");
+  EXPECT_EQ(c.records[1].Find("run")->AsString(), "20261202T030000-fill-half");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+  ASSERT_EQ(c.damaged.size(), 1u);
+  // The recorded checksum of the second record (make_fixtures.py).
+  const std::string good = Slurp(kFixtures + "three_records.dwh");
+  const std::string recorded = good.substr(515 + 9, 8);
+  EXPECT_EQ(c.damaged[0].rfind("offset 515: checksum ", 0), 0u) << c.damaged[0];
+  EXPECT_NE(c.damaged[0].find(", expected " + recorded), std::string::npos)
+      << c.damaged[0];
+}
+
+TEST_F(HistoryTest, FlippedByteInOwnMiddleRecord) {
+  HistoryFile writer(path_);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.Append(Record("p", "s", i)).ok());
+  std::string data = Slurp(path_);
+  const std::size_t second = data.find('\n') + 1;
+  data[second + 60] ^= 0x20;
+  Spit(path_, data);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 0));
+  EXPECT_EQ(c.records[1], Record("p", "s", 2));
+  ASSERT_EQ(c.damaged.size(), 1u);
+  EXPECT_EQ(c.damaged[0].rfind("offset " + std::to_string(second) + ": checksum", 0),
+            0u)
+      << c.damaged[0];
+}
+
+TEST_F(HistoryTest, ResyncsAfterGarbageAndBadLengths) {
+  HistoryFile writer(path_);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(writer.Append(Record("p", "s", i)).ok());
+  std::string data = Slurp(path_);
+  const std::size_t r1 = data.find('\n') + 1;
+  const std::size_t r2 = data.find('\n', r1) + 1;
+  // Record 1's length made longer (it now runs into record 2) and record 2's
+  // magic smashed: both are lost, records 0 and 3 still read.
+  ASSERT_EQ(data.substr(r1, 5), "DWH1 ");
+  data.insert(r1 + 5, "9");
+  data[r2 + 1 + 1] = 'X';  // +1 for the inserted digit
+  Spit(path_, "junk\n" + data);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 0));
+  EXPECT_EQ(c.records[1], Record("p", "s", 3));
+  ASSERT_EQ(c.damaged.size(), 2u);
+  EXPECT_EQ(c.damaged[0],
+            "offset 0: not a record header (expected \"DWH1 <length> "
+            "<crc32c> \"); skipped 5 bytes");
+  // Records 1 and 2 are one damaged stretch: the resync after record 1
+  // finds no record start until record 3.
+  const std::size_t r3 = data.find('\n', r2 + 1) + 1;
+  EXPECT_EQ(c.damaged[1], "offset " + std::to_string(r1 + 5) + ": length 9" +
+                              data.substr(r1 + 6, data.find(' ', r1 + 6) - r1 - 6) +
+                              " runs past the end of the file; skipped " +
+                              std::to_string(r3 - r1) + " bytes");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+}
+
+TEST_F(HistoryTest, ValidFramingAroundBadJsonIsDamaged) {
+  const std::string json = R"({"a":1,})";
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
+  Spit(path_, "DWH1 " + std::to_string(json.size()) + " " + crc + " " + json +
+                  "\nDWH1 2 " + crc + " []\n");
+  HistoryContents c = MustRead(path_);
+  EXPECT_TRUE(c.records.empty());
+  ASSERT_EQ(c.damaged.size(), 2u);
+  EXPECT_EQ(c.damaged[0],
+            "offset 0: JSON: line 1, column 8: unexpected '}' (expected a "
+            "string key)");
+  EXPECT_EQ(c.damaged[1].rfind("offset 25: checksum ", 0), 0u) << c.damaged[1];
+}
+
+TEST_F(HistoryTest, AnotherWriterBetweenAppendsIsNoticed) {
+  HistoryFile a(path_), b(path_);
+  ASSERT_TRUE(a.Append(Record("a1", "s", 1)).ok());
+  ASSERT_TRUE(b.Append(Record("b1", "s", 2)).ok());
+  // A torn append by someone else: `a` must check again, not trust its
+  // remembered end.
+  std::string data = Slurp(path_);
+  Spit(path_, data + "DWH1 100 0000");
+  ASSERT_TRUE(a.Append(Record("a2", "s", 3)).ok());
+  EXPECT_EQ(a.repaired_bytes(), 13u);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 3u);
+  EXPECT_EQ(c.records[2].Find("phase")->AsString(), "a2");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+  EXPECT_TRUE(c.damaged.empty());
+}
+
+TEST_F(HistoryTest, LaterAppendsTrustTheRememberedEnd) {
+  // Append must not reread a long file each time: once it has checked the
+  // tail it trusts its remembered end while the file keeps that size and
+  // inode. Overwriting the last newline in place (same size) is therefore
+  // not noticed by the same object...
+  HistoryFile history(path_);
+  ASSERT_TRUE(history.Append(Record("p", "s", 1)).ok());
+  const std::uint64_t size = fs::file_size(path_);
+  const int fd = ::open(path_.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "x", 1, static_cast<off_t>(size - 1)), 1);
+  ::close(fd);
+  ASSERT_TRUE(history.Append(Record("p", "s", 2)).ok());
+  EXPECT_EQ(history.repaired_bytes(), 0u);
+  EXPECT_EQ(MustRead(path_).records.size(), 0u);
+  // ...while a new object (a restarted daemon) checks and cuts it.
+  HistoryFile restarted(path_);
+  ASSERT_TRUE(restarted.Append(Record("p", "s", 3)).ok());
+  // Without its newline the first record no longer ends where its length
+  // says, and the second is glued to it: both form the torn tail.
+  EXPECT_EQ(restarted.repaired_bytes(), 2 * size);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 3));
+}
+
+TEST_F(HistoryTest, LongHistoryIsCheckedOnceThenAppendedTo) {
+  // 20000 records (~8 MB): the first Append checks the tail of the whole
+  // file; later ones trust the remembered end (see the test above).
+  HistoryFile history(path_);
+  Json r = Record("p", "s", 1);
+  std::string blob;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string json = r.Dump();
+    char crc[9];
+    std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
+    blob += "DWH1 " + std::to_string(json.size()) + " " + crc + " " + json + "\n";
+  }
+  Spit(path_, blob);
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(history.Append(r).ok());
+  EXPECT_EQ(MustRead(path_).records.size(), 20050u);
+}
+
+// ---- RenderHistory -----------------------------------------------------------
+
+std::vector<Json> FixtureRecords() {
+  Expected<HistoryContents> c =
+      HistoryFile(kFixtures + "three_records.dwh").Read();
+  EXPECT_TRUE(c.ok());
+  return c.ok() ? c->records : std::vector<Json>{};
+}
+
+TEST(HistoryRenderTest, Table) {
+  const std::string table =
+      RenderHistory(FixtureRecords(), {}, HistoryFormat::kTable);
+  EXPECT_EQ(table,
+            "START (UTC)          PHASE           KIND  TARGET    SERIAL      "
+            "    OUTCOME    DURATION  RESULTS\n"
+            "2026-11-30 03:00:00  fill-half       fill  scratch   S5GXNX0R123"
+            "456  completed  1h02m     written_bytes=465.76 GiB "
+            "throughput_bytes_per_second=134.4 MB/s "
+            "latency.p99_seconds=812 µs latency.max_seconds=21.3 ms\n"
+            "2026-12-01 03:00:00  retention-read  read  scratch   S5GXNX0R123"
+            "456  aborted    42s       read_bytes=1.00 GiB mismatched_blocks=0 "
+            "reason=\"composite temperature 71 C, warning 70 C\"\n"
+            "2026-12-02 03:00:00  fill-half       fill  lab-file  PHBT8123456"
+            "78   completed  10m05s    written_bytes=16.00 EiB "
+            "fill_ratio=50.0% write_amplification=1.07\n");
+}
+
+TEST(HistoryRenderTest, TableFiltersBySerialAndPhase) {
+  const std::vector<Json> records = FixtureRecords();
+  const std::string by_serial = RenderHistory(
+      records, {.serial = "PHBT812345678"}, HistoryFormat::kTable);
+  EXPECT_EQ(by_serial,
+            "START (UTC)          PHASE      KIND  TARGET    SERIAL         "
+            "OUTCOME    DURATION  RESULTS\n"
+            "2026-12-02 03:00:00  fill-half  fill  lab-file  PHBT812345678  "
+            "completed  10m05s    written_bytes=16.00 EiB fill_ratio=50.0% "
+            "write_amplification=1.07\n");
+  const std::string by_phase = RenderHistory(
+      records, {.phase = "retention-read"}, HistoryFormat::kTable);
+  EXPECT_EQ(by_phase.substr(by_phase.find('\n') + 1),
+            "2026-12-01 03:00:00  retention-read  read  scratch  "
+            "S5GXNX0R123456  aborted  42s       read_bytes=1.00 GiB "
+            "mismatched_blocks=0 reason=\"composite temperature 71 C, warning "
+            "70 C\"\n");
+  EXPECT_EQ(RenderHistory(records, {.serial = "S5GXNX0R123456",
+                                    .phase = "fill-half"},
+                          HistoryFormat::kTable)
+                .find("retention-read"),
+            std::string::npos);
+}
+
+TEST(HistoryRenderTest, EmptySelection) {
+  const std::vector<Json> records = FixtureRecords();
+  const HistoryFilter none{.serial = "NOPE"};
+  EXPECT_EQ(RenderHistory(records, none, HistoryFormat::kTable),
+            "START (UTC)  PHASE  KIND  TARGET  SERIAL  OUTCOME  DURATION  "
+            "RESULTS\n");
+  EXPECT_EQ(RenderHistory(records, none, HistoryFormat::kJson), "");
+  EXPECT_EQ(RenderHistory(records, none, HistoryFormat::kCsv),
+            "version,run,phase,kind,target,serial,model,firmware,start,end,"
+            "duration_seconds,outcome,reason\n");
+  EXPECT_EQ(RenderHistory({}, {}, HistoryFormat::kJson), "");
+}
+
+TEST(HistoryRenderTest, JsonLines) {
+  const std::vector<Json> records = FixtureRecords();
+  const std::string out = RenderHistory(records, {.serial = "S5GXNX0R123456"},
+                                        HistoryFormat::kJson);
+  std::istringstream lines(out);
+  std::string line;
+  std::vector<Json> back;
+  while (std::getline(lines, line)) {
+    Expected<Json> j = Json::Parse(line);
+    ASSERT_TRUE(j.ok()) << line;
+    back.push_back(*j);
+  }
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0], records[0]);
+  EXPECT_EQ(back[1], records[1]);
+  EXPECT_EQ(out, records[0].Dump() + "\n" + records[1].Dump() + "\n");
+}
+
+TEST(HistoryRenderTest, Csv) {
+  const std::string csv =
+      RenderHistory(FixtureRecords(), {}, HistoryFormat::kCsv);
+  EXPECT_EQ(csv,
+            "version,run,phase,kind,target,serial,model,firmware,start,end,"
+            "duration_seconds,outcome,reason,results.written_bytes,"
+            "results.throughput_bytes_per_second,results.latency.p99_seconds,"
+            "results.latency.max_seconds,results.read_bytes,"
+            "results.mismatched_blocks,results.fill_ratio,"
+            "results.write_amplification\n"
+            "1,20261130T030000-fill-half,fill-half,fill,scratch,S5GXNX0R123456,"
+            "Samsung SSD 980 PRO 1TB,5B2QGXA7,1796007600,1796011320,3720,"
+            "completed,,500107862016,134437597.3,0.000812,0.0213,,,,\n"
+            "1,20261201T030000-retention-read,retention-read,read,scratch,"
+            "S5GXNX0R123456,Samsung SSD 980 PRO 1TB,5B2QGXA7,1796094000,"
+            "1796094042,42,aborted,\"composite temperature 71 C, warning 70 "
+            "C\",,,,,1073741824,0,,\n"
+            "1,20261202T030000-fill-half,fill-half,fill,lab-file,PHBT812345678,"
+            "INTEL SSDPEKNW010T8,004C,1796180400,1796181005,605,completed,,"
+            "18446744073709551615,,,,,,0.5,1.07\n");
+}
+
+TEST(HistoryRenderTest, TableHumanizesUnitsAndCopesWithOddRecords) {
+  Json r;
+  r["phase"] = "odd\tphase\nname";
+  r["start"] = 0;
+  r["end"] = 90061;  // 1 day, 1 hour, 1 minute, 1 second: no duration field
+  r["results"]["tiny_seconds"] = 0.0000004;
+  r["results"]["slow_seconds"] = 2.5;
+  r["results"]["block_size_bytes"] = 4096;
+  r["results"]["small_bytes"] = 512;
+  r["results"]["label"] = "two words";
+  r["results"]["iops"] = 1234.5678;
+  r["results"]["points"].Push(1);  // arrays are left out
+  const std::string table = RenderHistory({r}, {}, HistoryFormat::kTable);
+  EXPECT_EQ(table.substr(table.find('\n') + 1),
+            "1970-01-01 00:00:00  odd phase name  -     -       -       -      "
+            "  1d01h     tiny_seconds=0.4 µs slow_seconds=2.5 s "
+            "block_size_bytes=4.0 KiB small_bytes=512 B "
+            "label=\"two words\" iops=1234.57\n");
+}
+
+TEST(HistoryRenderTest, CsvQuotesPerRfc4180) {
+  Json r;
+  r["phase"] = "p";
+  r["reason"] = "said \"no\", twice\nthen stopped";
+  r["results"]["deep"]["er"] = 1;
+  r["results"]["list"].Push(1);
+  const std::string csv = RenderHistory({r}, {}, HistoryFormat::kCsv);
+  EXPECT_EQ(csv,
+            "version,run,phase,kind,target,serial,model,firmware,start,end,"
+            "duration_seconds,outcome,reason,results.deep.er\n"
+            ",,p,,,,,,,,,,\"said \"\"no\"\", twice\nthen stopped\",1\n");
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -1,0 +1,315 @@
+#include "aging/json.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace drivewatch::aging {
+namespace {
+
+Json MustParse(std::string_view text) {
+  Expected<Json> j = Json::Parse(text);
+  EXPECT_TRUE(j.ok()) << text << ": " << (j.ok() ? "" : j.error().message);
+  return j.ok() ? std::move(j).value() : Json();
+}
+
+std::string ParseError(std::string_view text) {
+  Expected<Json> j = Json::Parse(text);
+  if (j.ok()) return "parsed: " + j->Dump();
+  return j.error().message;
+}
+
+TEST(JsonTest, BuildsAndDumpsCompactInInsertionOrder) {
+  Json j;
+  j["zeta"] = 1;
+  j["alpha"] = "two";
+  j["list"].Push(true);
+  j["list"].Push(Json());
+  j["list"].Push(2.5);
+  j["empty_obj"] = Json::Object();
+  j["empty_arr"] = Json::Array();
+  EXPECT_EQ(j.Dump(),
+            R"({"zeta":1,"alpha":"two","list":[true,null,2.5],)"
+            R"("empty_obj":{},"empty_arr":[]})");
+}
+
+TEST(JsonTest, DumpsPretty) {
+  Json j;
+  j["a"] = 1;
+  j["b"].Push(1);
+  j["b"].Push(Json::Object());
+  EXPECT_EQ(j.Dump(2), "{\n  \"a\": 1,\n  \"b\": [\n    1,\n    {}\n  ]\n}");
+}
+
+TEST(JsonTest, OperatorBracketFindsExistingMember) {
+  Json j;
+  j["a"] = 1;
+  j["a"] = 2;
+  EXPECT_EQ(j.members().size(), 1u);
+  EXPECT_EQ(j.Find("a")->AsInt(), 2);
+  EXPECT_EQ(j.Find("missing"), nullptr);
+  EXPECT_EQ(Json(3).Find("a"), nullptr);
+}
+
+TEST(JsonTest, ExactIntegersSurviveRoundTrip) {
+  const std::uint64_t max_u = std::numeric_limits<std::uint64_t>::max();
+  const std::int64_t min_i = std::numeric_limits<std::int64_t>::min();
+  Json j = MustParse("[18446744073709551615,-9223372036854775808,"
+                     "9007199254740993,0,-0]");
+  ASSERT_EQ(j.items().size(), 5u);
+  EXPECT_EQ(j.items()[0].AsUint(), max_u);
+  EXPECT_EQ(j.items()[0].AsInt(-7), -7);  // does not fit int64
+  EXPECT_EQ(j.items()[1].AsInt(), min_i);
+  EXPECT_EQ(j.items()[1].AsUint(7), 7u);  // negative
+  EXPECT_EQ(j.items()[2].AsInt(), 9007199254740993);  // 2^53 + 1
+  EXPECT_EQ(j.Dump(), "[18446744073709551615,-9223372036854775808,"
+                      "9007199254740993,0,0]");
+  EXPECT_EQ(Json(max_u).Dump(), "18446744073709551615");
+  EXPECT_EQ(Json(min_i).Dump(), "-9223372036854775808");
+}
+
+TEST(JsonTest, AnyIntegerTypeConstructsExactly) {
+  EXPECT_EQ(Json(std::uint32_t{4000000000u}).Dump(), "4000000000");
+  EXPECT_EQ(Json(-5LL).Dump(), "-5");
+  EXPECT_EQ(Json(18446744073709551615ULL).AsUint(), 18446744073709551615ULL);
+  EXPECT_EQ(Json(std::size_t{7}).AsInt(), 7);
+  EXPECT_EQ(Json(short{-3}).AsInt(), -3);
+  EXPECT_EQ(Json(true).type(), Json::Type::kBool);
+}
+
+TEST(JsonTest, IntegersBeyond64BitsBecomeDoubles) {
+  Json j = MustParse("18446744073709551616");
+  EXPECT_DOUBLE_EQ(j.AsDouble(), 18446744073709551616.0);
+  // Shortest form, kept a double by ".0".
+  EXPECT_EQ(j.Dump(), "18446744073709551616.0");
+  EXPECT_DOUBLE_EQ(MustParse("-9223372036854775809").AsDouble(),
+                   -9223372036854775809.0);
+}
+
+TEST(JsonTest, DoublesPrintShortestRoundTrip) {
+  EXPECT_EQ(Json(0.1).Dump(), "0.1");
+  EXPECT_EQ(Json(1.0 / 3).Dump(), "0.3333333333333333");
+  EXPECT_EQ(Json(1e300).Dump(), "1e+300");
+  EXPECT_EQ(Json(2.0).Dump(), "2.0");  // stays a double when parsed back
+  EXPECT_EQ(Json(-0.0).Dump(), "-0.0");
+  for (double d : {0.1, 1.0 / 3, 5e-324, 1.7976931348623157e308, 123456.789,
+                   -2.0}) {
+    Json back = MustParse(Json(d).Dump());
+    EXPECT_EQ(back.AsDouble(), d) << Json(d).Dump();
+    EXPECT_EQ(back.Dump(), Json(d).Dump());
+  }
+}
+
+TEST(JsonTest, NonFiniteDoublesDumpAsNull) {
+  Json j = Json::Array();
+  j.Push(std::numeric_limits<double>::infinity());
+  j.Push(-std::numeric_limits<double>::infinity());
+  j.Push(std::nan(""));
+  EXPECT_EQ(j.Dump(), "[null,null,null]");
+}
+
+TEST(JsonTest, NumberGrammarAndRanges) {
+  EXPECT_DOUBLE_EQ(MustParse("-1.5e3").AsDouble(), -1500);
+  EXPECT_DOUBLE_EQ(MustParse("1E-2").AsDouble(), 0.01);
+  EXPECT_DOUBLE_EQ(MustParse("0.5").AsDouble(), 0.5);
+  EXPECT_EQ(MustParse("1e-400").AsDouble(-1), 0.0);  // underflow: zero
+  EXPECT_EQ(ParseError("1e400"),
+            "line 1, column 1: number 1e400 is out of range of a double");
+  EXPECT_EQ(ParseError("01"), "line 1, column 2: leading zero in a number");
+  EXPECT_EQ(ParseError("-01"), "line 1, column 3: leading zero in a number");
+  EXPECT_EQ(ParseError("1."),
+            "line 1, column 3: unexpected end of input (expected a digit "
+            "after '.')");
+  EXPECT_EQ(ParseError(".5"),
+            "line 1, column 1: unexpected '.' (expected a value)");
+  EXPECT_EQ(ParseError("+1"),
+            "line 1, column 1: unexpected '+' (expected a value)");
+  EXPECT_EQ(ParseError("1e"),
+            "line 1, column 3: unexpected end of input (expected a digit in "
+            "the exponent)");
+  EXPECT_EQ(ParseError("-"),
+            "line 1, column 2: unexpected end of input (expected a digit)");
+}
+
+TEST(JsonTest, AccessorsFallBackOnOtherTypes) {
+  Json s("text");
+  EXPECT_EQ(s.AsInt(5), 5);
+  EXPECT_EQ(s.AsDouble(1.5), 1.5);
+  EXPECT_TRUE(s.AsBool(true));
+  EXPECT_EQ(Json(3).AsString(), "");
+  EXPECT_EQ(Json(3.9).AsInt(), 3);
+  EXPECT_EQ(Json(-3.9).AsInt(), -3);
+  EXPECT_EQ(Json(-3.9).AsUint(9), 9u);
+  EXPECT_EQ(Json(1e30).AsInt(9), 9);
+  EXPECT_EQ(Json(std::nan("")).AsInt(9), 9);
+  EXPECT_DOUBLE_EQ(Json(7).AsDouble(), 7.0);
+  EXPECT_TRUE(Json().items().empty());
+  EXPECT_TRUE(Json(1).members().empty());
+}
+
+TEST(JsonTest, StringEscapesParse) {
+  EXPECT_EQ(MustParse(R"("a\"b\\c\/d\b\f\n\r\t")").AsString(),
+            "a\"b\\c/d\b\f\n\r\t");
+  EXPECT_EQ(MustParse(R"("\u00e9\u20AC")").AsString(), "é€");
+  // U+1F600 as a surrogate pair becomes 4 bytes of UTF-8.
+  EXPECT_EQ(MustParse(R"("\ud83d\ude00")").AsString(), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(MustParse(R"("\u0000")").AsString(), std::string(1, '\0'));
+  // Raw UTF-8 passes through untouched.
+  EXPECT_EQ(MustParse("\"µs 温度 \xF0\x9F\x98\x80\"").AsString(),
+            "µs 温度 \xF0\x9F\x98\x80");
+}
+
+TEST(JsonTest, StringErrors) {
+  EXPECT_EQ(ParseError("\"a\nb\""),
+            "line 1, column 3: control character 0x0a in a string (expected "
+            "it escaped, e.g. \\n or \\u00XX)");
+  EXPECT_EQ(ParseError(R"("\x")"),
+            "line 1, column 3: unexpected 'x' (expected one of \"\\/bfnrtu "
+            "after '\\')");
+  EXPECT_EQ(ParseError(R"("\ude00")"),
+            "line 1, column 2: lone low surrogate \\uDE00");
+  EXPECT_EQ(ParseError(R"("\ud83dx")"),
+            "line 1, column 2: high surrogate \\uD83D not followed by a low "
+            "one (expected \\uDC00 to \\uDFFF next)");
+  EXPECT_EQ(ParseError(R"("\ud83d\u0041")"),
+            "line 1, column 8: high surrogate \\uD83D followed by \\u0041 "
+            "(expected \\uDC00 to \\uDFFF)");
+  EXPECT_EQ(ParseError(R"("\u12g4")"),
+            "line 1, column 6: unexpected 'g' (expected 4 hex digits after "
+            "\\u)");
+  EXPECT_EQ(ParseError("\"abc"),
+            "line 1, column 5: unexpected end of input (expected '\"' to "
+            "close the string)");
+  EXPECT_EQ(ParseError("\"\xC0\xAF\""),  // overlong '/'
+            "line 1, column 2: invalid UTF-8 at byte 0xc0");
+  EXPECT_EQ(ParseError("\"\xED\xA0\x80\""),  // a UTF-16 surrogate in UTF-8
+            "line 1, column 2: invalid UTF-8 at byte 0xed");
+  EXPECT_EQ(ParseError("\"\xF4\x90\x80\x80\""),  // past U+10FFFF
+            "line 1, column 2: invalid UTF-8 at byte 0xf4");
+  EXPECT_EQ(ParseError("\"\xE2\x82\""),  // truncated sequence
+            "line 1, column 2: invalid UTF-8 at byte 0xe2");
+}
+
+TEST(JsonTest, StringsDumpEscaped) {
+  Json j(std::string("q\" b\\ nl\n tab\t bell\x07 del\x7f é\x1f") +
+         std::string(1, '\0'));
+  EXPECT_EQ(j.Dump(),
+            R"("q\" b\\ nl\n tab\t bell\u0007 del)"
+            "\x7f"
+            R"( é\u001f\u0000")");
+  EXPECT_EQ(MustParse(j.Dump()), j);
+}
+
+TEST(JsonTest, InvalidUtf8DumpsAsReplacementCharacter) {
+  // Drive identify strings may hold any byte; our output must still parse.
+  Json j(std::string("SN\xFF\xC3"));
+  EXPECT_EQ(j.Dump(), "\"SN\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_TRUE(Json::Parse(j.Dump()).ok());
+}
+
+TEST(JsonTest, ErrorPositionsCountLinesAndCharacters) {
+  EXPECT_EQ(ParseError(R"({"a":1 "b":2})"),
+            "line 1, column 8: unexpected '\"' (expected ',' or '}')");
+  EXPECT_EQ(ParseError("{\n  \"a\": 1,\n  \"b\" 2\n}"),
+            "line 3, column 7: unexpected '2' (expected ':')");
+  // Columns count characters: "é" is one.
+  EXPECT_EQ(ParseError("[\"é\" x]"),
+            "line 1, column 6: unexpected 'x' (expected ',' or ']')");
+  EXPECT_EQ(ParseError(""),
+            "line 1, column 1: unexpected end of input (expected a value)");
+  EXPECT_EQ(ParseError("   "),
+            "line 1, column 4: unexpected end of input (expected a value)");
+  EXPECT_EQ(ParseError("[1,]"),
+            "line 1, column 4: unexpected ']' (expected a value)");
+  EXPECT_EQ(ParseError(R"({"a":1,})"),
+            "line 1, column 8: unexpected '}' (expected a string key)");
+  EXPECT_EQ(ParseError("{1:2}"),
+            "line 1, column 2: unexpected '1' (expected a string key)");
+  EXPECT_EQ(ParseError("tru"),
+            "line 1, column 4: unexpected end of input (expected 'true')");
+  EXPECT_EQ(ParseError("nul1"),
+            "line 1, column 4: unexpected '1' (expected 'null')");
+  EXPECT_EQ(ParseError("[1"),
+            "line 1, column 3: unexpected end of input (expected ',' or "
+            "']')");
+  EXPECT_EQ(ParseError("\xEF\xBB\xBF{}"),  // a BOM is not JSON text
+            "line 1, column 1: unexpected byte 0xef (expected a value)");
+}
+
+TEST(JsonTest, RejectsTrailingGarbage) {
+  EXPECT_EQ(ParseError("{} {}"),
+            "line 1, column 4: unexpected '{' after the value (expected the "
+            "end of the input)");
+  EXPECT_EQ(ParseError("1 2"),
+            "line 1, column 3: unexpected '2' after the value (expected the "
+            "end of the input)");
+  EXPECT_EQ(ParseError(std::string("1\0", 2)),
+            "line 1, column 2: unexpected byte 0x00 after the value "
+            "(expected the end of the input)");
+  EXPECT_TRUE(Json::Parse(" \t\r\n{}\n ").ok());
+}
+
+TEST(JsonTest, RejectsDuplicateKeys) {
+  EXPECT_EQ(ParseError(R"({"a":1,"a":2})"),
+            "line 1, column 8: duplicate key \"a\"");
+}
+
+TEST(JsonTest, NestingLimitIs64) {
+  const std::string ok = std::string(64, '[') + std::string(64, ']');
+  EXPECT_TRUE(Json::Parse(ok).ok());
+  const std::string deep = std::string(65, '[') + std::string(65, ']');
+  EXPECT_EQ(ParseError(deep), "line 1, column 65: nesting deeper than 64 levels");
+  // Far deeper input fails fast instead of recursing.
+  EXPECT_FALSE(Json::Parse(std::string(1'000'000, '[')).ok());
+  std::string objects;
+  for (int i = 0; i < 65; ++i) objects += "{\"k\":";
+  EXPECT_FALSE(Json::Parse(objects + "1" + std::string(65, '}')).ok());
+}
+
+TEST(JsonTest, DeepEquality) {
+  EXPECT_EQ(MustParse(R"({"a":[1,{"b":null}],"c":"x"})"),
+            MustParse(R"({ "a" : [ 1 , { "b" : null } ] , "c" : "x" })"));
+  EXPECT_FALSE(MustParse(R"({"a":[1,{"b":null}]})") ==
+               MustParse(R"({"a":[1,{"b":false}]})"));
+  EXPECT_FALSE(MustParse(R"({"a":1,"b":2})") == MustParse(R"({"b":2,"a":1})"));
+  EXPECT_FALSE(MustParse("[1]") == MustParse("[1,1]"));
+  EXPECT_FALSE(Json("1") == Json(1));
+  EXPECT_FALSE(Json() == Json(false));
+  // Numbers compare by value, exactly.
+  EXPECT_EQ(Json(1.0), Json(1));
+  EXPECT_EQ(Json(std::uint64_t{5}), Json(5));
+  EXPECT_FALSE(Json(9007199254740993) == Json(9007199254740992.0));
+  EXPECT_EQ(Json(9007199254740992), Json(9007199254740992.0));
+  EXPECT_FALSE(Json(std::numeric_limits<std::uint64_t>::max()) ==
+               Json(18446744073709551616.0));
+  EXPECT_FALSE(Json(-1) == Json(std::numeric_limits<std::uint64_t>::max()));
+  EXPECT_FALSE(Json(std::nan("")) == Json(std::nan("")));
+}
+
+TEST(JsonTest, RoundTripsARecord) {
+  const std::string text =
+      R"({"version":1,"run":"r1","phase":"fill-half","start":1796007600,)"
+      R"("reason":"line\nbreak \"quoted\" é","results":{"bytes_written":)"
+      R"(18446744073709551615,"latency":{"p99_seconds":0.000812}},)"
+      R"("series":{"throughput_bytes_per_second":[1.9e+09,1.3e+08]},)"
+      R"("ok":true,"none":null})";
+  Json j = MustParse(text);
+  EXPECT_EQ(j.Dump(), text);
+  EXPECT_EQ(MustParse(j.Dump(2)), j);
+  EXPECT_EQ(MustParse(j.Dump(2)).Dump(), text);
+}
+
+TEST(JsonTest, ConvertsNonObjectOnBracketAndNonArrayOnPush) {
+  Json j(5);
+  j["a"] = 1;
+  EXPECT_EQ(j.Dump(), R"({"a":1})");
+  Json k("s");
+  k.Push(1);
+  EXPECT_EQ(k.Dump(), "[1]");
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

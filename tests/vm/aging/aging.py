@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Host-side helper of the "aging" VM scenario (stdlib only; QMP client from
+tests/vm/vmctl.py).
+
+Subcommands:
+  wr SOCK QDEV
+      Print the wr_bytes QEMU counted for the drive of device QDEV
+      (query-blockstats; e.g. c2).
+  throttle SOCK QDEV BPS_WR
+      block_set_io_throttle on QDEV: write bandwidth BPS_WR bytes/s, every
+      other limit off (0 removes the throttle).
+  trigger SOCK QDEV BASE N BPS_WR [--poll S] [--after S] [--timeout S] [--samples FILE]
+      The SLC cache model: on one QMP session, read QDEV's wr_bytes every
+      --poll seconds (0.02) until it reaches BASE + N, then apply
+      block_set_io_throttle bps_wr=BPS_WR at once and read wr_bytes again
+      right after the command returned; keep sampling for --after seconds
+      (4) to see the slow level take over. Prints one JSON object:
+        truth            first wr_bytes - BASE seen >= N (the "cache size")
+        prev             the poll before it (< N)
+        after_return     wr_bytes - BASE read right after the command returned
+        slop_bytes       after_return - truth: written between the poll that
+                         crossed N and the throttle being in place
+        knee_bytes       the slow level's line (a fit of the samples from 1 s
+                         after the throttle on) extrapolated back to the moment
+                         the command returned: where the series really bends
+        fast_bps, slow_bps  rates measured before the crossing / after the throttle
+        poll_ms_mean, poll_ms_max, cmd_ms  QMP round trips
+      --samples FILE gets every (host monotonic time, wr_bytes - BASE) sample.
+  get FILE PATH...
+      Print the values at dotted PATHs of the JSON object in FILE, one per
+      line (empty line if missing; lists joined with commas).
+  series RESULT_JSON TRUTH OUT HOW
+      Write the fill's throughput series (series.throughput_bytes_per_second)
+      as the fixture format of tests/unit/aging/slc_cache_test.cc
+      (RecordedVmFill): "# throttled_at_bytes TRUTH", a "#" line HOW, and one
+      bytes/second value per line.
+  history FILE PHASE:OUTCOME...
+      FILE holds `drivewatch history --format json` (JSON Lines). Check that
+      it has exactly one record per expected run, in that order, with that
+      phase and outcome; print the problems (nothing if all is well) and
+      exit 1 if there are any.
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vmctl  # noqa: E402
+
+
+def die(msg):
+    print("aging.py: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+class Session:
+    def __init__(self, sock, timeout):
+        self.q = vmctl.Qmp(sock, time.monotonic() + timeout)
+        greeting = self.q.read_obj()
+        if "QMP" not in greeting:
+            die("unexpected QMP greeting: %r" % greeting)
+        self.events = []
+        self.cmd({"execute": "qmp_capabilities"})
+
+    def cmd(self, obj):
+        self.q.send(obj)
+        r = self.q.reply(self.events)
+        if "return" not in r:
+            die("QMP %s failed: %r" % (obj.get("execute"), r))
+        return r["return"]
+
+    def wr(self, qdev):
+        for e in self.cmd({"execute": "query-blockstats"}):
+            if e.get("qdev") == qdev or e.get("qdev", "").endswith("/" + qdev):
+                return int(e["stats"]["wr_bytes"])
+        die("no blockstats for device %s" % qdev)
+
+    def throttle(self, qdev, bps_wr):
+        self.cmd({"execute": "block_set_io_throttle", "arguments": {
+            "id": qdev, "bps": 0, "bps_rd": 0, "bps_wr": int(bps_wr),
+            "iops": 0, "iops_rd": 0, "iops_wr": 0}})
+
+
+def fit(points):
+    """Least-squares line through (t, y) points: (slope, intercept)."""
+    n = len(points)
+    if n < 2:
+        return 0.0, points[0][1] if points else 0.0
+    mt = sum(p[0] for p in points) / n
+    my = sum(p[1] for p in points) / n
+    sxx = sum((p[0] - mt) ** 2 for p in points)
+    if sxx == 0:
+        return 0.0, my
+    slope = sum((p[0] - mt) * (p[1] - my) for p in points) / sxx
+    return slope, my - slope * mt
+
+
+def cmd_trigger(args):
+    sock, qdev, base, n, bps = args[0], args[1], int(args[2]), int(args[3]), int(args[4])
+    poll, after, timeout, samples_file = 0.02, 4.0, 120.0, None
+    rest = args[5:]
+    while rest:
+        opt = rest.pop(0)
+        if opt == "--poll":
+            poll = float(rest.pop(0))
+        elif opt == "--after":
+            after = float(rest.pop(0))
+        elif opt == "--timeout":
+            timeout = float(rest.pop(0))
+        elif opt == "--samples":
+            samples_file = rest.pop(0)
+        else:
+            die("unknown option " + opt)
+    s = Session(sock, timeout + after + 10)
+    end = time.monotonic() + timeout
+    samples = []  # (t, bytes since base), t = time the reply arrived
+    rtts = []
+    nxt = time.monotonic()
+    while True:
+        t0 = time.monotonic()
+        w = s.wr(qdev) - base
+        t1 = time.monotonic()
+        rtts.append(t1 - t0)
+        samples.append((t1, w))
+        if w >= n:
+            break
+        if t1 > end:
+            die("wr_bytes of %s reached only %d of %d bytes within %gs" % (qdev, w, n, timeout))
+        nxt += poll
+        time.sleep(max(0.0, nxt - time.monotonic()))
+    t_cross, truth = samples[-1]
+    prev = samples[-2][1] if len(samples) > 1 else 0
+    i_cross = len(samples) - 1
+    c0 = time.monotonic()
+    s.throttle(qdev, bps)
+    c1 = time.monotonic()
+    after_return = s.wr(qdev) - base
+    t_after = time.monotonic()
+    samples.append((t_after, after_return))
+    nxt = t_after
+    while time.monotonic() < c1 + after:
+        nxt += poll
+        time.sleep(max(0.0, nxt - time.monotonic()))
+        samples.append((time.monotonic(), s.wr(qdev) - base))
+    if samples_file:
+        with open(samples_file, "w") as f:
+            f.write("# host_monotonic_s bytes_since_base (throttle command sent %.6f, returned %.6f)\n" % (c0, c1))
+            for t, w in samples:
+                f.write("%.6f %d\n" % (t, w))
+    # Fast level: the last second before the crossing.
+    fast_pts = [p for p in samples[:i_cross + 1] if p[0] >= t_cross - 1.0 and p[1] > 0]
+    fast_bps, _ = fit(fast_pts)
+    # Slow level: from 1 s after the throttle on (the token bucket's burst
+    # and the requests in flight are over by then).
+    slow_pts = [p for p in samples if p[0] >= c1 + 1.0]
+    slow_bps, icpt = fit(slow_pts)
+    knee = slow_bps * c1 + icpt
+    polls = [b[0] - a[0] for a, b in zip(samples[:i_cross], samples[1:i_cross + 1])]
+    print(json.dumps({
+        "base": base, "n": n, "bps_wr": bps,
+        "truth": truth, "prev": prev, "after_return": after_return,
+        "slop_bytes": after_return - truth,
+        "knee_bytes": round(knee), "knee_minus_truth": round(knee - truth),
+        "fast_bps": round(fast_bps), "slow_bps": round(slow_bps),
+        "poll_ms_mean": round(1000 * sum(polls) / len(polls), 2) if polls else None,
+        "poll_ms_max": round(1000 * max(polls), 2) if polls else None,
+        "qmp_rtt_ms_mean": round(1000 * sum(rtts) / len(rtts), 2),
+        "cmd_ms": round(1000 * (c1 - c0), 2),
+        "polls": len(polls) + 1,
+    }))
+
+
+def cmd_get(args):
+    with open(args[0]) as f:
+        obj = json.load(f)
+    for path in args[1:]:
+        v = obj
+        for k in path.split("."):
+            if isinstance(v, dict) and k in v:
+                v = v[k]
+            elif isinstance(v, list) and k.isdigit() and int(k) < len(v):
+                v = v[int(k)]
+            else:
+                v = None
+                break
+        if v is None:
+            print("")
+        elif isinstance(v, list):
+            print(",".join(str(x) for x in v))
+        elif isinstance(v, float) and v.is_integer():
+            print(int(v))
+        else:
+            print(v)
+
+
+def cmd_series(args):
+    result, truth, out, how = args
+    with open(result) as f:
+        series = json.load(f)["series"]["throughput_bytes_per_second"]
+    tmp = out + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("# throttled_at_bytes %d\n" % int(truth))
+        for line in how.splitlines():
+            f.write("# %s\n" % line)
+        for x in series:
+            f.write("%.0f\n" % x)
+    os.replace(tmp, out)
+
+
+def cmd_history(args):
+    path, want = args[0], args[1:]
+    recs = []
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                recs.append(json.loads(line))
+            except ValueError as e:
+                print("line %d is not JSON (%s): %s" % (i, e, line.strip()[:120]))
+                sys.exit(1)
+    problems = []
+    if len(recs) != len(want):
+        problems.append("%d records, %d runs: %s" % (len(recs), len(want), " ".join(
+            "%s:%s" % (r.get("phase"), r.get("outcome")) for r in recs)))
+    for i, (r, w) in enumerate(zip(recs, want)):
+        phase, outcome = w.split(":")
+        if r.get("phase") != phase or r.get("outcome") != outcome:
+            problems.append("record %d is %s:%s (%s), wanted %s" % (
+                i + 1, r.get("phase"), r.get("outcome"), r.get("run"), w))
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
+
+
+def main():
+    if len(sys.argv) < 2:
+        die("usage: aging.py wr|throttle|trigger|get|series|history ...")
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "wr":
+        print(Session(args[0], 10).wr(args[1]))
+    elif cmd == "throttle":
+        Session(args[0], 10).throttle(args[1], int(args[2]))
+    elif cmd == "trigger":
+        cmd_trigger(args)
+    elif cmd == "get":
+        cmd_get(args)
+    elif cmd == "series":
+        cmd_series(args)
+    elif cmd == "history":
+        cmd_history(args)
+    else:
+        die("unknown subcommand " + cmd)
+
+
+if __name__ == "__main__":
+    main()

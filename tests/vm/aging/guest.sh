@@ -1,0 +1,113 @@
+# Guest side of the "aging" VM scenario (host side: tests/vm/aging/host.sh).
+# Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
+#
+# No daemon: `drivewatch phase run` runs each heavy phase by hand, with a
+# config built per run from /etc/drivewatch/aging.toml (aging/drivewatch.toml)
+# plus one [[aging.targets]] table naming the block device found here. Each
+# run's stdout (the history record) and stderr go to the host as
+# NAME.json / NAME.err, and a "run NAME RC START END" marker (guest uptime).
+# On the host's word:
+#   s1            DWSN0001's namespace, configured with serial WRONGSN, then
+#                 with namespace 2: both must be refused
+#   s2-unplugged  (after the host's device_del of DWSN0001's controller) wait
+#                 until the kernel dropped it
+#   s2-plugged    (after the host's device_add of DWSN0005) wait for its
+#                 namespace, then run a target that names serial DWSN0001 and
+#                 the path DWSN0005's namespace now has
+#   s3            fill DWSN0003's 1 GiB namespace (the host throttles it)
+#   s4            a longer fill of it (the host sets a critical warning)
+#   finish        send `drivewatch history --format json`
+
+AGING_FILL_PERCENT=${DWVM_AGING_FILL_PERCENT:-90}
+AGING_NEW_SERIAL=${DWVM_AGING_NEW_SERIAL:-DWSN0005}
+mkdir -p /var/lib/drivewatch
+
+# ag_config NAME DEVICE SERIAL NSID: /tmp/NAME.toml
+ag_config() {
+	sed "s/@FILL_PERCENT@/$AGING_FILL_PERCENT/" /etc/drivewatch/aging.toml >"/tmp/$1.toml"
+	cat >>"/tmp/$1.toml" <<EOF
+
+[[aging.targets]]
+name = "scratch"
+block_device = "$2"
+serial = "$3"
+namespace = $4
+destroy_data = true
+EOF
+}
+
+# ag_run NAME PHASE: run the phase with /tmp/NAME.toml, send the outputs.
+ag_run() {
+	_t0=$(dw_uptime)
+	_rc=0
+	drivewatch phase run "$2" --config.file="/tmp/$1.toml" >"/tmp/$1.json" 2>"/tmp/$1.err" || _rc=$?
+	_t1=$(dw_uptime)
+	dw_mark run "$1 $_rc $_t0 $_t1"
+	dw_send_file "$1.json" "/tmp/$1.json"
+	dw_send_file "$1.err" "/tmp/$1.err"
+	dw_send_file "$1.toml" "/tmp/$1.toml"
+}
+
+# First namespace block device of the controller with this serial.
+ag_ns() {
+	_c=$(dw_ctrl_by_serial "$1") || return 1
+	dw_ns_of_ctrl "$_c" | head -n 1
+}
+
+ag_has_ns() { _n=$(ag_ns "$1") && [ -n "$_n" ] && [ -b "/dev/$_n" ]; }
+
+c1=$(dw_ctrl_by_serial DWSN0001) || { dw_fail "aging no controller DWSN0001"; exit 1; }
+ns1=$(ag_ns DWSN0001)
+c3=$(dw_ctrl_by_serial DWSN0003) || { dw_fail "aging no controller DWSN0003"; exit 1; }
+ns3=$(ag_ns DWSN0003)
+dw_mark aging-devices "DWSN0001=$c1/$ns1 DWSN0003=$c3/$ns3 nsid1=$(dw_attr "/sys/block/$ns1/nsid") size3=$(dw_attr "/sys/block/$ns3/size")"
+
+# ---------------------------------------------------------------- S1
+dw_wait_host s1 120
+ag_config s1-wrongsn "/dev/$ns1" WRONGSN 1
+ag_run s1-wrongsn fill
+ag_config s1-ns2 "/dev/$ns1" DWSN0001 2
+ag_run s1-ns2 fill
+dw_mark s1-done
+
+# ---------------------------------------------------------------- S2
+dw_wait_host s2-unplugged 60
+if ! dw_poll 20 eval '! dw_ctrl_by_serial DWSN0001 >/dev/null'; then
+	dw_fail "aging DWSN0001 still in sysfs 20 s after device_del"
+	exit 1
+fi
+dw_mark s2-gone "$(ls /sys/block | tr '\n' ' ')"
+dw_wait_host s2-plugged 60
+if ! dw_poll 30 ag_has_ns "$AGING_NEW_SERIAL"; then
+	dw_fail "aging no namespace of $AGING_NEW_SERIAL 30 s after device_add: $(ls /sys/block | tr '\n' ' ')"
+	exit 1
+fi
+c5=$(dw_ctrl_by_serial "$AGING_NEW_SERIAL")
+ns5=$(ag_ns "$AGING_NEW_SERIAL")
+# The config still says DWSN0001; its block_device is the path that now
+# holds the other drive (the same name when the kernel re-used it).
+dw_mark s2-new "$c5/$ns5 was=$c1/$ns1 nsid=$(dw_attr "/sys/block/$ns5/nsid")"
+ag_config s2-renamed "/dev/$ns5" DWSN0001 1
+ag_run s2-renamed fill
+dw_mark s2-done
+
+# ---------------------------------------------------------------- S3
+ag_config s3 "/dev/$ns3" DWSN0003 1
+dw_wait_host s3 60
+ag_run s3 slcfill
+dw_mark s3-done
+
+# ---------------------------------------------------------------- S4
+dw_wait_host s4 60
+ag_run s4 longfill
+dw_mark s4-done
+
+# ---------------------------------------------------------------- history
+dw_wait_host finish 60
+_rc=0
+drivewatch history --config.file=/tmp/s3.toml --format json >/tmp/history.jsonl 2>/tmp/history.err || _rc=$?
+dw_mark history-rc "$_rc $(head -c 200 /tmp/history.err | tr '\n' ' ')"
+dw_send_file history.jsonl /tmp/history.jsonl
+ls -lR /var/lib/drivewatch >/tmp/state.txt 2>&1 || true
+dw_send_file state.txt /tmp/state.txt
+dw_mark aging-done

@@ -1,0 +1,373 @@
+# shellcheck shell=bash
+# Host side of the "aging" VM scenario (guest side: aging/guest.sh).
+# Source after tests/vm/lib.sh, then call aging_run OUTDIR WORKDIR.
+#
+# The real drivewatch runs heavy phases by hand in the guest
+# (`drivewatch phase run`, no daemon) on emulated namespaces. Besides the
+# harness' DWSN0001 (c0, 128 MiB) and DWSN0002 (c1) the guest has:
+#   DWSN0003  c2, one 1 GiB namespace (sparse raw file, discard=unmap): the
+#             drive the fills run on
+#   n5        a 128 MiB backing node with no device at boot: S2 plugs it in
+#             as DWSN0005 (c5)
+# Checks:
+#   S1 the identity check against the emulated controller: a target naming
+#      serial WRONGSN for DWSN0001's namespace is refused (exit 2, outcome
+#      refused, the reason names the device, WRONGSN and DWSN0001), so is
+#      one naming namespace 2 (the reason says 2 configured, 1 found);
+#      nothing was written (QMP query-blockstats wr_bytes of c0 unchanged)
+#   S2 a renamed device: device_del c0 (DWSN0001), the kernel drops it,
+#      device_add DWSN0005; a target that still says serial DWSN0001 and
+#      names the path DWSN0005's namespace now has (the kernel re-uses the
+#      freed name when nothing holds it) is refused, naming both serials,
+#      and nothing is written to DWSN0005
+#   S3 the SLC cache model: DWSN0003 is throttled to AGING_FAST_BPS from the
+#      start; a QMP session polls its wr_bytes every 20 ms and, once the
+#      fill wrote AGING_TRIGGER_BYTES, throttles it to AGING_SLOW_BPS (the
+#      "cache" ran out). The truth is the first polled wr_bytes >= the
+#      trigger; slop (written between that poll and the throttle being in
+#      place) and the knee of the measured wr_bytes curve are reported.
+#      results.slc_cache_bytes must be within 5% of the truth, the fill's
+#      written_bytes must equal QEMU's wr_bytes delta (the trim wrote
+#      nothing) and the before/after levels must match the two throttles
+#      (AGING_LEVEL_TOLERANCE). The throughput series is kept as
+#      OUTDIR/vm_fill_series.txt (tests/fixtures/slc/ format; with
+#      AGING_RECORD_FIXTURE=1 it is also written to
+#      ${DW_FIXTURE_OUT:-tests/fixtures}/slc/vm_fill_series.txt)
+#   S4 a critical warning aborts a running fill: qom-set c2
+#      smart_critical_warning 4 while it writes -> outcome aborted, exit 1,
+#      the reason says "critical warning", within AGING_ABORT_MAX seconds of
+#      the qom-set (host clock, to the guest's marker)
+#   S5 the history: `drivewatch history --format json` has one record per
+#      run, in order, with its outcome (refused x3, completed, aborted)
+# Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt; every run's
+# record, stderr and config in OUTDIR/files/, the QMP trigger's samples in
+# OUTDIR/trigger-samples.txt.
+
+AGING_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+AGING_NS_SIZE=${AGING_NS_SIZE:-1G}
+AGING_FILL_PERCENT=${AGING_FILL_PERCENT:-90}
+AGING_FAST_BPS=${AGING_FAST_BPS:-67108864}          # 64 MiB/s: the "SLC cache"
+AGING_SLOW_BPS=${AGING_SLOW_BPS:-20971520}          # 20 MiB/s: after it
+AGING_TRIGGER_BYTES=${AGING_TRIGGER_BYTES:-536870912} # 512 MiB
+AGING_S4_AFTER_BYTES=${AGING_S4_AFTER_BYTES:-33554432} # qom-set once S4 wrote this
+AGING_ABORT_MAX=${AGING_ABORT_MAX:-3}                # seconds
+AGING_LEVEL_TOLERANCE=${AGING_LEVEL_TOLERANCE:-0.15}
+AGING_NEW_SERIAL=DWSN0005
+AGING_FAILED=()
+
+ag_log() { printf '[aging %s] %s\n' "$(date +%T)" "$*" >&2; }
+ag_pass() {
+	printf 'PASS %s: %s\n' "$1" "$2" >>"$AG_OUT/assertions.txt"
+	ag_log "PASS $1: $2"
+}
+ag_fail() {
+	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$AG_OUT/assertions.txt" >&2
+	AGING_FAILED+=("$1")
+}
+ag_measure() {
+	printf '%-60s %s\n' "$1" "$2" | tee -a "$AG_OUT/measurements.txt" >&2
+}
+ag_py() { dw_python "$AGING_DIR/aging.py" "$@"; }
+ag_wr() { ag_py wr "$VM_QMP" "$1"; }
+# ag_get NAME PATH: a value of run NAME's record (files/NAME.json).
+ag_get() { ag_py get "$AG_OUT/files/$1.json" "$2" 2>/dev/null || true; }
+# ag_run_marker NAME: "RC START END" of the guest's "run NAME ..." marker.
+ag_run_marker() { vm_markers | sed -n "s/^DWVM-MARK: run $1 //p" | head -n 1; }
+ag_files() { vm_extract_files "$VM_LOG" "$AG_OUT/files" "$@" >/dev/null; }
+ag_awk() { awk "BEGIN{$1}" </dev/null; }
+
+# The extra QEMU arguments: DWSN0003 with a 1 GiB namespace, and a spare
+# backing node for S2's device_add.
+aging_qemu_args() {
+	local w=$1
+	truncate -s "$AGING_NS_SIZE" "$w/n3.img" && truncate -s 128M "$w/n5.img" || return 1
+	AGING_QEMU_ARGS=(
+		-blockdev "driver=file,filename=$w/n3.img,node-name=n3-file,discard=unmap"
+		-blockdev "driver=raw,file=n3-file,node-name=n3,discard=unmap"
+		-device "nvme,id=c2,serial=DWSN0003,drive=n3"
+		-blockdev "driver=file,filename=$w/n5.img,node-name=n5-file,discard=unmap"
+		-blockdev "driver=raw,file=n5-file,node-name=n5,discard=unmap"
+	)
+}
+
+# ag_check_refused ID NAME WANT_TEXT...: run NAME must have exited 2 with
+# outcome "refused" and a reason containing every WANT_TEXT. Returns 1 (and
+# reports) otherwise.
+ag_check_refused() {
+	local id=$1 name=$2 m rc outcome reason t ok=1
+	shift 2
+	m=$(ag_run_marker "$name")
+	rc=${m%% *}
+	outcome=$(ag_get "$name" outcome)
+	reason=$(ag_get "$name" reason)
+	ag_measure "$name: exit status, outcome" "$rc $outcome"
+	ag_measure "$name: reason" "$reason"
+	if [[ $rc != 2 || $outcome != refused ]]; then
+		ag_fail "$id" "$name: exit $rc, outcome '$outcome' (wanted 2, refused); reason '$reason'; stderr: $(tail -n 3 "$AG_OUT/files/$name.err" 2>/dev/null | tr '\n' '|')"
+		ok=0
+	fi
+	for t in "$@"; do
+		if [[ $reason != *"$t"* ]]; then
+			ag_fail "$id" "$name: the reason does not mention '$t': '$reason'"
+			ok=0
+		fi
+	done
+	((ok))
+}
+
+# ---------------------------------------------------------------- S1
+aging_s1() {
+	local ok=1 w0 w1 t0
+	w0=$(ag_wr c0)
+	t0=$(dw_now)
+	vm_wait_marker wait-host-s1 60 >/dev/null || return 1
+	vm_send s1
+	vm_wait_marker s1-done 60 >/dev/null || return 1
+	ag_measure "S1 two refused runs (s)" "$(dw_elapsed "$t0")"
+	ag_files s1-wrongsn.json s1-wrongsn.err s1-ns2.json s1-ns2.err || true
+	w1=$(ag_wr c0)
+	ag_measure "S1 DWSN0001 wr_bytes before / after" "$w0 / $w1"
+	ag_check_refused "S1 serial check" s1-wrongsn "/dev/$AG_NS1" WRONGSN DWSN0001 || ok=0
+	ag_check_refused "S1 serial check" s1-ns2 "/dev/$AG_NS1" "namespace 2" || ok=0
+	if [[ -z $w0 || $w0 != "$w1" ]]; then
+		ag_fail "S1 serial check" "DWSN0001's wr_bytes moved from '$w0' to '$w1': a refused run wrote"
+		ok=0
+	fi
+	((ok)) && ag_pass "S1 serial check" "WRONGSN and namespace 2 on /dev/$AG_NS1 (DWSN0001) refused with exit 2, the reasons name the device and the serials/namespaces; wr_bytes stayed $w1"
+	return 0
+}
+
+# ---------------------------------------------------------------- S2
+aging_s2() {
+	local ok=1 w0 w1 t0 new path
+	vm_wait_marker wait-host-s2-unplugged 60 >/dev/null || return 1
+	t0=$(dw_now)
+	vm_device_del c0 30 || return 1
+	ag_measure "S2 device_del c0 -> DEVICE_DELETED (s)" "$(dw_elapsed "$t0")"
+	vm_send s2-unplugged
+	ag_measure "S2 guest block devices after the unplug" "$(vm_wait_marker s2-gone 30)"
+	vm_device_add "\"driver\":\"nvme\",\"id\":\"c5\",\"serial\":\"$AGING_NEW_SERIAL\",\"drive\":\"n5\"" || return 1
+	w0=$(ag_wr c5)
+	vm_wait_marker wait-host-s2-plugged 60 >/dev/null || return 1
+	vm_send s2-plugged
+	new=$(vm_wait_marker s2-new 40) || return 1
+	path=${new%% *}           # "nvmeX/nvmeXnY was=... nsid=N"
+	path=/dev/${path#*/}
+	ag_measure "S2 $AGING_NEW_SERIAL's controller/namespace (DWSN0001's before)" "$new"
+	if [[ $path == "/dev/$AG_NS1" ]]; then
+		ag_measure "S2 kernel name of the unplugged drive re-used" "yes: $path was DWSN0001's, is $AGING_NEW_SERIAL's"
+	else
+		ag_measure "S2 kernel name of the unplugged drive re-used" "no: DWSN0001 was /dev/$AG_NS1, $AGING_NEW_SERIAL is $path (the config names $path)"
+	fi
+	vm_wait_marker s2-done 60 >/dev/null || return 1
+	ag_files s2-renamed.json s2-renamed.err || true
+	w1=$(ag_wr c5)
+	ag_measure "S2 $AGING_NEW_SERIAL wr_bytes after device_add / after the run" "$w0 / $w1"
+	ag_check_refused "S2 renamed device" s2-renamed "$path" DWSN0001 "$AGING_NEW_SERIAL" || ok=0
+	if [[ -z $w0 || $w0 != "$w1" ]]; then
+		ag_fail "S2 renamed device" "$AGING_NEW_SERIAL's wr_bytes moved from '$w0' to '$w1': the refused run wrote to the other drive"
+		ok=0
+	fi
+	((ok)) && ag_pass "S2 renamed device" "after device_del DWSN0001 / device_add $AGING_NEW_SERIAL, a target saying DWSN0001 at $path was refused (exit 2, both serials named); $AGING_NEW_SERIAL's wr_bytes stayed $w1"
+	return 0
+}
+
+# ---------------------------------------------------------------- S3
+AG_TRUTH=
+aging_s3() {
+	local ok=1 base tpid trig t0 m rc outcome slc lb before after written wend truth err how fixture
+	base=$(ag_wr c2)
+	ag_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
+	ag_py throttle "$VM_QMP" c2 "$AGING_FAST_BPS" || return 1
+	vm_wait_marker wait-host-s3 60 >/dev/null || return 1
+	t0=$(dw_now)
+	ag_py trigger "$VM_QMP" c2 "$base" "$AGING_TRIGGER_BYTES" "$AGING_SLOW_BPS" \
+		--poll 0.02 --after 4 --timeout 120 --samples "$AG_OUT/trigger-samples.txt" \
+		>"$AG_OUT/trigger.json" 2>"$AG_OUT/trigger.err" &
+	tpid=$!
+	sleep 0.2
+	vm_send s3
+	if ! wait "$tpid"; then
+		ag_fail "S3 SLC cache" "the QMP trigger failed: $(cat "$AG_OUT/trigger.err")"
+		vm_wait_marker s3-done 120 >/dev/null || return 1
+		return 0
+	fi
+	trig=$(cat "$AG_OUT/trigger.json")
+	ag_measure "S3 trigger (JSON)" "$trig"
+	truth=$(ag_py get "$AG_OUT/trigger.json" truth)
+	AG_TRUTH=$truth
+	ag_measure "S3 truth: first polled wr_bytes >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
+	ag_measure "S3 slop: crossing poll -> wr_bytes after the throttle cmd" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; throttle cmd $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
+	ag_measure "S3 knee of wr_bytes (slow line at cmd return) - truth" "$(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes"
+	ag_measure "S3 QEMU-side rates fast / slow (B/s)" "$(ag_py get "$AG_OUT/trigger.json" fast_bps) / $(ag_py get "$AG_OUT/trigger.json" slow_bps)"
+	vm_wait_marker s3-done 120 >/dev/null || return 1
+	ag_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
+	ag_files s3.json s3.err s3.toml || true
+	wend=$(ag_wr c2)
+	m=$(ag_run_marker s3)
+	rc=${m%% *}
+	outcome=$(ag_get s3 outcome)
+	slc=$(ag_get s3 results.slc_cache_bytes)
+	lb=$(ag_get s3 results.slc_cache_lower_bound_bytes)
+	before=$(ag_get s3 results.before_cache_bytes_per_second)
+	after=$(ag_get s3 results.after_cache_bytes_per_second)
+	written=$(ag_get s3 results.written_bytes)
+	ag_measure "S3 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s3 duration_seconds)"
+	ag_measure "S3 written_bytes / QEMU wr_bytes delta" "$written / $((wend - base))"
+	ag_measure "S3 slc_cache_bytes detected / truth" "${slc:-none (lower bound $lb)} / $truth"
+	if [[ -n $slc ]]; then
+		err=$(ag_awk "printf \"%.3f\", ($slc - $truth) * 100 / $truth")
+		ag_measure "S3 detected - truth (% of truth)" "$err %"
+	fi
+	ag_measure "S3 before / after cache (B/s), throttles" "$before / $after, $AGING_FAST_BPS / $AGING_SLOW_BPS"
+	ag_measure "S3 series (B/s)" "$(ag_get s3 series.throughput_bytes_per_second | tr ',' ' ' | awk '{for (i = 1; i <= NF; i++) printf "%.1f ", $i / 1048576; print "MiB/s"}')"
+	if [[ $rc != 0 || $outcome != completed ]]; then
+		ag_fail "S3 SLC cache" "the fill exited $rc, outcome '$outcome', reason '$(ag_get s3 reason)'; stderr: $(tail -n 3 "$AG_OUT/files/s3.err" | tr '\n' '|')"
+		ok=0
+	fi
+	if [[ -z $slc ]]; then
+		ag_fail "S3 SLC cache" "no slc_cache_bytes (no sustained drop found; lower bound '$lb'), truth $truth"
+		ok=0
+	elif ! ag_awk "exit !(($slc - $truth) <= 0.05 * $truth && ($truth - $slc) <= 0.05 * $truth)"; then
+		ag_fail "S3 SLC cache" "slc_cache_bytes $slc is not within 5% of the truth $truth ($err %)"
+		ok=0
+	fi
+	if [[ -z $written || $written != "$((wend - base))" ]]; then
+		ag_fail "S3 SLC cache" "written_bytes '$written' but QEMU counted $((wend - base)) written bytes (did the trim write?)"
+		ok=0
+	fi
+	if ! ag_awk "exit !(\"$before\" != \"\" && $before + 0 >= $AGING_FAST_BPS * (1 - $AGING_LEVEL_TOLERANCE) && $before + 0 <= $AGING_FAST_BPS * (1 + $AGING_LEVEL_TOLERANCE))"; then
+		ag_fail "S3 SLC cache" "before_cache_bytes_per_second '$before' is not the fast throttle $AGING_FAST_BPS +-$AGING_LEVEL_TOLERANCE"
+		ok=0
+	fi
+	if ! ag_awk "exit !(\"$after\" != \"\" && $after + 0 >= $AGING_SLOW_BPS * (1 - $AGING_LEVEL_TOLERANCE) && $after + 0 <= $AGING_SLOW_BPS * (1 + $AGING_LEVEL_TOLERANCE))"; then
+		ag_fail "S3 SLC cache" "after_cache_bytes_per_second '$after' is not the slow throttle $AGING_SLOW_BPS +-$AGING_LEVEL_TOLERANCE"
+		ok=0
+	fi
+	if [[ -s $AG_OUT/files/s3.json && -n $truth ]]; then
+		how="Recorded by tests/vm/aging (S3): drivewatch phase run (fill, 128 KiB, QD32) on a QEMU 7.2 TCG guest's emulated NVMe namespace ($AGING_NS_SIZE raw file, discard=unmap, filled to $AGING_FILL_PERCENT%),
+throttled over QMP block_set_io_throttle to bps_wr=$AGING_FAST_BPS from the start and to bps_wr=$AGING_SLOW_BPS once query-blockstats (polled every 20 ms) showed $AGING_TRIGGER_BYTES bytes written;
+throttled_at_bytes is the first polled wr_bytes at or above that; the throttle was in place $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes later. One bytes/second value per line (results.series.throughput_bytes_per_second)."
+		ag_py series "$AG_OUT/files/s3.json" "$truth" "$AG_OUT/vm_fill_series.txt" "$how" ||
+			ag_fail "S3 SLC cache" "cannot write the series file"
+		if [[ ${AGING_RECORD_FIXTURE:-0} == 1 ]]; then
+			fixture=${DW_FIXTURE_OUT:-$AGING_DIR/../../fixtures}/slc
+			mkdir -p "$fixture" && cp "$AG_OUT/vm_fill_series.txt" "$fixture/vm_fill_series.txt" &&
+				ag_log "fixture written: $fixture/vm_fill_series.txt"
+		fi
+	fi
+	((ok)) && ag_pass "S3 SLC cache" "slc_cache_bytes $slc vs truth $truth ($err %); before $before B/s, after $after B/s; written_bytes = QEMU's wr_bytes delta $written"
+	return 0
+}
+
+# ---------------------------------------------------------------- S4
+aging_s4() {
+	local ok=1 base w wq wend tq tq1 tend end m rc outcome reason delay
+	base=$(ag_wr c2)
+	vm_wait_marker wait-host-s4 60 >/dev/null || return 1
+	vm_send s4
+	end=$(($(date +%s) + 90))
+	while :; do
+		w=$(ag_wr c2)
+		((w - base >= AGING_S4_AFTER_BYTES)) && break
+		if (($(date +%s) > end)) || [[ -n $(ag_run_marker s4) ]]; then
+			ag_fail "S4 critical warning" "the long fill did not write $AGING_S4_AFTER_BYTES bytes (wr_bytes delta $((w - base)); run marker '$(ag_run_marker s4)')"
+			vm_wait_marker s4-done 120 >/dev/null || return 1
+			return 0
+		fi
+		sleep 0.1
+	done
+	tq=$(dw_now)
+	vm_qom_set c2 smart_critical_warning 4 || return 1
+	tq1=$(dw_now)
+	wq=$(ag_wr c2)
+	end=$(($(date +%s) + 60))
+	while [[ -z $(ag_run_marker s4) ]]; do
+		(($(date +%s) > end)) && break
+		sleep 0.05
+	done
+	tend=$(dw_now)
+	delay=$(ag_awk "printf \"%.2f\", $tend - $tq")
+	vm_wait_marker s4-done 120 >/dev/null || return 1
+	wend=$(ag_wr c2)
+	ag_files s4.json s4.err || true
+	m=$(ag_run_marker s4)
+	rc=${m%% *}
+	outcome=$(ag_get s4 outcome)
+	reason=$(ag_get s4 reason)
+	ag_measure "S4 qom-set command (s)" "$(ag_awk "printf \"%.3f\", $tq1 - $tq")"
+	ag_measure "S4 qom-set -> run ended (guest marker seen, s)" "$delay"
+	ag_measure "S4 bytes written by the fill before / after the warning" "$((wq - base)) / $((wend - wq))"
+	ag_measure "S4 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s4 duration_seconds)"
+	ag_measure "S4 reason" "$reason"
+	if [[ $rc != 1 || $outcome != aborted || $reason != *"critical warning"* ]]; then
+		ag_fail "S4 critical warning" "exit $rc, outcome '$outcome', reason '$reason' (wanted 1, aborted, 'critical warning ...')"
+		ok=0
+	fi
+	if ! ag_awk "exit !($delay <= $AGING_ABORT_MAX)"; then
+		ag_fail "S4 critical warning" "the run ended ${delay}s after the qom-set, wanted <= ${AGING_ABORT_MAX}s"
+		ok=0
+	fi
+	((ok)) && ag_pass "S4 critical warning" "smart_critical_warning 0x04 during the fill -> aborted in ${delay}s: '$reason'"
+	return 0
+}
+
+# ---------------------------------------------------------------- S5
+aging_history() {
+	local out m
+	vm_wait_marker wait-host-finish 60 >/dev/null || return 1
+	vm_send finish
+	vm_wait_marker aging-done 60 >/dev/null || return 1
+	m=$(vm_wait_marker history-rc 5)
+	ag_files history.jsonl state.txt || true
+	ag_measure "S5 drivewatch history exit" "$m"
+	if out=$(ag_py history "$AG_OUT/files/history.jsonl" fill:refused fill:refused fill:refused \
+		slcfill:completed longfill:aborted 2>&1); then
+		ag_pass "S5 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted"
+	else
+		ag_fail "S5 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------------- driver
+aging_run() {
+	AG_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	local work=$2 t0 wall devices err
+	: >"$AG_OUT/assertions.txt"
+	: >"$AG_OUT/measurements.txt"
+	AGING_FAILED=()
+	t0=$(dw_now)
+	[[ -n ${DRIVEWATCH_BIN:-} && -x $DRIVEWATCH_BIN ]] ||
+		{ dw_die aging "DRIVEWATCH_BIN='${DRIVEWATCH_BIN:-}' is not an executable (build the drivewatch target)"; return 1; }
+	# The guest's configs, checked here first (what ag_config builds).
+	{
+		sed "s/@FILL_PERCENT@/$AGING_FILL_PERCENT/" "$AGING_DIR/drivewatch.toml"
+		printf '\n[[aging.targets]]\nname = "scratch"\nblock_device = "/dev/nvme0n1"\nserial = "DWSN0001"\nnamespace = 1\ndestroy_data = true\n'
+	} >"$AG_OUT/drivewatch.toml"
+	err=$("$DRIVEWATCH_BIN" check-config "$AG_OUT/drivewatch.toml" 2>&1) ||
+		{ dw_die aging "check-config of the guest config: $err"; return 1; }
+	aging_qemu_args "$work" || return 1
+	DW_VM_EXTRA_FILES="${DW_VM_EXTRA_FILES:-} $AGING_DIR/drivewatch.toml:/etc/drivewatch/aging.toml" \
+		vm_build_initramfs "$work/aging.cpio.gz" "$AGING_DIR/guest.sh" '' || return 1
+	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL" \
+		vm_start "$AG_OUT" "$work/aging.cpio.gz" "${AGING_QEMU_ARGS[@]}" || return 1
+	devices=$(vm_wait_marker aging-devices 120) || return 1
+	ag_measure "QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"
+	ag_measure "guest devices" "$devices"
+	AG_NS1=$(sed -n 's/.*DWSN0001=[^/]*\/\([^ ]*\).*/\1/p' <<<"$devices")
+	aging_s1 || return 1
+	aging_s2 || return 1
+	aging_s3 || return 1
+	aging_s4 || return 1
+	aging_history || return 1
+	wall=$(vm_wait_exit 60) || return 1
+	ag_measure "QEMU start -> exit (s)" "$wall"
+	vm_extract_files "$VM_LOG" "$AG_OUT/files" >"$AG_OUT/files.list" || true
+	ag_measure "aging scenario wall time (s)" "$(dw_elapsed "$t0")"
+	if ((${#AGING_FAILED[@]})); then
+		printf '[aging] %d check(s) FAILED: %s\n' "${#AGING_FAILED[@]}" "$(printf '%s; ' "${AGING_FAILED[@]}")" >&2
+		return 1
+	fi
+	ag_log "all checks passed ($AG_OUT/assertions.txt)"
+}

@@ -806,46 +806,9 @@ class Loader {
       const std::size_t errors_before = errors_.size();
       CheckKeys(*e, kPath, kReadTargetKeys, "");
       ReadLatencyTarget target;
-      const toml::node* name = e->get("name");
-      const auto* name_value = name ? name->as_string() : nullptr;
-      if (name == nullptr) {
-        Report(e->source().begin, std::string(kPath),
-               "missing name (expected the target label, e.g. name = "
-               "\"scratch\")");
-      } else if (name_value == nullptr || name_value->get().empty() ||
-                 !std::all_of(name_value->get().begin(), name_value->get().end(),
-                              [](char c) {
-                                return std::isalnum(static_cast<unsigned char>(c)) ||
-                                       c == '_' || c == '-' || c == '.';
-                              })) {
-        WrongType(*name, std::string(kPath) + ".name",
-                  "a non-empty string of letters, digits, _, - and .");
-      } else {
-        auto first = std::find_if(names.begin(), names.end(), [&](const Located& l) {
-          return l.value == name_value->get();
-        });
-        if (first != names.end()) {
-          Report(name->source().begin, std::string(kPath) + ".name",
-                 Quote(name_value->get()) + " is already a target, at " +
-                     At(first->where) + " (expected unique names)");
-        } else {
-          names.push_back(Located{name_value->get(), name->source().begin});
-        }
-        target.name = name_value->get();
-      }
-      const toml::node* device = e->get("block_device");
-      const toml::node* directory = e->get("directory");
-      if ((device == nullptr) == (directory == nullptr)) {
-        Report(e->source().begin, std::string(kPath),
-               std::string(device == nullptr
-                               ? "neither block_device nor directory is set"
-                               : "both block_device and directory are set") +
-                   " (expected exactly one)");
-      }
-      ReadString(*e, "block_device", kPath, detail::AbsolutePathProblem,
-                 target.block_device);
-      ReadString(*e, "directory", kPath, detail::AbsolutePathProblem,
-                 target.directory);
+      target.name = ReadName(*e, kPath, "target", names);
+      const auto [device, directory] =
+          ReadDeviceOrDirectory(*e, kPath, target.block_device, target.directory);
       if (const toml::node* fs = e->get("file_size")) {
         if (device != nullptr) {
           Report(fs->source().begin, std::string(kPath) + ".file_size",
@@ -940,6 +903,25 @@ class Loader {
     return v->get();
   }
 
+  // A target's block_device or directory: exactly one is set. Returns
+  // their nodes (null when absent).
+  std::pair<const toml::node*, const toml::node*> ReadDeviceOrDirectory(
+      const toml::table& e, std::string_view path, std::string& device_out,
+      std::string& directory_out) {
+    const toml::node* device = e.get("block_device");
+    const toml::node* directory = e.get("directory");
+    if ((device == nullptr) == (directory == nullptr)) {
+      Report(e.source().begin, std::string(path),
+             std::string(device == nullptr
+                             ? "neither block_device nor directory is set"
+                             : "both block_device and directory are set") +
+                 " (expected exactly one)");
+    }
+    ReadString(e, "block_device", path, detail::AbsolutePathProblem, device_out);
+    ReadString(e, "directory", path, detail::AbsolutePathProblem, directory_out);
+    return {device, directory};
+  }
+
   // An integer or float in [min, max].
   void ReadNumber(const toml::table& t, std::string_view name,
                   std::string_view path, double min, double max,
@@ -995,19 +977,8 @@ class Loader {
       CheckKeys(*e, kPath, kAgingTargetKeys, "");
       AgingTarget target;
       target.name = ReadName(*e, kPath, "target", names);
-      const toml::node* device = e->get("block_device");
-      const toml::node* directory = e->get("directory");
-      if ((device == nullptr) == (directory == nullptr)) {
-        Report(e->source().begin, std::string(kPath),
-               std::string(device == nullptr
-                               ? "neither block_device nor directory is set"
-                               : "both block_device and directory are set") +
-                   " (expected exactly one)");
-      }
-      ReadString(*e, "block_device", kPath, detail::AbsolutePathProblem,
-                 target.block_device);
-      ReadString(*e, "directory", kPath, detail::AbsolutePathProblem,
-                 target.directory);
+      const auto [device, directory] =
+          ReadDeviceOrDirectory(*e, kPath, target.block_device, target.directory);
       // Keys that belong to one kind of target only.
       for (std::string_view key :
            {"serial", "namespace", "destroy_data", "allow_signatures"}) {
@@ -1352,6 +1323,14 @@ std::string Trim(std::string_view s) {
   return std::string(s);
 }
 
+// "01:00-05:00".
+std::string FormatWindow(const PhaseSchedule& s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d", s.window_start / 60,
+                s.window_start % 60, s.window_end / 60, s.window_end % 60);
+  return buf;
+}
+
 std::string Number(double v) {
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
@@ -1399,11 +1378,7 @@ void AppendAging(std::string& out, const AgingConfig& aging) {
       out += ", interval = " + Quote(FormatDuration(p.schedule.interval));
     }
     if (p.schedule.window_start >= 0) {
-      char buf[16];
-      std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d",
-                    p.schedule.window_start / 60, p.schedule.window_start % 60,
-                    p.schedule.window_end / 60, p.schedule.window_end % 60);
-      out += ", window = " + Quote(buf) + ", weekdays = [";
+      out += ", window = " + Quote(FormatWindow(p.schedule)) + ", weekdays = [";
       bool first = true;
       for (unsigned d = 0; d < 7; ++d) {
         if ((p.schedule.weekdays & (1u << d)) == 0) continue;
@@ -1484,10 +1459,7 @@ std::string_view PhaseKindName(PhaseKind kind) {
 std::string FormatPhaseSchedule(const PhaseSchedule& s) {
   if (s.interval.count() > 0) return "every " + FormatDuration(s.interval);
   if (s.window_start < 0) return "by hand only";
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d", s.window_start / 60,
-                s.window_start % 60, s.window_end / 60, s.window_end % 60);
-  std::string out = std::string("window ") + buf;
+  std::string out = "window " + FormatWindow(s);
   if (s.weekdays != 0x7f) {
     out += " on";
     for (unsigned d = 0; d < 7; ++d) {

@@ -56,9 +56,8 @@ std::multimap<std::string, std::string> ParseStateLines(std::string_view text);
 // Which drives a heavy phase (aging/) is working on now. Work that must
 // never overlap one, such as a scheduled device self-test, asks Busy()
 // before it starts. Heavy phases mark a drive for their whole run with
-// SetBusy(serial, "phase NAME") and ClearBusy(serial) at the end; until
-// they exist nothing marks a drive, and the board says every drive is idle.
-// Thread-safe.
+// SetBusy(serial, "phase NAME") and ClearBusy(serial) at the end
+// (exporter/phase_service.cc). Thread-safe.
 class DriveBusyBoard {
  public:
   void SetBusy(const std::string& serial, std::string reason) {

@@ -39,6 +39,17 @@ config::PhaseConfig Phase(std::string name, config::PhaseKind kind, std::string 
   return p;
 }
 
+// A loop device handed over with the right identity and the
+// acknowledgement.
+config::AgingTarget LoopTarget(const LoopDevice& loop) {
+  config::AgingTarget t;
+  t.name = "loop";
+  t.block_device = loop.device();
+  t.serial = loop.serial();
+  t.destroy_data = true;
+  return t;
+}
+
 std::vector<config::PhaseConfig> EveryKind(const std::string& target) {
   return {Phase("fill", config::PhaseKind::kFill, target),
           Phase("perf", config::PhaseKind::kPerf, target),
@@ -161,11 +172,7 @@ TEST_F(PhaseRunnerTest, EveryKindOnAFileTargetLandsInHistoryAndMetrics) {
 TEST_F(PhaseRunnerTest, EveryKindOnALoopDevice) {
   LoopDevice loop(32);
   if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
-  config::AgingTarget t;
-  t.name = "loop";
-  t.block_device = loop.device();
-  t.serial = loop.serial();
-  t.destroy_data = true;
+  const config::AgingTarget t = LoopTarget(loop);
   config_.aging.targets = {t};
   config_.aging.phases = EveryKind("loop");
   ExpectEveryKindCompletes(32u << 20);
@@ -185,11 +192,8 @@ TEST_F(PhaseRunnerTest, RefusedRunsWriteNothingAndAreRecorded) {
     out << "somebody's data";
   }
   const std::string before = Contents(loop.backing());
-  config::AgingTarget t;
-  t.name = "loop";
-  t.block_device = loop.device();
+  config::AgingTarget t = LoopTarget(loop);
   t.serial = "loop:/somewhere/else.img";
-  t.destroy_data = true;
   config_.aging.targets = {t};
   config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "loop")};
 
@@ -340,11 +344,7 @@ TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
 TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnReload) {
   LoopDevice loop(16);
   if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
-  config::AgingTarget t;
-  t.name = "loop";
-  t.block_device = loop.device();
-  t.serial = loop.serial();
-  t.destroy_data = true;
+  const config::AgingTarget t = LoopTarget(loop);
   config_.aging.targets = {t};
   auto long_idle = Phase("long", config::PhaseKind::kReclaim, "loop");
   long_idle.reclaim_idle = {milliseconds{60'000}};

@@ -80,14 +80,16 @@ pass "refusals exit 2 and name what is wrong"
 # --- SIGTERM: aborted, recorded ---------------------------------------------
 "$bin" phase run slow --config.file="$work/dw.toml" >"$work/term.json" 2>/dev/null &
 pid=$!
-sleep 1
+# Once its checkpoint exists the phase runs (and SIGTERM is handled).
+for _ in $(seq 300); do [[ -f $work/state/phases/slow.checkpoint ]] && break; sleep 0.05; done
+sleep 0.3
 kill -TERM "$pid"
 set +e
 wait "$pid"
 rc=$?
 set -e
 pid=""
-((rc == 1)) || fail "SIGTERM: exit $rc, expected 1"
+((rc == 1)) || fail "SIGTERM: exit $rc, expected 1: $(cat "$work/term.json")"
 [[ $(json 'r["outcome"]' <"$work/term.json") == aborted ]] || fail "SIGTERM: $(cat "$work/term.json")"
 pass "SIGTERM during a phase: recorded as aborted, exit 1"
 
@@ -157,7 +159,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "$bin" --config.file="$work/daemon.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
 pid=$!
 ok=0
-for _ in $(seq 100); do
+for _ in $(seq 300); do
   if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
      grep -q 'drivewatch_phase_runs_total{.*outcome="completed".*phase="monthly-fill".*} 1' "$work/metrics.txt"; then
     ok=1; break

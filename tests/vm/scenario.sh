@@ -9,7 +9,8 @@
 # unsupported features), latency (read latency on emulated namespaces, one
 # failing reads through blkdebug, one too slow for the timeout through
 # null-co), power (power at 10 IOPS and idle from the power state estimate),
-# smartd (self-test, error log and persistent event log probes).
+# smartd (self-test, error log and persistent event log probes), aging
+# (heavy phases by hand: identity interlocks, SLC cache, abort on warning).
 # Artefacts go to $DW_VM_OUT/NAME (default /tmp/drivewatch-vm-out).
 set -euo pipefail
 name=${1:?usage: scenario.sh NAME (thermal, latency, power or smartd)}

@@ -117,7 +117,7 @@ TEST(SlcCacheTest, TooFewSecondsAfterTheDropIsNoDrop) {
   EXPECT_FALSE(DetectSlcCache({}).exhausted);
 }
 
-// A fill recorded in the VM harness (tests/vm/slc): an emulated namespace
+// A fill recorded in the VM harness (tests/vm/aging, S3): an emulated namespace
 // throttled over QMP once the guest had written a known number of bytes.
 TEST(SlcCacheTest, RecordedVmFill) {
   std::ifstream in(std::string(DW_FIXTURE_DIR) + "/slc/vm_fill_series.txt");

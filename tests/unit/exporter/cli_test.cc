@@ -44,12 +44,38 @@ TEST(CommandLineTest, Errors) {
   EXPECT_EQ(Parse({"--config.file="}).error,
             "flag --config.file needs a non-empty value");
   EXPECT_EQ(Parse({"serve"}).error,
-            "unknown command \"serve\" (expected check-config, collect or "
-            "selftest; see --help)");
+            "unknown command \"serve\" (expected check-config, collect, "
+            "selftest, phase or history; see --help)");
   EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
   EXPECT_EQ(Parse({"collect"}).error,
             "collect needs --once (it runs the probes one time)");
   EXPECT_EQ(Parse({"--once"}).error, "--once goes with the collect command");
+}
+
+TEST(CommandLineTest, PhaseAndHistory) {
+  auto run = Parse({"phase", "run", "fill-half", "--config.file=/etc/dw.toml",
+                    "--target", "scratch"});
+  ASSERT_TRUE(run.cli) << run.error;
+  EXPECT_EQ(run.cli->command, CommandLine::Command::kPhase);
+  EXPECT_EQ(run.cli->args, (std::vector<std::string>{"run", "fill-half"}));
+  EXPECT_EQ(run.cli->target, "scratch");
+  auto history = Parse({"history", "--drive=SN1", "--phase", "fill", "--format=csv"});
+  ASSERT_TRUE(history.cli) << history.error;
+  EXPECT_EQ(history.cli->command, CommandLine::Command::kHistory);
+  EXPECT_EQ(history.cli->drive, "SN1");
+  EXPECT_EQ(history.cli->format, "csv");
+
+  EXPECT_EQ(Parse({"phase", "run", "x"}).error,
+            "phase run needs --config.file=FILE (the phase and its target are "
+            "defined there)");
+  EXPECT_EQ(Parse({"phase", "start", "x", "--config.file=a"}).error,
+            "phase takes the subcommand run: phase run NAME "
+            "--config.file=FILE [--target=NAME]");
+  EXPECT_EQ(Parse({"history", "--format=xml"}).error,
+            "--format must be table, json or csv (got \"xml\")");
+  EXPECT_EQ(Parse({"--target=x"}).error, "--target goes with phase run");
+  EXPECT_EQ(Parse({"collect", "--once", "--phase=x"}).error,
+            "--phase and --format go with history");
 }
 
 TEST(CommandLineTest, HelpListsEveryFlag) {

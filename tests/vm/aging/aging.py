@@ -6,6 +6,9 @@ Subcommands:
   wr SOCK QDEV
       Print the wr_bytes QEMU counted for the drive of device QDEV
       (query-blockstats; e.g. c2).
+  stats SOCK QDEV
+      Print QDEV's write and unmap (discard) counters: wr_bytes=...
+      wr_operations=... unmap_bytes=... unmap_operations=...
   throttle SOCK QDEV BPS_WR
       block_set_io_throttle on QDEV: write bandwidth BPS_WR bytes/s, every
       other limit off (0 removes the throttle).
@@ -70,11 +73,14 @@ class Session:
             die("QMP %s failed: %r" % (obj.get("execute"), r))
         return r["return"]
 
-    def wr(self, qdev):
+    def stats(self, qdev):
         for e in self.cmd({"execute": "query-blockstats"}):
             if e.get("qdev") == qdev or e.get("qdev", "").endswith("/" + qdev):
-                return int(e["stats"]["wr_bytes"])
+                return e["stats"]
         die("no blockstats for device %s" % qdev)
+
+    def wr(self, qdev):
+        return int(self.stats(qdev)["wr_bytes"])
 
     def throttle(self, qdev, bps_wr):
         self.cmd({"execute": "block_set_io_throttle", "arguments": {
@@ -202,6 +208,9 @@ def cmd_series(args):
     with open(tmp, "w") as f:
         f.write("# throttled_at_bytes %d\n" % int(truth))
         for line in how.splitlines():
+            # Only the first line may start "# throttled_at_bytes ".
+            if line.startswith("throttled_at_bytes"):
+                line = "(" + line + ")"
             f.write("# %s\n" % line)
         for x in series:
             f.write("%.0f\n" % x)
@@ -240,6 +249,10 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "wr":
         print(Session(args[0], 10).wr(args[1]))
+    elif cmd == "stats":
+        st = Session(args[0], 10).stats(args[1])
+        print(" ".join("%s=%s" % (k, st.get(k)) for k in (
+            "wr_bytes", "wr_operations", "unmap_bytes", "unmap_operations")))
     elif cmd == "throttle":
         Session(args[0], 10).throttle(args[1], int(args[2]))
     elif cmd == "trigger":

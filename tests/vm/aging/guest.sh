@@ -98,6 +98,7 @@ ag_run s3 slcfill
 dw_mark s3-done
 
 # ---------------------------------------------------------------- S4
+ag_config s4 "/dev/$ns3" DWSN0003 1
 dw_wait_host s4 60
 ag_run s4 longfill
 dw_mark s4-done

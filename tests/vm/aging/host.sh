@@ -75,6 +75,8 @@ ag_get() { ag_py get "$AG_OUT/files/$1.json" "$2" 2>/dev/null || true; }
 ag_run_marker() { vm_markers | sed -n "s/^DWVM-MARK: run $1 //p" | head -n 1; }
 ag_files() { vm_extract_files "$VM_LOG" "$AG_OUT/files" "$@" >/dev/null; }
 ag_awk() { awk "BEGIN{$1}" </dev/null; }
+# Bytes the host file system holds for DWSN0003's image (the trim punches holes).
+ag_alloc() { echo $(($(stat -c '%b * %B' "$AG_WORK/n3.img"))); }
 
 # The extra QEMU arguments: DWSN0003 with a 1 GiB namespace, and a spare
 # backing node for S2's device_add.
@@ -173,11 +175,11 @@ aging_s2() {
 }
 
 # ---------------------------------------------------------------- S3
-AG_TRUTH=
 aging_s3() {
 	local ok=1 base tpid trig t0 m rc outcome slc lb before after written wend truth err how fixture
 	base=$(ag_wr c2)
 	ag_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
+	ag_measure "S3 DWSN0003 image allocated on the host before (bytes)" "$(ag_alloc)"
 	ag_py throttle "$VM_QMP" c2 "$AGING_FAST_BPS" || return 1
 	vm_wait_marker wait-host-s3 60 >/dev/null || return 1
 	t0=$(dw_now)
@@ -195,7 +197,6 @@ aging_s3() {
 	trig=$(cat "$AG_OUT/trigger.json")
 	ag_measure "S3 trigger (JSON)" "$trig"
 	truth=$(ag_py get "$AG_OUT/trigger.json" truth)
-	AG_TRUTH=$truth
 	ag_measure "S3 truth: first polled wr_bytes >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
 	ag_measure "S3 slop: crossing poll -> wr_bytes after the throttle cmd" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; throttle cmd $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
 	ag_measure "S3 knee of wr_bytes (slow line at cmd return) - truth" "$(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes"
@@ -204,6 +205,8 @@ aging_s3() {
 	ag_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
 	ag_files s3.json s3.err s3.toml || true
 	wend=$(ag_wr c2)
+	ag_measure "S3 DWSN0003 blockstats after the fill" "$(ag_py stats "$VM_QMP" c2)"
+	ag_measure "S3 DWSN0003 image allocated on the host after (bytes)" "$(ag_alloc)"
 	m=$(ag_run_marker s3)
 	rc=${m%% *}
 	outcome=$(ag_get s3 outcome)
@@ -247,7 +250,8 @@ aging_s3() {
 	if [[ -s $AG_OUT/files/s3.json && -n $truth ]]; then
 		how="Recorded by tests/vm/aging (S3): drivewatch phase run (fill, 128 KiB, QD32) on a QEMU 7.2 TCG guest's emulated NVMe namespace ($AGING_NS_SIZE raw file, discard=unmap, filled to $AGING_FILL_PERCENT%),
 throttled over QMP block_set_io_throttle to bps_wr=$AGING_FAST_BPS from the start and to bps_wr=$AGING_SLOW_BPS once query-blockstats (polled every 20 ms) showed $AGING_TRIGGER_BYTES bytes written;
-throttled_at_bytes is the first polled wr_bytes at or above that; the throttle was in place $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes later. One bytes/second value per line (results.series.throughput_bytes_per_second)."
+The truth above is the first polled wr_bytes at or above that; wr_bytes read right after the throttle command returned was $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes higher, and the slow level's line meets the fast one $(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes after the truth.
+One bytes/second value per line (results.series.throughput_bytes_per_second), oldest first."
 		ag_py series "$AG_OUT/files/s3.json" "$truth" "$AG_OUT/vm_fill_series.txt" "$how" ||
 			ag_fail "S3 SLC cache" "cannot write the series file"
 		if [[ ${AGING_RECORD_FIXTURE:-0} == 1 ]]; then
@@ -300,6 +304,8 @@ aging_s4() {
 	ag_measure "S4 bytes written by the fill before / after the warning" "$((wq - base)) / $((wend - wq))"
 	ag_measure "S4 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s4 duration_seconds)"
 	ag_measure "S4 reason" "$reason"
+	ag_measure "S4 DWSN0003 blockstats after the run" "$(ag_py stats "$VM_QMP" c2)"
+	ag_measure "S4 DWSN0003 image allocated on the host (trim, then the bytes above)" "$(ag_alloc)"
 	if [[ $rc != 1 || $outcome != aborted || $reason != *"critical warning"* ]]; then
 		ag_fail "S4 critical warning" "exit $rc, outcome '$outcome', reason '$reason' (wanted 1, aborted, 'critical warning ...')"
 		ok=0
@@ -334,6 +340,7 @@ aging_history() {
 aging_run() {
 	AG_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 	local work=$2 t0 wall devices err
+	AG_WORK=$work
 	: >"$AG_OUT/assertions.txt"
 	: >"$AG_OUT/measurements.txt"
 	AGING_FAILED=()

@@ -4,62 +4,15 @@
 #include <array>
 #include <cstring>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
+#include "aging/crc32c.h"
 
 namespace drivewatch::aging {
 namespace detail {
 namespace {
 
-constexpr std::uint32_t kCastagnoli = 0x82F63B78u;
-
-constexpr std::array<std::uint32_t, 256> MakeTable() {
-  std::array<std::uint32_t, 256> table{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ kCastagnoli : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-constexpr auto kTable = MakeTable();
-
-std::uint32_t Crc32cTable(const unsigned char* p, std::size_t n,
-                          std::uint32_t crc) {
-  while (n-- > 0) crc = kTable[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-  return crc;
-}
-
-#if defined(__x86_64__)
-__attribute__((target("sse4.2"))) std::uint32_t Crc32cSse42(
-    const unsigned char* p, std::size_t n, std::uint32_t crc) {
-  std::uint64_t c = crc;
-  while (n >= 8) {
-    std::uint64_t word;
-    std::memcpy(&word, p, 8);
-    c = _mm_crc32_u64(c, word);
-    p += 8;
-    n -= 8;
-  }
-  auto c32 = static_cast<std::uint32_t>(c);
-  while (n-- > 0) c32 = _mm_crc32_u8(c32, *p++);
-  return c32;
-}
-
-const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
-#endif
 
 }  // namespace
 
-std::uint32_t Crc32cFast(const void* data, std::size_t size, std::uint32_t crc) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-#if defined(__x86_64__)
-  if (kHaveSse42) return ~Crc32cSse42(p, size, crc);
-#endif
-  return ~Crc32cTable(p, size, crc);
-}
 
 std::uint64_t SplitMix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -108,8 +61,8 @@ ChunkVerdict VerifyChunk(const void* chunk, std::size_t size,
   std::memcpy(&v.header, p, sizeof(ChunkHeader));
   const ChunkHeader& h = v.header;
   if (h.magic != kChunkMagic ||
-      h.header_crc != detail::Crc32cFast(p, kHeaderCrcSpan) ||
-      h.body_crc != detail::Crc32cFast(p + sizeof(ChunkHeader),
+      h.header_crc != Crc32c(p, kHeaderCrcSpan) ||
+      h.body_crc != Crc32c(p + sizeof(ChunkHeader),
                                        size - sizeof(ChunkHeader))) {
     v.check = ChunkCheck::kCorrupt;
   } else if (h.data_seed != data_seed) {
@@ -159,7 +112,7 @@ void DataPattern::Fill(std::size_t slot) {
   std::uint32_t* crcs = &body_crcs_[slot * chunk_sizes_.size()];
   std::size_t at = 0;
   for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) {
-    crcs[c] = detail::Crc32cFast(p + at + sizeof(ChunkHeader),
+    crcs[c] = Crc32c(p + at + sizeof(ChunkHeader),
                                  chunk_sizes_[c] - sizeof(ChunkHeader));
     at += chunk_sizes_[c];
   }
@@ -180,7 +133,7 @@ void DataPattern::Stamp(std::size_t slot, std::uint64_t offset,
     h.sequence = sequence;
     h.body_crc = crcs[c];
     std::memcpy(p + at, &h, kHeaderCrcSpan);
-    h.header_crc = detail::Crc32cFast(p + at, kHeaderCrcSpan);
+    h.header_crc = Crc32c(p + at, kHeaderCrcSpan);
     std::memcpy(p + at + kHeaderCrcSpan, &h.header_crc, sizeof(h.header_crc));
     at += chunk_sizes_[c];
   }

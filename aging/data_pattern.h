@@ -106,11 +106,6 @@ class DataPattern {
 
 namespace detail {
 
-// CRC-32C (Castagnoli, reflected 0x82F63B78, as iSCSI and ext4 use it):
-// `crc` is a previous result to continue from (0 to start). SSE4.2 when the
-// CPU has it, a table otherwise. Crc32cFast("123456789") == 0xE3069283.
-std::uint32_t Crc32cFast(const void* data, std::size_t size,
-                         std::uint32_t crc = 0);
 
 // xoshiro256** (Blackman and Vigna), seeded through splitmix64: fast, and
 // good enough that its bytes do not compress.

@@ -23,26 +23,7 @@ namespace {
 
 // ---- CRC-32C ----------------------------------------------------------------
 
-// Slicing-by-8 tables for the reflected Castagnoli polynomial 0x82F63B78:
-// tables[k][b] is the CRC of byte b followed by k zero bytes.
-constexpr std::array<std::array<std::uint32_t, 256>, 8> MakeCrcTables() {
-  std::array<std::array<std::uint32_t, 256>, 8> t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t crc = i;
-    for (int bit = 0; bit < 8; ++bit) {
-      crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
-    }
-    t[0][i] = crc;
-  }
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    for (int k = 1; k < 8; ++k) {
-      t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
-    }
-  }
-  return t;
-}
 
-constexpr auto kCrcTables = MakeCrcTables();
 
 // ---- Record framing ---------------------------------------------------------
 
@@ -200,25 +181,6 @@ Expected<std::string> ReadAll(int fd, std::uint64_t size,
 
 }  // namespace
 
-std::uint32_t Crc32c(const void* data, std::size_t size, std::uint32_t crc) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  if constexpr (std::endian::native == std::endian::little) {
-    const auto& t = kCrcTables;
-    while (size >= 8) {
-      std::uint64_t w;
-      std::memcpy(&w, p, 8);
-      w ^= crc;
-      crc = t[7][w & 0xFF] ^ t[6][(w >> 8) & 0xFF] ^ t[5][(w >> 16) & 0xFF] ^
-            t[4][(w >> 24) & 0xFF] ^ t[3][(w >> 32) & 0xFF] ^
-            t[2][(w >> 40) & 0xFF] ^ t[1][(w >> 48) & 0xFF] ^ t[0][w >> 56];
-      p += 8;
-      size -= 8;
-    }
-  }
-  while (size--) crc = (crc >> 8) ^ kCrcTables[0][(crc ^ *p++) & 0xFF];
-  return ~crc;
-}
 
 Expected<HistoryContents> HistoryFile::Read() const {
   Expected<std::string> data = ReadWholeFile(path_);

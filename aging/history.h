@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "aging/crc32c.h"
 #include "aging/json.h"
 #include "probes/expected.h"
 
@@ -80,8 +81,6 @@ class HistoryFile {
   std::size_t repaired_bytes_ = 0;
 };
 
-// CRC-32C (Castagnoli), as iSCSI and ext4 use it.
-std::uint32_t Crc32c(const void* data, std::size_t size, std::uint32_t crc = 0);
 
 // How `drivewatch history` prints records.
 enum class HistoryFormat { kTable, kJson, kCsv };

@@ -322,6 +322,16 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     path = *prepared;
   }
   auto io = WorkloadTarget::Open(path, WorkloadTarget::kReadWrite);
+  if (!io && io.error().errnum == EBUSY && !target->block_device.empty()) {
+    // Something holds the device: the interlocks, run on a read-only
+    // descriptor, say what (a mounted partition, swap, a holder).
+    if (auto ro = WorkloadTarget::Open(path, WorkloadTarget::kReadOnly)) {
+      if (Status s = CheckBeforeWrite(*target, (*ro)->fd(), (*ro)->device_number(), options.paths);
+          !s) {
+        return finish("refused", s.error().message);
+      }
+    }
+  }
   if (!io) return finish("refused", path + ": cannot open for writing: " + io.error().message);
   std::unique_ptr<HealthSource> health;
   if ((*io)->is_block_device()) {

@@ -54,7 +54,10 @@ namespace drivewatch::aging {
 class WorkloadTarget {
  public:
   enum Mode { kReadOnly, kReadWrite };
-  // Opens a block device or an existing regular file with O_DIRECT.
+  // Opens a block device or an existing regular file with O_DIRECT; a
+  // block device opened kReadWrite also with O_EXCL, so that nothing can
+  // mount or claim it while the engine writes (EBUSY while something
+  // does).
   static Expected<std::unique_ptr<WorkloadTarget>> Open(const std::string& path,
                                                         Mode mode);
   ~WorkloadTarget();

@@ -215,6 +215,27 @@ TEST_F(PhaseRunnerTest, RefusedRunsWriteNothingAndAreRecorded) {
   EXPECT_EQ(History()[1].Find("outcome")->AsString(), "refused");
 }
 
+TEST_F(PhaseRunnerTest, AMountedDeviceIsRefusedWithTheMountNamed) {
+  LoopDevice loop(16);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  bool ok = false;
+  drivewatch::testing::Shell("mkfs.ext4 -q -F " + loop.device(), &ok);
+  ASSERT_TRUE(ok) << "mkfs.ext4";
+  const std::filesystem::path mnt = dir_ / "mnt";
+  std::filesystem::create_directories(mnt);
+  drivewatch::testing::Shell("mount " + loop.device() + " " + mnt.string(), &ok);
+  if (!ok) GTEST_SKIP() << "mount failed";
+  config::AgingTarget t = LoopTarget(loop);
+  t.allow_signatures = true;  // the mount alone must refuse
+  config_.aging.targets = {t};
+  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "loop")};
+  const Json r = Run("fill");
+  drivewatch::testing::Shell("umount " + mnt.string());
+  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
+  EXPECT_NE(r.Find("reason")->AsString().find("mounted on " + mnt.string()), std::string::npos)
+      << r.Find("reason")->AsString();
+}
+
 TEST_F(PhaseRunnerTest, UnknownPhaseIsAnErrorNamingTheKnownOnes) {
   config_.aging.targets = {FileTarget()};
   config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "t")};

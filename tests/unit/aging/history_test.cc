@@ -98,6 +98,8 @@ TEST(HistoryCrcTest, MatchesBytewiseAtEveryAlignmentAndChains) {
     for (std::size_t len = 0; len + start <= 300; len += 13) {
       ASSERT_EQ(Crc32c(buf + start, len), ReferenceCrc32c(buf + start, len))
           << start << "+" << len;
+      ASSERT_EQ(detail::Crc32cPortable(buf + start, len), ReferenceCrc32c(buf + start, len))
+          << start << "+" << len;
     }
   }
   EXPECT_EQ(Crc32c(buf + 100, 200, Crc32c(buf, 100)), Crc32c(buf, 300));

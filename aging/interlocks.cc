@@ -93,9 +93,9 @@ std::string UnescapeOctal(std::string_view s) {
 }
 
 Error Refuse(std::string_view device, std::string_view reason,
-             std::string_view remedy) {
+             std::string_view remedy, std::string_view action = "write") {
   return Error{EPERM, -1,
-               std::string(device) + ": refusing to write: " +
+               std::string(device) + ": refusing to " + std::string(action) + ": " +
                    std::string(reason) + " (" + std::string(remedy) + ")"};
 }
 
@@ -462,8 +462,8 @@ Expected<DeviceIdentity> ReadDeviceIdentity(int fd, dev_t device,
                    "loop backing file"};
 }
 
-Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
-                        const SystemPaths& paths) {
+Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
+                     const SystemPaths& paths, std::string_view action) {
   const std::string& dev_path = target.block_device;
   if (dev_path.empty()) {
     return Error{
@@ -481,35 +481,26 @@ Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
     return Refuse(dev_path,
                   "the open descriptor is device " + DevNumber(st.st_rdev) +
                       ", not " + DevNumber(device),
-                  kNoOverride);
+                  kNoOverride, action);
   }
-
-  if (!target.destroy_data) {
-    return Refuse(dev_path,
-                  "target " + Quote(target.name) +
-                      " does not acknowledge that all data on it will be "
-                      "destroyed",
-                  "set " + KeyFor(target, "destroy_data", "true"));
-  }
-
   auto id = ReadDeviceIdentity(fd, device, paths);
   if (!id) {
     return Refuse(dev_path,
                   "its identity cannot be checked: " + id.error().message,
-                  kNoOverride);
+                  kNoOverride, action);
   }
   if (target.serial.empty()) {
     return Refuse(dev_path,
                   "target " + Quote(target.name) + " names no serial (it is " +
                       Quote(id->serial) + ")",
-                  "set " + KeyFor(target, "serial"));
+                  "set " + KeyFor(target, "serial"), action);
   }
   if (id->serial != target.serial) {
     return Refuse(dev_path,
                   "it is not the configured device: serial " +
                       Quote(target.serial) + " configured, " +
                       Quote(id->serial) + " found",
-                  "check " + KeyFor(target, "serial") + " and the device path");
+                  "check " + KeyFor(target, "serial") + " and the device path", action);
   }
   if (id->nvme) {
     if (target.nsid == 0) {
@@ -517,7 +508,7 @@ Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
                     "it is NVMe namespace " + std::to_string(id->nsid) +
                         " and target " + Quote(target.name) +
                         " names no namespace",
-                    "set " + KeyFor(target, "namespace"));
+                    "set " + KeyFor(target, "namespace"), action);
     }
     if (id->nsid != target.nsid) {
       return Refuse(
@@ -525,15 +516,34 @@ Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
           "it is not the configured namespace: namespace " +
               std::to_string(target.nsid) + " configured, " +
               std::to_string(id->nsid) + " found",
-          "check " + KeyFor(target, "namespace") + " and the device path");
+          "check " + KeyFor(target, "namespace") + " and the device path", action);
     }
   } else if (target.nsid != 0) {
     return Refuse(
         dev_path,
         "namespace " + std::to_string(target.nsid) +
             " is configured but it is not an NVMe namespace",
-        "check " + KeyFor(target, "namespace") + " and the device path");
+        "check " + KeyFor(target, "namespace") + " and the device path", action);
   }
+  return Ok{};
+}
+
+Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
+                        const SystemPaths& paths) {
+  const std::string& dev_path = target.block_device;
+  if (dev_path.empty()) {
+    return Error{
+        EINVAL, -1,
+        "aging target " + Quote(target.name) + " is not a block device target"};
+  }
+  if (!target.destroy_data) {
+    return Refuse(dev_path,
+                  "target " + Quote(target.name) +
+                      " does not acknowledge that all data on it will be "
+                      "destroyed",
+                  "set " + KeyFor(target, "destroy_data", "true"));
+  }
+  if (Status s = CheckIdentity(target, fd, device, paths, "write"); !s) return s;
 
   const auto members = DeviceAndPartitions(dev_path, device, paths);
   if (auto e = CheckMounted(dev_path, members, paths)) return *e;

@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "probes/expected.h"
@@ -71,6 +72,12 @@ struct DeviceIdentity {
 // error (ENODATA).
 Expected<DeviceIdentity> ReadDeviceIdentity(int fd, dev_t device,
                                             const SystemPaths& paths = {});
+
+// The identity checks alone: `fd` (st_rdev `device`) is the configured
+// serial and namespace. What a phase that only reads (retention-verify)
+// asks; its refusals read "refusing to ACTION".
+Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
+                     const SystemPaths& paths = {}, std::string_view action = "read");
 
 // All block-device checks above, for `target` open on `fd`, in this order:
 // destroy_data, identity, mounted, swap, holders, signatures. Passing means

@@ -54,6 +54,15 @@ class PhaseContext {
   virtual bool stopped() const = 0;
   // Saves `report` with the checkpoint, so a crash keeps what was measured.
   virtual void Checkpoint(const PhaseReport& report) = 0;
+
+  // For the retention phases, which keep their own durable study record.
+  virtual const config::AgingTarget& target() const = 0;
+  virtual const std::string& state_directory() const = 0;
+  // The open target's descriptor (admin passthrough for SMART on NVMe).
+  virtual int fd() const = 0;
+  virtual bool nvme() const = 0;
+  // serial, nsid, model, firmware, device: what the run was made on.
+  virtual Json DriveFacts() const = 0;
 };
 
 // Each kind's story. They return early, with Ok, when ctx.stopped(); an
@@ -62,6 +71,8 @@ Status RunFillPhase(PhaseContext& ctx, PhaseReport& report);
 Status RunReclaimPhase(PhaseContext& ctx, PhaseReport& report);
 Status RunPerfPhase(PhaseContext& ctx, PhaseReport& report);
 Status RunTrimPhase(PhaseContext& ctx, PhaseReport& report);
+Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report);
+Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

@@ -19,6 +19,7 @@
 #include "aging/durable_file.h"
 #include "aging/history.h"
 #include "aging/phase.h"
+#include "aging/retention_study.h"
 #include "probes/identify.h"
 #include "probes/log.h"
 #include "probes/pacing.h"
@@ -139,8 +140,23 @@ struct RunState {
 
 class Context : public PhaseContext {
  public:
-  Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill)
-      : run_(run), io_(io), capacity_(capacity), fill_(fill) {}
+  Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill, bool nvme,
+          std::uint32_t nsid)
+      : run_(run), io_(io), capacity_(capacity), fill_(fill), nvme_(nvme), nsid_(nsid) {}
+
+  const config::AgingTarget& target() const override { return *run_.target; }
+  const std::string& state_directory() const override { return run_.options->state_directory; }
+  int fd() const override { return io_.fd(); }
+  bool nvme() const override { return nvme_; }
+  Json DriveFacts() const override {
+    Json f = Json::Object();
+    f["serial"] = run_.serial;
+    f["nsid"] = std::uint64_t{nsid_};
+    f["model"] = run_.model;
+    f["firmware"] = run_.firmware;
+    f["device"] = run_.device;
+    return f;
+  }
 
   const config::PhaseConfig& phase() const override { return *run_.phase; }
   std::uint64_t capacity() const override { return capacity_; }
@@ -202,6 +218,8 @@ class Context : public PhaseContext {
   WorkloadTarget& io_;
   std::uint64_t capacity_;
   double fill_;
+  bool nvme_;
+  std::uint32_t nsid_;
 };
 
 Status RunKind(config::PhaseKind kind, PhaseContext& ctx, PhaseReport& report) {
@@ -210,6 +228,8 @@ Status RunKind(config::PhaseKind kind, PhaseContext& ctx, PhaseReport& report) {
     case config::PhaseKind::kReclaim: return RunReclaimPhase(ctx, report);
     case config::PhaseKind::kPerf: return RunPerfPhase(ctx, report);
     case config::PhaseKind::kTrim: return RunTrimPhase(ctx, report);
+    case config::PhaseKind::kRetentionWrite: return RunRetentionWritePhase(ctx, report);
+    case config::PhaseKind::kRetentionVerify: return RunRetentionVerifyPhase(ctx, report);
   }
   return Error{EINVAL, -1, "unknown phase kind"};
 }
@@ -314,14 +334,29 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     drive_lock = std::move(*l);
   }
 
-  // Open and check the target.
+  // A verify needs its study before it needs a device.
+  if (phase->kind == config::PhaseKind::kRetentionVerify) {
+    if (auto study = LoadStudy(options.state_directory, phase->study); !study) {
+      return finish("failed", study.error().message +
+                                  (study.error().errnum == ENOENT
+                                       ? "; run its retention-write phase first"
+                                       : ""));
+    }
+  }
+
+  // Open and check the target. A phase that only reads (retention-verify)
+  // opens it read-only and checks only that it is the configured drive.
+  const bool reads_only = phase->kind == config::PhaseKind::kRetentionVerify;
   std::string path = target->block_device;
-  if (path.empty()) {
+  if (path.empty() && reads_only) {
+    path = AgingFilePath(*target);
+  } else if (path.empty()) {
     auto prepared = PrepareAgingFile(*target);
     if (!prepared) return finish("refused", prepared.error().message);
     path = *prepared;
   }
-  auto io = WorkloadTarget::Open(path, WorkloadTarget::kReadWrite);
+  auto io = WorkloadTarget::Open(path, reads_only ? WorkloadTarget::kReadOnly
+                                                  : WorkloadTarget::kReadWrite);
   if (!io && io.error().errnum == EBUSY && !target->block_device.empty()) {
     // Something holds the device: the interlocks, run on a read-only
     // descriptor, say what (a mounted partition, swap, a holder).
@@ -332,14 +367,42 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
       }
     }
   }
-  if (!io) return finish("refused", path + ": cannot open for writing: " + io.error().message);
+  if (!io) {
+    return finish("refused", path + ": cannot open for " +
+                                 (reads_only ? "reading: " : "writing: ") + io.error().message);
+  }
   std::unique_ptr<HealthSource> health;
+  bool nvme = false;
+  std::uint32_t nsid = 0;
   if ((*io)->is_block_device()) {
-    if (Status s = CheckBeforeWrite(*target, (*io)->fd(), (*io)->device_number(), options.paths); !s) {
-      return finish("refused", s.error().message);
+    Status checked =
+        reads_only ? CheckIdentity(*target, (*io)->fd(), (*io)->device_number(), options.paths)
+                   : CheckBeforeWrite(*target, (*io)->fd(), (*io)->device_number(), options.paths);
+    if (!checked && reads_only && target->nsid != 0) {
+      // Kernel names change across boots and hot-plugs; a phase that only
+      // reads follows the drive by its serial (one that writes never does).
+      if (auto moved = FindNvmeNamespace(target->serial, target->nsid, options.paths.sysfs);
+          moved && *moved != path) {
+        auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
+        if (reopened) {
+          Status again = CheckIdentity(*target, (*reopened)->fd(), (*reopened)->device_number(),
+                                       options.paths);
+          if (again) {
+            log::Info("phase " + phase->name + ": " + target->serial + " namespace " +
+                      std::to_string(target->nsid) + " is " + *moved + " now, not " + path);
+            io = std::move(reopened);
+            path = *moved;
+            run.device = path;
+            checked = Ok{};
+          }
+        }
+      }
     }
+    if (!checked) return finish("refused", checked.error().message);
     auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
+    if (identity) nsid = identity->nsid;
     if (identity && identity->nvme) {
+      nvme = true;
       std::vector<std::uint8_t> id(4096);
       if (nvme_identify_ctrl((*io)->fd(), reinterpret_cast<nvme_id_ctrl*>(id.data())) == 0) {
         if (auto c = DecodeIdentifyController(id)) {
@@ -381,7 +444,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     }
   });
 
-  Context ctx(run, **io, capacity, fill);
+  Context ctx(run, **io, capacity, fill, nvme, nsid);
   const Status status = RunKind(phase->kind, ctx, report);
   watcher.request_stop();
   watcher.join();

@@ -470,6 +470,12 @@ std::uint64_t Engine::Trim(std::uint64_t offset) {
 
 void Engine::Complete(std::uint32_t index, int res, std::uint64_t now) {
   Slot& s = slots_[index];
+  if (s.op == Op::kRead && spec_.on_read) {
+    const std::uint32_t bs = spec_.block_size;
+    const std::uint32_t buf = separate_read_buffers_ ? spec_.queue_depth + index : index;
+    spec_.on_read(s.offset, static_cast<const char*>(memory_) + std::size_t{buf} * bs, bs, res,
+                  now - s.start_ns);
+  }
   if (res == static_cast<int>(spec_.block_size)) {
     Count(s.op, now - s.start_ns);
   } else if (res < 0) {
@@ -580,7 +586,10 @@ Expected<WorkloadResult> Engine::Run() {
         const std::uint32_t buf =
             op == Op::kRead && separate_read_buffers_ ? qd + index : index;
         void* addr = static_cast<char*>(memory_) + buf * bs;
-        if (op == Op::kWrite) {
+        if (op == Op::kWrite && spec_.fill) {
+          spec_.fill(*offset, addr, bs);
+          io_uring_prep_write_fixed(sqe, 0, addr, bs, *offset, buf);
+        } else if (op == Op::kWrite) {
           pattern_->Stamp(index, *offset, write_sequence_++);
           io_uring_prep_write_fixed(sqe, 0, addr, bs, *offset, buf);
         } else {

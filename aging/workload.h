@@ -133,6 +133,18 @@ struct WorkloadSpec {
   std::uint64_t seed = 1;
   std::uint64_t data_seed = 1;
 
+  // Hooks for workloads whose bytes mean something (retention studies).
+  // `fill`, when set, writes each write's bytes instead of the data
+  // pattern, when the write is prepared. `on_read`, when set, sees every
+  // read as it completes: its offset, the bytes (valid during the call
+  // only), the result (block_size, a short count, or -errno) and its
+  // latency. Both run on the engine thread, between submissions, so they
+  // must be fast.
+  std::function<void(std::uint64_t offset, void* buffer, std::uint32_t size)> fill;
+  std::function<void(std::uint64_t offset, const void* buffer, std::uint32_t size,
+                     int result, std::uint64_t latency_ns)>
+      on_read;
+
   // Stops the run after this many failed I/Os (an error counts once per
   // I/O); 0 never stops on errors.
   std::uint64_t max_errors = 100;

@@ -62,15 +62,17 @@ constexpr std::array<std::string_view, 9> kAgingTargetKeys{
     "name",          "block_device",     "directory",
     "serial",        "namespace",        "destroy_data",
     "allow_signatures", "file_size",     "free_space_reserve"};
-constexpr std::array<std::string_view, 18> kPhaseKeys{
+constexpr std::array<std::string_view, 24> kPhaseKeys{
+    "study", "offset", "length", "activation_energy", "reference_temperature",
+    "storage_temperature",
     "name",           "kind",           "target",
     "interval",       "window",         "weekdays",
     "max_duration",   "block_size",     "queue_depth",
     "fill_percent",   "slc_drop_fraction", "slc_sustain",
     "slc_median_window", "reclaim_idle", "reclaim_write",
     "perf_duration",  "perf_mixed_iops", "trim_percent"};
-constexpr std::array<std::string_view, 4> kPhaseKindNames{"fill", "reclaim",
-                                                          "perf", "trim"};
+constexpr std::array<std::string_view, 6> kPhaseKindNames{
+    "fill", "reclaim", "perf", "trim", "retention-write", "retention-verify"};
 constexpr std::array<std::string_view, 7> kWeekdayNames{
     "sun", "mon", "tue", "wed", "thu", "fri", "sat"};
 // Which kinds use each kind-specific phase key (bit per PhaseKind).
@@ -84,9 +86,17 @@ struct PhaseKeyUse {
   unsigned kinds;
 };
 constexpr PhaseKeyUse kPhaseKeyUses[] = {
-    {"block_size", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kTrim})},
-    {"queue_depth", Kinds({PhaseKind::kFill, PhaseKind::kReclaim,
-                           PhaseKind::kPerf, PhaseKind::kTrim})},
+    {"block_size", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kTrim,
+                          PhaseKind::kRetentionWrite, PhaseKind::kRetentionVerify})},
+    {"queue_depth", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kPerf,
+                           PhaseKind::kTrim, PhaseKind::kRetentionWrite,
+                           PhaseKind::kRetentionVerify})},
+    {"study", Kinds({PhaseKind::kRetentionWrite, PhaseKind::kRetentionVerify})},
+    {"offset", Kinds({PhaseKind::kRetentionWrite})},
+    {"length", Kinds({PhaseKind::kRetentionWrite})},
+    {"activation_energy", Kinds({PhaseKind::kRetentionWrite})},
+    {"reference_temperature", Kinds({PhaseKind::kRetentionWrite})},
+    {"storage_temperature", Kinds({PhaseKind::kRetentionVerify})},
     {"fill_percent", Kinds({PhaseKind::kFill, PhaseKind::kTrim})},
     {"slc_drop_fraction", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
     {"slc_sustain", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
@@ -1147,9 +1157,56 @@ class Loader {
                  "I/Os per second from 1 to 1000000", phase.perf_mixed_iops);
       ReadNumber(*e, "trim_percent", kPath, 1, 100,
                  "a percentage of the target from 1 to 100", phase.trim_percent);
+      ReadRetentionKeys(*e, phase);
       if (errors_.size() == errors_before) phases.push_back(std::move(phase));
     }
     out = std::move(phases);
+  }
+
+  // The retention kinds' keys (docs/retention.md).
+  void ReadRetentionKeys(const toml::table& e, PhaseConfig& phase) {
+    constexpr std::string_view kPath = "aging.phases";
+    const bool retention = phase.kind == PhaseKind::kRetentionWrite ||
+                           phase.kind == PhaseKind::kRetentionVerify;
+    if (const toml::node* study = e.get("study")) {
+      const auto* v = study->as_string();
+      if (v == nullptr || v->get().empty() ||
+          !std::all_of(v->get().begin(), v->get().end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                   c == '-' || c == '.';
+          })) {
+        WrongType(*study, std::string(kPath) + ".study",
+                  "a non-empty string of letters, digits, _, - and .");
+      } else {
+        phase.study = v->get();
+      }
+    } else if (retention) {
+      Report(e.source().begin, std::string(kPath) + ".study",
+             "missing study (expected the retention study's name, e.g. study = "
+             "\"lab-2026-q4\")");
+    }
+    if (retention && e.get("block_size") == nullptr) phase.block_size = 128 * 1024;
+    for (auto [field, value] : {std::pair<const char*, std::uint64_t*>{"offset", &phase.region_offset},
+                                {"length", &phase.region_length}}) {
+      const toml::node* n = e.get(field);
+      if (n == nullptr) continue;
+      const std::string key = std::string(kPath) + "." + field;
+      if (auto size = Size(*n, key)) {
+        if (*size % (1u << 20) != 0) {
+          Report(n->source().begin, key,
+                 Quote(FormatSize(*size)) + " is not a whole number of MiB (expected "
+                 "a multiple of 1MiB, such as \"1GiB\")");
+        } else {
+          *value = *size;
+        }
+      }
+    }
+    ReadNumber(e, "activation_energy", kPath, 0.1, 3,
+               "an activation energy in eV from 0.1 to 3", phase.activation_energy);
+    ReadNumber(e, "reference_temperature", kPath, -40, 125,
+               "a temperature in °C from -40 to 125", phase.reference_temperature);
+    ReadNumber(e, "storage_temperature", kPath, -40, 125,
+               "a temperature in °C from -40 to 125", phase.storage_temperature);
   }
 
   void ReadDurationList(const toml::table& t, std::string_view name,
@@ -1408,6 +1465,16 @@ void AppendAging(std::string& out, const AgingConfig& aging) {
       out += ", perf_mixed_iops = " + Number(p.perf_mixed_iops);
     }
     if (uses("trim_percent")) out += ", trim_percent = " + Number(p.trim_percent);
+    if (uses("study")) out += ", study = " + Quote(p.study);
+    if (uses("offset")) {
+      out += ", offset = " + Quote(FormatSize(p.region_offset));
+      out += ", length = " + Quote(FormatSize(p.region_length));
+      out += ", activation_energy = " + Number(p.activation_energy);
+      out += ", reference_temperature = " + Number(p.reference_temperature);
+    }
+    if (uses("storage_temperature") && p.storage_temperature == p.storage_temperature) {
+      out += ", storage_temperature = " + Number(p.storage_temperature);
+    }
     out += " }";
   }
   out += aging.phases.empty() ? "]\n" : ",\n]\n";

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,7 +139,7 @@ struct AgingTarget {
   bool operator==(const AgingTarget&) const = default;
 };
 
-enum class PhaseKind { kFill, kReclaim, kPerf, kTrim };
+enum class PhaseKind { kFill, kReclaim, kPerf, kTrim, kRetentionWrite, kRetentionVerify };
 
 // When a phase runs by itself. With neither an interval nor a window it
 // runs only by hand (drivewatch phase run).
@@ -186,8 +187,37 @@ struct PhaseConfig {
   std::chrono::milliseconds perf_duration{30'000};
   double perf_mixed_iops = 1000;  // perf: the fixed rate of the mixed loads
   double trim_percent = 50;       // trim: the first this much is trimmed
+  // retention-write and retention-verify: the study's name, [A-Za-z0-9_.-]+.
+  std::string study;
+  // retention-write: the region of the target the study covers ([offset,
+  // offset + length), 0 length: to the end), whole MiB.
+  std::uint64_t region_offset = 0;  // key "offset"
+  std::uint64_t region_length = 0;  // key "length"
+  // retention-write: the Arrhenius model of the study's equivalent age
+  // (docs/retention.md): activation energy in eV, and the temperature the
+  // age is expressed at, in °C.
+  double activation_energy = 1.1;
+  double reference_temperature = 30;
+  // retention-verify: where the drive was stored while powered off, in °C;
+  // NaN (not set) leaves the powered-off part of the age unknown.
+  double storage_temperature = std::numeric_limits<double>::quiet_NaN();
 
-  bool operator==(const PhaseConfig&) const = default;
+  bool operator==(const PhaseConfig& o) const {
+    auto same_nan = [](double a, double b) { return a == b || (a != a && b != b); };
+    return name == o.name && kind == o.kind && target == o.target &&
+           schedule == o.schedule && max_duration == o.max_duration &&
+           block_size == o.block_size && queue_depth == o.queue_depth &&
+           fill_percent == o.fill_percent && slc_drop_fraction == o.slc_drop_fraction &&
+           slc_sustain == o.slc_sustain && slc_median_window == o.slc_median_window &&
+           reclaim_idle == o.reclaim_idle && reclaim_write == o.reclaim_write &&
+           perf_duration == o.perf_duration && perf_mixed_iops == o.perf_mixed_iops &&
+           trim_percent == o.trim_percent && study == o.study &&
+           region_offset == o.region_offset && region_length == o.region_length &&
+           activation_energy == o.activation_energy &&
+           reference_temperature == o.reference_temperature &&
+           same_nan(storage_temperature, o.storage_temperature);
+  }
+
 };
 
 // [aging]

@@ -42,6 +42,10 @@ std::string UsageText() {
                           [--format=table|json|csv]
                                            print the phase history kept in
                                            the state directory
+       drivewatch retention list           list the data-retention studies
+       drivewatch retention report STUDY [--format=text|json|html]
+                                           one study's report (html: a
+                                           self-contained page with charts)
 
 drivewatch watches NVMe drives age and exports what it sees as Prometheus
 metrics.
@@ -58,7 +62,8 @@ flags:
                               on this [[aging.targets]] name
   --phase=NAME                with history: only this phase's runs
   --format=FORMAT             with history: table (default), json (one
-                              object per line) or csv
+                              object per line) or csv; with retention
+                              report: text (default), json or html
   --type=short|extended       with selftest run: which test
   --wait                      with selftest run: wait for the result (exit
                               status 0 passed, 1 otherwise)
@@ -131,10 +136,12 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         cli.command = CommandLine::Command::kPhase;
       } else if (arg == "history") {
         cli.command = CommandLine::Command::kHistory;
+      } else if (arg == "retention") {
+        cli.command = CommandLine::Command::kRetention;
       } else {
         return {std::nullopt, "unknown command \"" + arg +
                                   "\" (expected check-config, collect, "
-                                  "selftest, phase or history; see --help)"};
+                                  "selftest, phase, history or retention; see --help)"};
       }
       have_subcommand = true;
       continue;
@@ -152,8 +159,9 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
   if (cli.command != CommandLine::Command::kPhase && cli.target) {
     return {std::nullopt, "--target goes with phase run"};
   }
-  if (!history && (cli.phase || cli.format)) {
-    return {std::nullopt, "--phase and --format go with history"};
+  if (!history && cli.phase) return {std::nullopt, "--phase goes with history"};
+  if (!history && cli.format && cli.command != CommandLine::Command::kRetention) {
+    return {std::nullopt, "--format goes with history or retention report"};
   }
   switch (cli.command) {
     case CommandLine::Command::kSelfTest:
@@ -196,6 +204,23 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       }
       if (cli.once) return {std::nullopt, "--once goes with the collect command"};
       break;
+    case CommandLine::Command::kRetention: {
+      const bool list = cli.args.size() == 1 && cli.args[0] == "list";
+      const bool report = cli.args.size() == 2 && cli.args[0] == "report";
+      if (!list && !report) {
+        return {std::nullopt,
+                "retention takes list, or report STUDY: retention list | retention "
+                "report STUDY [--format=text|json|html]"};
+      }
+      if (cli.format && (list || (*cli.format != "text" && *cli.format != "json" &&
+                                  *cli.format != "html"))) {
+        return {std::nullopt, list ? std::string("--format goes with retention report")
+                                   : "--format must be text, json or html (got \"" +
+                                         *cli.format + "\")"};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
+    }
     case CommandLine::Command::kCheckConfig:
       if (cli.args.size() != 1) {
         return {std::nullopt, "check-config takes exactly one FILE"};

@@ -10,7 +10,7 @@ namespace drivewatch {
 
 struct CommandLine {
   enum class Command {
-    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kHelp, kVersion };
+    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kRetention, kHelp, kVersion };
   Command command = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
@@ -22,7 +22,7 @@ struct CommandLine {
   bool wait = false;              // selftest run --wait
   std::optional<std::string> target;  // phase run --target NAME
   std::optional<std::string> phase;   // history --phase NAME
-  std::optional<std::string> format;  // history --format table|json|csv
+  std::optional<std::string> format;  // history --format table|json|csv; retention report --format text|json|html
 };
 
 struct ParsedCommandLine {

@@ -20,6 +20,7 @@
 #include "exporter/probe_registry.h"
 #include "exporter/phase_service.h"
 #include "exporter/read_latency_service.h"
+#include "exporter/retention_service.h"
 #include "exporter/scheduler.h"
 #include "exporter/systemd_notify.h"
 #include "probes/log.h"
@@ -216,7 +217,16 @@ int RunDaemon(const CommandLine& cli) {
   monitor.Start(*cfg);
   // Heavy phases on their schedules; they pause the read latency probe
   // and mark the drive busy while they run.
+  // Data-retention studies: temperature accounting and their metrics,
+  // refreshed as soon as a phase (a verify) ends.
+  RetentionService retention(store);
+  retention.Start(*cfg);
   PhaseService phases(store, &busy_board, &read_latency);
+  phases.SetOnRunEnd([&retention] {
+    retention.Tick(std::chrono::duration<double>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+  });
   phases.Start(*cfg);
 
   // Instant alerts ([probes.thermal] async_events); switched on and off by
@@ -284,6 +294,7 @@ int RunDaemon(const CommandLine& cli) {
           monitor.Reconfigure(*cfg);
           read_latency.Reconfigure(*cfg);
           phases.Reconfigure(*cfg);
+          retention.Reconfigure(*cfg);
           apply_async_events(*cfg);
           last_reload = ToUnixSeconds(clock.WallNow());
           PublishReload(store, true, last_reload);
@@ -314,6 +325,7 @@ int RunDaemon(const CommandLine& cli) {
     listener.reset();
   }
   phases.Stop();  // runs end as "aborted", recorded in the history
+  retention.Stop();
   http->Stop();
   read_latency.Stop();
   const int busy = executor.Shutdown(std::chrono::seconds(5));

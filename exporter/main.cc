@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
       return drivewatch::RunPhaseCommand(cli);
     case CommandLine::Command::kHistory:
       return drivewatch::RunHistoryCommand(cli);
+    case CommandLine::Command::kRetention:
+      return drivewatch::RunRetentionCommand(cli);
     case CommandLine::Command::kServe:
       return drivewatch::RunDaemon(cli);
   }

@@ -9,6 +9,8 @@
 
 #include "aging/history.h"
 #include "aging/phase_runner.h"
+#include "aging/retention_report.h"
+#include "aging/retention_study.h"
 #include "exporter/daemon.h"
 #include "probes/log.h"
 
@@ -157,6 +159,31 @@ int RunHistoryCommand(const CommandLine& cli) {
                                       : fmt == "csv" ? aging::HistoryFormat::kCsv
                                                      : aging::HistoryFormat::kTable;
   std::fputs(aging::RenderHistory(contents->records, filter, format).c_str(), stdout);
+  return 0;
+}
+
+int RunRetentionCommand(const CommandLine& cli) {
+  const auto cfg = LoadConfig(cli);
+  if (!cfg) return 2;
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (cli.args[0] == "list") {
+    std::vector<std::string> problems;
+    const std::vector<aging::Json> studies = aging::ListStudies(cfg->state_directory, &problems);
+    for (const std::string& p : problems) std::fprintf(stderr, "drivewatch: %s\n", p.c_str());
+    std::fputs(aging::RenderRetentionList(studies, now).c_str(), stdout);
+    return problems.empty() ? 0 : 1;
+  }
+  auto study = aging::LoadStudy(cfg->state_directory, cli.args[1]);
+  if (!study) {
+    std::fprintf(stderr, "drivewatch: %s\n", study.error().message.c_str());
+    return study.error().errnum == ENOENT ? 2 : 1;
+  }
+  const std::string fmt = cli.format.value_or("text");
+  const aging::ReportFormat format = fmt == "json"   ? aging::ReportFormat::kJson
+                                     : fmt == "html" ? aging::ReportFormat::kHtml
+                                                     : aging::ReportFormat::kText;
+  std::fputs(aging::RenderRetentionReport(*study, format, now).c_str(), stdout);
   return 0;
 }
 

@@ -18,4 +18,9 @@ int RunPhaseCommand(const CommandLine& cli);
 // when it cannot be read.
 int RunHistoryCommand(const CommandLine& cli);
 
+// `drivewatch retention list` and `drivewatch retention report STUDY`: the
+// studies in the config's state directory. Exit status 0, 1 when a study
+// cannot be read, 2 when there is no such study.
+int RunRetentionCommand(const CommandLine& cli);
+
 }  // namespace drivewatch

@@ -114,6 +114,7 @@ class PhaseService::Observer : public aging::PhaseObserver {
       if (it != service_.running_.end()) it->second->done = true;
     }
     service_.Publish();
+    if (service_.on_run_end_) service_.on_run_end_();
   }
 
  private:

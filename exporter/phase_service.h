@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,10 @@ class PhaseService {
   PhaseService(MetricStore& store, DriveBusyBoard* busy,
                ReadLatencyService* read_latency);
   ~PhaseService();
+
+  // Called (on the phase's thread) after every run ends, e.g. to refresh
+  // the retention metrics at once after a verify. Set before Start().
+  void SetOnRunEnd(std::function<void()> callback) { on_run_end_ = std::move(callback); }
 
   // Records interrupted runs, loads the history, publishes the metrics and
   // starts the scheduling thread.
@@ -71,6 +76,7 @@ class PhaseService {
   std::map<std::string, aging::Json> last_completed_;
   std::map<std::string, std::map<std::string, double>> outcomes_;  // phase -> outcome -> n
   std::map<std::string, std::unique_ptr<Running>> running_;  // by phase
+  std::function<void()> on_run_end_;
   std::jthread ticker_;
 };
 

@@ -9,9 +9,10 @@ packages=(
   cmake g++ make pkg-config git
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
-  libblkid-dev
-  # tests: a real Prometheus (and promtool), real curl, systemd-analyze
-  prometheus curl systemd python3
+  libblkid-dev libbenchmark-dev
+  # tests: a real Prometheus (and promtool), real curl, systemd-analyze,
+  # headless Chromium for the retention report
+  prometheus curl systemd python3 chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
   # tests/vm: QEMU's emulated NVMe under a real kernel driver

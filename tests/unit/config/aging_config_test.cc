@@ -1,6 +1,8 @@
 // [aging]: targets, phases, schedules, and the errors a wrong one gets.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "config/config.h"
 
 namespace drivewatch::config {
@@ -88,6 +90,46 @@ target = "tmp"
   EXPECT_EQ(*again.config, *r.config);
 }
 
+TEST(AgingConfigTest, RetentionPhasesRoundTrip) {
+  const std::string text = std::string(kTargets) + R"(
+[[aging.phases]]
+name = "retention-write"
+kind = "retention-write"
+target = "scratch"
+study = "lab-q4"
+offset = "1GiB"
+length = "8GiB"
+activation_energy = 1.2
+reference_temperature = 40
+
+[[aging.phases]]
+name = "weekly-verify"
+kind = "retention-verify"
+target = "scratch"
+study = "lab-q4"
+interval = "7d"
+queue_depth = 8
+storage_temperature = 25
+)";
+  const LoadResult r = LoadString(text, "r.toml");
+  ASSERT_TRUE(r.config) << Errors(r);
+  const PhaseConfig& w = r.config->aging.phases[0];
+  EXPECT_EQ(w.kind, PhaseKind::kRetentionWrite);
+  EXPECT_EQ(w.study, "lab-q4");
+  EXPECT_EQ(w.region_offset, 1ull << 30);
+  EXPECT_EQ(w.region_length, 8ull << 30);
+  EXPECT_EQ(w.activation_energy, 1.2);
+  EXPECT_EQ(w.reference_temperature, 40);
+  EXPECT_EQ(w.block_size, 128u * 1024);
+  EXPECT_TRUE(std::isnan(w.storage_temperature));
+  const PhaseConfig& v = r.config->aging.phases[1];
+  EXPECT_EQ(v.storage_temperature, 25);
+  EXPECT_EQ(v.queue_depth, 8u);
+  const LoadResult again = LoadString(ToToml(*r.config), "again.toml");
+  ASSERT_TRUE(again.config) << Errors(again) << ToToml(*r.config);
+  EXPECT_EQ(*again.config, *r.config);
+}
+
 TEST(AgingConfigTest, ErrorsNameTheKeyAndWhatWasExpected) {
   struct Case {
     std::string text;
@@ -102,7 +144,20 @@ TEST(AgingConfigTest, ErrorsNameTheKeyAndWhatWasExpected) {
       {std::string(kTargets) +
            "[[aging.phases]]\nname = \"p\"\nkind = \"fil\"\ntarget = \"tmp\"\n",
        "aging.phases.kind: \"fil\" is not a phase kind (expected one of: "
-       "\"fill\", \"reclaim\", \"perf\", \"trim\")"},
+       "\"fill\", \"reclaim\", \"perf\", \"trim\", \"retention-write\", "
+       "\"retention-verify\")"},
+      {std::string(kTargets) +
+           "[[aging.phases]]\nname = \"p\"\nkind = \"retention-write\"\ntarget = \"tmp\"\n",
+       "aging.phases.study: missing study"},
+      {std::string(kTargets) +
+           "[[aging.phases]]\nname = \"p\"\nkind = \"retention-verify\"\ntarget = \"tmp\"\n"
+           "study = \"s\"\noffset = \"1GiB\"\n",
+       "aging.phases.offset: not used by kind \"retention-verify\" (expected only on "
+       "kind \"retention-write\")"},
+      {std::string(kTargets) +
+           "[[aging.phases]]\nname = \"p\"\nkind = \"retention-write\"\ntarget = \"tmp\"\n"
+           "study = \"s\"\nlength = \"1000KiB\"\n",
+       "aging.phases.length: \"1000KiB\" is not a whole number of MiB"},
       {std::string(kTargets) +
            "[[aging.phases]]\nname = \"p\"\nkind = \"fill\"\ntarget = \"nvme\"\n",
        "aging.phases.target: \"nvme\" is not an [[aging.targets]] name "

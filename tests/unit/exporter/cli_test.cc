@@ -45,7 +45,7 @@ TEST(CommandLineTest, Errors) {
             "flag --config.file needs a non-empty value");
   EXPECT_EQ(Parse({"serve"}).error,
             "unknown command \"serve\" (expected check-config, collect, "
-            "selftest, phase or history; see --help)");
+            "selftest, phase, history or retention; see --help)");
   EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
   EXPECT_EQ(Parse({"collect"}).error,
             "collect needs --once (it runs the probes one time)");
@@ -74,8 +74,18 @@ TEST(CommandLineTest, PhaseAndHistory) {
   EXPECT_EQ(Parse({"history", "--format=xml"}).error,
             "--format must be table, json or csv (got \"xml\")");
   EXPECT_EQ(Parse({"--target=x"}).error, "--target goes with phase run");
-  EXPECT_EQ(Parse({"collect", "--once", "--phase=x"}).error,
-            "--phase and --format go with history");
+  EXPECT_EQ(Parse({"collect", "--once", "--phase=x"}).error, "--phase goes with history");
+  EXPECT_EQ(Parse({"collect", "--once", "--format=csv"}).error,
+            "--format goes with history or retention report");
+  auto report = Parse({"retention", "report", "lab-q4", "--format=html"});
+  ASSERT_TRUE(report.cli) << report.error;
+  EXPECT_EQ(report.cli->command, CommandLine::Command::kRetention);
+  EXPECT_TRUE(Parse({"retention", "list"}).cli);
+  EXPECT_EQ(Parse({"retention", "report"}).error,
+            "retention takes list, or report STUDY: retention list | retention "
+            "report STUDY [--format=text|json|html]");
+  EXPECT_EQ(Parse({"retention", "report", "x", "--format=csv"}).error,
+            "--format must be text, json or html (got \"csv\")");
 }
 
 TEST(CommandLineTest, HelpListsEveryFlag) {

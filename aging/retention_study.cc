@@ -1,0 +1,417 @@
+#include "aging/retention_study.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <libnvme.h>
+#include <sys/file.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "aging/durable_file.h"
+#include "probes/namespace_identity.h"
+#include "probes/smart_log.h"
+
+namespace drivewatch::aging {
+namespace {
+
+constexpr double kBoltzmannEvPerK = 8.617e-5;
+// Bad blocks remembered one by one; beyond this the counts stay exact but
+// the ranges are cut short (ranges_truncated).
+constexpr std::size_t kMaxBadEntries = 100'000;
+constexpr std::size_t kMaxRanges = 1'000;
+
+double Number(const Json* v, double fallback = 0) { return v ? v->AsDouble(fallback) : fallback; }
+
+const Json* Path(const Json& j, std::initializer_list<const char*> keys) {
+  const Json* at = &j;
+  for (const char* k : keys) {
+    at = at->Find(k);
+    if (at == nullptr) return nullptr;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string RetentionDirectory(const std::string& state_directory) {
+  return state_directory + "/retention";
+}
+
+std::string StudyPath(const std::string& state_directory, const std::string& study) {
+  return RetentionDirectory(state_directory) + "/" + study + ".json";
+}
+
+Expected<Json> LoadStudy(const std::string& state_directory, const std::string& study) {
+  const std::string path = StudyPath(state_directory, study);
+  auto text = ReadWholeFile(path);
+  if (!text) {
+    if (text.error().errnum == ENOENT) {
+      return Error{ENOENT, -1, "no retention study \"" + study + "\" (" + path + " does not exist)"};
+    }
+    return text.error();
+  }
+  auto json = Json::Parse(*text);
+  if (!json) return Error{EINVAL, -1, path + ": " + json.error().message};
+  if (json->type() != Json::Type::kObject || json->Find("study") == nullptr) {
+    return Error{EINVAL, -1, path + ": not a retention study (expected an object with \"study\")"};
+  }
+  return *json;
+}
+
+Status SaveStudy(const std::string& state_directory, const Json& study) {
+  if (Status s = EnsureDirectory(RetentionDirectory(state_directory)); !s) return s;
+  const Json* name = study.Find("study");
+  if (name == nullptr || name->AsString().empty()) {
+    return Error{EINVAL, -1, "a retention study needs a name"};
+  }
+  return WriteFileAtomically(StudyPath(state_directory, name->AsString()), study.Dump(1) + "\n");
+}
+
+std::vector<Json> ListStudies(const std::string& state_directory,
+                              std::vector<std::string>* problems) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(RetentionDirectory(state_directory).c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.size() > 5 && n.ends_with(".json")) names.push_back(n.substr(0, n.size() - 5));
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::vector<Json> out;
+  for (const std::string& n : names) {
+    auto s = LoadStudy(state_directory, n);
+    if (s) {
+      out.push_back(std::move(*s));
+    } else if (problems) {
+      problems->push_back(s.error().message);
+    }
+  }
+  return out;
+}
+
+Json CompareWithBaseline(const Json& baseline, const Json& verify) {
+  Json delta = Json::Object();
+  for (const char* q : {"p50", "p99", "p99_9", "max"}) {
+    const Json* b = Path(baseline, {"quantiles", q});
+    const Json* v = Path(verify, {"quantiles", q});
+    if (b && v) delta[q] = v->AsDouble() - b->AsDouble();
+  }
+  for (const char* r : {"over_10ms_ratio", "over_100ms_ratio"}) {
+    const Json* b = baseline.Find(r);
+    const Json* v = verify.Find(r);
+    if (b && v) delta[r] = v->AsDouble() - b->AsDouble();
+  }
+  return delta;
+}
+
+StudyLock::StudyLock(StudyLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+StudyLock& StudyLock::operator=(StudyLock&& o) noexcept {
+  std::swap(fd_, o.fd_);
+  return *this;
+}
+StudyLock::~StudyLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study) {
+  if (Status s = EnsureDirectory(RetentionDirectory(state_directory)); !s) return s.error();
+  const std::string path = RetentionDirectory(state_directory) + "/" + study + ".lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Error{err == EWOULDBLOCK ? EBUSY : err, -1,
+                 "retention study \"" + study + "\" is busy (another phase or drivewatch "
+                 "process holds " + path + ")"};
+  }
+  StudyLock lock;
+  lock.fd_ = fd;
+  return lock;
+}
+
+std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uint32_t nsid,
+                                             const std::string& sysfs_root) {
+  DIR* d = opendir((sysfs_root + "/class/block").c_str());
+  if (d == nullptr) return std::nullopt;
+  std::optional<std::string> found;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    // Namespaces (nvme0n1), not partitions (nvme0n1p1).
+    if (name.rfind("nvme", 0) != 0 || name.find('n', 4) == std::string::npos ||
+        name.find('p', 4) != std::string::npos) {
+      continue;
+    }
+    auto dev = ReadWholeFile(sysfs_root + "/class/block/" + name + "/dev");
+    if (!dev) continue;
+    unsigned major_no = 0, minor_no = 0;
+    if (std::sscanf(dev->c_str(), "%u:%u", &major_no, &minor_no) != 2) continue;
+    auto id = ReadNamespaceIdentity(sysfs_root, makedev(major_no, minor_no));
+    if (id && id->serial == serial && id->nsid == nsid) {
+      found = "/dev/" + name;
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+std::string StudyIdHex(std::uint64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+std::uint64_t ParseStudyId(const std::string& hex) {
+  return std::strtoull(hex.c_str(), nullptr, 16);
+}
+
+RetentionPattern PatternOf(const Json& study) {
+  RetentionPattern p{};
+  p.study_id = ParseStudyId(Path(study, {"pattern", "study_id"}) ? Path(study, {"pattern", "study_id"})->AsString() : "");
+  p.seed = Path(study, {"pattern", "seed"}) ? Path(study, {"pattern", "seed"})->AsUint() : 0;
+  p.block_size = static_cast<std::uint32_t>(
+      Path(study, {"region", "block_size"}) ? Path(study, {"region", "block_size"})->AsUint(kRetentionBlockSize)
+                                            : kRetentionBlockSize);
+  return p;
+}
+
+Expected<Json> ReadSmartSnapshot(int fd) {
+  std::vector<std::uint8_t> log(512);
+  nvme_get_log_args args{};
+  args.args_size = sizeof(args);
+  args.fd = fd;
+  args.lid = NVME_LOG_LID_SMART;
+  args.nsid = NVME_NSID_ALL;
+  args.log = log.data();
+  args.len = static_cast<__u32>(log.size());
+  args.timeout = 5000;
+  args.csi = NVME_CSI_NVM;
+  if (int rc = nvme_get_log(&args); rc != 0) {
+    return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
+                 "Get Log Page 02h: " + std::string(rc < 0 ? std::strerror(errno) : "NVMe status")};
+  }
+  auto smart = DecodeSmartLog(log);
+  if (!smart) return smart.error();
+  auto u = [](unsigned __int128 v) {
+    return static_cast<std::uint64_t>(std::min<unsigned __int128>(v, ~std::uint64_t{0}));
+  };
+  Json j = Json::Object();
+  j["power_on_hours"] = u(smart->power_on_hours);
+  j["power_cycles"] = u(smart->power_cycles);
+  j["unsafe_shutdowns"] = u(smart->unsafe_shutdowns);
+  j["media_errors"] = u(smart->media_errors);
+  j["error_log_entries"] = u(smart->error_log_entries);
+  j["composite_temperature_k"] = static_cast<std::uint64_t>(smart->composite_temperature_k);
+  return j;
+}
+
+Json SmartDelta(const Json& before, const Json& after) {
+  Json d = Json::Object();
+  for (const char* k : {"power_on_hours", "power_cycles", "unsafe_shutdowns", "media_errors",
+                        "error_log_entries"}) {
+    const Json* a = before.Find(k);
+    const Json* b = after.Find(k);
+    if (a && b) {
+      d[k] = static_cast<std::int64_t>(b->AsUint()) - static_cast<std::int64_t>(a->AsUint());
+    }
+  }
+  return d;
+}
+
+double AccelerationFactor(double kelvin, double reference_kelvin, double ea_ev) {
+  return std::exp(ea_ev / kBoltzmannEvPerK * (1.0 / reference_kelvin - 1.0 / kelvin));
+}
+
+void AddTemperatureSample(Json& study, double now, double kelvin, double max_gap) {
+  Json& a = study["accounting"];
+  const bool sampled_before = a.Find("last_sample") != nullptr && !a.Find("last_sample")->is_null();
+  const double last = Number(a.Find("last_sample"), 0);
+  const double last_k = Number(a.Find("last_temperature_k"), 0);
+  const double dt = now - last;
+  if (sampled_before && last_k > 0 && dt > 0 && dt <= max_gap) {
+    const double ref = Number(a.Find("reference_temperature_k"), 303.15);
+    const double ea = Number(a.Find("activation_energy_ev"), 1.1);
+    const double mean_k = (kelvin + last_k) / 2;
+    a["powered_on_sampled_seconds"] = Number(a.Find("powered_on_sampled_seconds")) + dt;
+    a["powered_on_equivalent_seconds"] =
+        Number(a.Find("powered_on_equivalent_seconds")) + dt * AccelerationFactor(mean_k, ref, ea);
+  }
+  a["last_sample"] = now;
+  a["last_temperature_k"] = kelvin;
+}
+
+RetentionAges ComputeAges(const Json& study, double now, const Json* smart_now,
+                          double storage_kelvin) {
+  RetentionAges ages;
+  const double written = Number(Path(study, {"written", "end"}), now);
+  ages.wall_seconds = std::max(0.0, now - written);
+  const Json* a = study.Find("accounting");
+  const double sampled = a ? Number(a->Find("powered_on_sampled_seconds")) : 0;
+  const double sampled_eq = a ? Number(a->Find("powered_on_equivalent_seconds")) : 0;
+  const double ref = a ? Number(a->Find("reference_temperature_k"), 303.15) : 303.15;
+  const double ea = a ? Number(a->Find("activation_energy_ev"), 1.1) : 1.1;
+  ages.powered_on_seconds = sampled;
+  const Json* at_write = study.Find("smart_at_write");
+  bool smart_known = false;
+  if (smart_now && at_write && at_write->Find("power_on_hours") && smart_now->Find("power_on_hours")) {
+    const double hours = static_cast<double>(smart_now->Find("power_on_hours")->AsUint()) -
+                         static_cast<double>(at_write->Find("power_on_hours")->AsUint());
+    // Power-on hours count whole hours: never below what was sampled.
+    ages.powered_on_seconds = std::max(sampled, std::max(0.0, hours) * 3600);
+    smart_known = true;
+  }
+  ages.powered_on_seconds = std::min(ages.powered_on_seconds, ages.wall_seconds);
+  // Powered-on time drivewatch did not sample counts at the mean factor of
+  // the time it did (1 when it sampled nothing).
+  const double mean_af = sampled > 0 ? sampled_eq / sampled : 1.0;
+  ages.powered_on_equivalent_seconds =
+      sampled_eq + std::max(0.0, ages.powered_on_seconds - sampled) * mean_af;
+  if (smart_known) {
+    ages.powered_off_seconds = std::max(0.0, ages.wall_seconds - ages.powered_on_seconds);
+    if (storage_kelvin == storage_kelvin) {
+      ages.equivalent_age_seconds =
+          ages.powered_on_equivalent_seconds +
+          *ages.powered_off_seconds * AccelerationFactor(storage_kelvin, ref, ea);
+    }
+  }
+  return ages;
+}
+
+RetentionVerifier::RetentionVerifier(const RetentionPattern& pattern, std::uint64_t first_lba,
+                                     std::uint64_t blocks)
+    : pattern_(pattern), first_lba_(first_lba), blocks_(blocks) {}
+
+void RetentionVerifier::Bad(std::uint64_t lba, const std::string& klass, const Json& detail) {
+  if (ranges_.size() >= kMaxBadEntries) {
+    truncated_ = true;
+    return;
+  }
+  Json r = Json::Object();
+  r["class"] = klass;
+  r["first_lba"] = lba;
+  r["last_lba"] = lba;
+  for (const auto& [k, v] : detail.members()) r[k] = v;
+  ranges_.push_back(std::move(r));
+}
+
+void RetentionVerifier::OnRead(std::uint64_t offset, const void* data, std::uint32_t size,
+                               int result, std::uint64_t latency_ns) {
+  const std::uint32_t bs = pattern_.block_size;
+  const std::uint64_t first = offset / bs;
+  const std::uint64_t n = size / bs;
+  checked_ += n;
+  if (result != static_cast<int>(size)) {
+    // The whole read failed (or came back short): every block in it is
+    // unreadable; it is not a latency sample.
+    unreadable_ += n;
+    Json detail = Json::Object();
+    detail["error"] = result < 0 ? std::string(std::strerror(-result))
+                                 : "short read, " + std::to_string(result) + " of " +
+                                       std::to_string(size) + " bytes";
+    for (std::uint64_t i = 0; i < n; ++i) Bad(first + i, "unreadable", detail);
+    return;
+  }
+  latency_.Add(latency_ns);
+  if (latency_ns > 10'000'000) ++over_10ms_;
+  if (latency_ns > 100'000'000) ++over_100ms_;
+  ok_ += CheckRetentionBlocks(pattern_, first, n, data,
+                              [&](std::size_t i, const BlockCheck& c) {
+                                Json detail = Json::Object();
+                                switch (c.verdict) {
+                                  case BlockVerdict::kWrongContent:
+                                    ++wrong_;
+                                    detail["first_difference"] = std::uint64_t{c.first_difference};
+                                    Bad(first + i, "wrong_content", detail);
+                                    break;
+                                  case BlockVerdict::kMisplaced:
+                                    ++misplaced_;
+                                    detail["found_lba"] = c.found_lba;
+                                    Bad(first + i, "misplaced", detail);
+                                    break;
+                                  case BlockVerdict::kStale:
+                                    ++stale_;
+                                    detail["found_study"] = StudyIdHex(c.found_study);
+                                    Bad(first + i, "stale", detail);
+                                    break;
+                                  case BlockVerdict::kOk:
+                                    break;
+                                }
+                              });
+}
+
+std::uint64_t RetentionVerifier::bad_blocks() const {
+  return unreadable_ + wrong_ + misplaced_ + stale_;
+}
+
+Json RetentionVerifier::Finish(double start, double end, bool completed) const {
+  Json v = Json::Object();
+  v["start"] = start;
+  v["end"] = end;
+  v["outcome"] = completed ? "completed" : "aborted";
+  v["blocks"] = blocks_;
+  v["checked"] = checked_;
+  v["ok"] = ok_;
+  Json& bad = v["bad"];
+  bad = Json::Object();
+  bad["unreadable"] = unreadable_;
+  bad["wrong_content"] = wrong_;
+  bad["misplaced"] = misplaced_;
+  bad["stale"] = stale_;
+  // Runs of one class over consecutive LBAs become one range.
+  std::vector<const Json*> sorted;
+  for (const Json& r : ranges_) sorted.push_back(&r);
+  std::sort(sorted.begin(), sorted.end(), [](const Json* a, const Json* b) {
+    return a->Find("first_lba")->AsUint() < b->Find("first_lba")->AsUint();
+  });
+  Json ranges = Json::Array();
+  std::size_t count = 0;
+  Json current;
+  for (const Json* r : sorted) {
+    if (!current.is_null() && current.Find("class")->AsString() == r->Find("class")->AsString() &&
+        current.Find("last_lba")->AsUint() + 1 == r->Find("first_lba")->AsUint()) {
+      current["last_lba"] = r->Find("last_lba")->AsUint();
+      continue;
+    }
+    if (!current.is_null()) {
+      if (count++ < kMaxRanges) ranges.Push(current);
+    }
+    current = *r;
+  }
+  if (!current.is_null() && count++ < kMaxRanges) ranges.Push(current);
+  v["ranges"] = ranges;
+  if (truncated_ || count > kMaxRanges) v["ranges_truncated"] = true;
+  Json lat = Json::Object();
+  Json buckets = Json::Array();
+  for (const auto& [index, n] : latency_.NonZero()) {
+    Json pair = Json::Array();
+    pair.Push(std::uint64_t{index});
+    pair.Push(std::uint64_t{n});
+    buckets.Push(std::move(pair));
+  }
+  lat["buckets"] = buckets;
+  lat["sum_ns"] = latency_.sum_ns();
+  lat["max_ns"] = latency_.max_ns();
+  lat["count"] = latency_.count();
+  v["latency"] = lat;
+  Json q = Json::Object();
+  q["p50"] = latency_.Quantile(0.5);
+  q["p99"] = latency_.Quantile(0.99);
+  q["p99_9"] = latency_.Quantile(0.999);
+  q["max"] = latency_.MaxSeconds();
+  v["quantiles"] = q;
+  const double reads = static_cast<double>(latency_.count());
+  v["over_10ms_ratio"] = reads > 0 ? over_10ms_ / reads : 0.0;
+  v["over_100ms_ratio"] = reads > 0 ? over_100ms_ / reads : 0.0;
+  return v;
+}
+
+}  // namespace drivewatch::aging

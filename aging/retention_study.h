@@ -1,0 +1,138 @@
+// A data-retention study's durable record and its time accounting
+// (docs/retention.md). A study is one JSON file in the state directory,
+// <state>/retention/<name>.json, replaced atomically on every change, so a
+// crash leaves the previous version. The schema (version 1):
+//
+//   study, id (16 hex digits), state (writing | baseline | active |
+//   failed), reason, target, serial, nsid, model, firmware, device,
+//   region {offset, length, block_size}, pattern {version, seed, study_id},
+//   written {start, end, next_offset}, smart_at_write {...},
+//   accounting {...}, events [...], baseline VERIFY, verifies [VERIFY...]
+//
+// with VERIFY as RetentionVerifier::Finish() builds it. LBAs are study
+// blocks (offset / block_size) from the start of the device or file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aging/json.h"
+#include "aging/retention_block.h"
+#include "probes/expected.h"
+#include "probes/latency_histogram.h"
+
+namespace drivewatch::aging {
+
+// The study's logical block: every block carries its header and checksum.
+inline constexpr std::uint32_t kRetentionBlockSize = 4096;
+
+std::string RetentionDirectory(const std::string& state_directory);
+std::string StudyPath(const std::string& state_directory, const std::string& study);
+// A missing study is an error with errnum ENOENT.
+Expected<Json> LoadStudy(const std::string& state_directory, const std::string& study);
+Status SaveStudy(const std::string& state_directory, const Json& study);
+// Every study in the state directory, by name; unreadable files are
+// reported in `problems`.
+std::vector<Json> ListStudies(const std::string& state_directory,
+                              std::vector<std::string>* problems = nullptr);
+
+// The pattern parameters recorded in a study.
+RetentionPattern PatternOf(const Json& study);
+
+// The SMART / Health counters a study compares (power_on_hours,
+// power_cycles, unsafe_shutdowns, media_errors, error_log_entries,
+// composite_temperature_k), read through admin passthrough on `fd`, an
+// NVMe namespace; an error for anything else.
+Expected<Json> ReadSmartSnapshot(int fd);
+// after - before for each counter both have.
+Json SmartDelta(const Json& before, const Json& after);
+
+// Arrhenius acceleration of aging at `kelvin` relative to `reference_kelvin`:
+// AF = exp(Ea / k * (1 / T_ref - 1 / T)), k = 8.617e-5 eV/K (NOTES.md).
+double AccelerationFactor(double kelvin, double reference_kelvin, double ea_ev);
+
+// Adds a temperature sample taken at `now` (Unix seconds) to the study's
+// accounting: the time since the previous sample counts as powered-on time
+// at the mean of the two temperatures, unless it is longer than `max_gap`
+// (drivewatch or the drive was down: that time is not seen, and is
+// accounted from the SMART power-on hours instead, see ComputeAges).
+void AddTemperatureSample(Json& study, double now, double kelvin, double max_gap);
+
+struct RetentionAges {
+  double wall_seconds = 0;        // since the write ended
+  double powered_on_seconds = 0;  // SMART power-on hours delta, else sampled
+  std::optional<double> powered_off_seconds;   // wall - powered on, when SMART is known
+  double powered_on_equivalent_seconds = 0;    // at the reference temperature
+  std::optional<double> equivalent_age_seconds;  // needs the storage temperature
+};
+// The study's ages at `now`, with `smart_now` (may be null: then the
+// powered-on time is what drivewatch sampled, and powered-off unknown) and
+// the storage temperature in kelvin (NaN: unknown).
+RetentionAges ComputeAges(const Json& study, double now, const Json* smart_now,
+                          double storage_kelvin);
+
+// Collects a verify pass's verdicts, read latencies and bad ranges, then
+// builds its VERIFY object. Feed it every read of the region, in any
+// order.
+class RetentionVerifier {
+ public:
+  RetentionVerifier(const RetentionPattern& pattern, std::uint64_t first_lba,
+                    std::uint64_t blocks);
+  // One read of `size` bytes at byte `offset`; `result` as the workload
+  // engine reports it (size, a short count, or -errno).
+  void OnRead(std::uint64_t offset, const void* data, std::uint32_t size, int result,
+              std::uint64_t latency_ns);
+  // The VERIFY object (without the SMART and age fields the phase adds).
+  Json Finish(double start, double end, bool completed) const;
+  std::uint64_t bad_blocks() const;
+  std::uint64_t blocks_checked() const { return checked_; }
+
+ private:
+  void Bad(std::uint64_t lba, const std::string& klass, const Json& detail);
+
+  RetentionPattern pattern_;
+  std::uint64_t first_lba_;
+  std::uint64_t blocks_;
+  std::uint64_t checked_ = 0;
+  std::uint64_t ok_ = 0;
+  std::uint64_t unreadable_ = 0, wrong_ = 0, misplaced_ = 0, stale_ = 0;
+  std::vector<Json> ranges_;  // merged runs of one class
+  bool truncated_ = false;
+  LatencyHistogram latency_;
+  std::uint64_t over_10ms_ = 0, over_100ms_ = 0;
+};
+
+// A verify against the baseline: the change of p50, p99, p99_9 and max
+// (seconds) and of the fractions of reads over 10 ms and 100 ms.
+Json CompareWithBaseline(const Json& baseline, const Json& verify);
+
+// Holds a study for one writer: the phase that writes or verifies it, or
+// the daemon adding a temperature sample. flock on
+// <state>/retention/<study>.lock; released when destroyed.
+class StudyLock {
+ public:
+  StudyLock() = default;
+  StudyLock(StudyLock&& o) noexcept;
+  StudyLock& operator=(StudyLock&& o) noexcept;
+  ~StudyLock();
+
+ private:
+  friend Expected<StudyLock> LockStudy(const std::string&, const std::string&);
+  int fd_ = -1;
+};
+// Fails at once with EBUSY when another holds it.
+Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study);
+
+// The block device of NVMe namespace `nsid` of the controller with serial
+// `serial`, whatever the kernel named it this boot ("/dev/nvme1n1"), from
+// sysfs under `sysfs_root`; nullopt when it is not present.
+std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uint32_t nsid,
+                                             const std::string& sysfs_root = "/sys");
+
+// "0123456789abcdef".
+std::string StudyIdHex(std::uint64_t id);
+std::uint64_t ParseStudyId(const std::string& hex);
+
+}  // namespace drivewatch::aging

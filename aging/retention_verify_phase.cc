@@ -1,0 +1,146 @@
+// retention-verify: read a retention study's whole region back, verify
+// every block, and compare the read-latency distribution with the
+// baseline. Failures are classified (aging/retention_study.h): unreadable
+// (I/O error), wrong content (with the first differing byte), misplaced
+// (a valid block of this study from another LBA) or stale (the right LBA
+// from another study). The verify, with the drive's SMART deltas since
+// the write and the study's ages (wall, powered on, powered off,
+// Arrhenius-equivalent), is appended to the study; a verify that does not
+// finish leaves the study as it was, and the next one starts over.
+#include <chrono>
+
+#include "aging/phase.h"
+#include "aging/retention_study.h"
+
+namespace drivewatch::aging {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double progress_from,
+                                 double progress_to, bool* completed) {
+  const RetentionPattern pattern = PatternOf(study);
+  const std::uint64_t offset = study.Find("region")->Find("offset")->AsUint();
+  const std::uint64_t length = study.Find("region")->Find("length")->AsUint();
+  const std::uint32_t io = ctx.phase().block_size;
+  if (io % pattern.block_size != 0 || length % io != 0) {
+    return Error{EINVAL, -1,
+                 "block_size " + std::to_string(io) + " must be a multiple of the study's " +
+                     std::to_string(pattern.block_size) + "-byte block and divide its region (" +
+                     std::to_string(length) + " bytes) (aging.phases.block_size)"};
+  }
+  RetentionVerifier verifier(pattern, offset / pattern.block_size, length / pattern.block_size);
+  WorkloadSpec spec;
+  spec.access = Access::kSequential;
+  spec.read_percent = 100;
+  spec.write_percent = 0;
+  spec.block_size = io;
+  spec.queue_depth = ctx.phase().queue_depth;
+  spec.offset = offset;
+  spec.length = length;
+  spec.max_errors = 0;  // an unreadable block is a result, not a reason to stop
+  spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
+                     std::uint64_t latency_ns) {
+    verifier.OnRead(at, data, size, result, latency_ns);
+  };
+  const double start = Now();
+  auto r = ctx.Run(spec, "verify", progress_from, progress_to);
+  if (!r) return r.error();
+  *completed = r->end != WorkloadResult::End::kStopped && verifier.blocks_checked() * pattern.block_size == length;
+  return verifier.Finish(start, Now(), *completed);
+}
+
+Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
+  const config::PhaseConfig& phase = ctx.phase();
+  const std::string& state = ctx.state_directory();
+  auto lock = LockStudy(state, phase.study);
+  if (!lock) return lock.error();
+  auto loaded = LoadStudy(state, phase.study);
+  if (!loaded) {
+    if (loaded.error().errnum == ENOENT) {
+      return Error{ENOENT, -1, loaded.error().message + "; run its retention-write phase first"};
+    }
+    return loaded.error();
+  }
+  Json study = *loaded;
+  const std::string st = study.Find("state")->AsString();
+  if (st != "active") {
+    return Error{EINVAL, -1,
+                 "retention study \"" + phase.study + "\" is " + st +
+                     (st == "failed" && study.Find("reason") ? " (" + study.Find("reason")->AsString() + ")"
+                                                              : std::string(", not active: its write has not finished")) +
+                     "; nothing to verify"};
+  }
+  const Json facts = ctx.DriveFacts();
+  const std::string serial = facts.Find("serial") ? facts.Find("serial")->AsString() : "";
+  if (study.Find("serial") && study.Find("serial")->AsString() != serial) {
+    return Error{EPERM, -1,
+                 "retention study \"" + phase.study + "\" was written on serial \"" +
+                     study.Find("serial")->AsString() + "\", but target " + ctx.target().name +
+                     " is \"" + serial + "\" (aging.phases.target)"};
+  }
+  // A firmware update is an event of the study: the drive's retention
+  // behaviour may change with it.
+  const std::string firmware = facts.Find("firmware") ? facts.Find("firmware")->AsString() : "";
+  const std::string recorded = study.Find("firmware") ? study.Find("firmware")->AsString() : "";
+  if (!firmware.empty() && !recorded.empty() && firmware != recorded) {
+    Json e = Json::Object();
+    e["time"] = Now();
+    e["kind"] = "firmware_change";
+    e["detail"] = recorded + " -> " + firmware;
+    study["events"].Push(e);
+    study["firmware"] = firmware;
+  }
+
+  Json smart_now;
+  if (ctx.nvme()) {
+    if (auto s = ReadSmartSnapshot(ctx.fd())) {
+      smart_now = *s;
+      if (const Json* t = smart_now.Find("composite_temperature_k"); t && t->AsDouble() > 0) {
+        AddTemperatureSample(study, Now(), t->AsDouble(), 600);
+      }
+    }
+  }
+  bool completed = false;
+  auto verify = VerifyStudyRegion(ctx, study, 0, 1, &completed);
+  if (!verify) return verify.error();
+  Json v = *verify;
+  const std::uint64_t bad = v["bad"]["unreadable"].AsUint() + v["bad"]["wrong_content"].AsUint() +
+                            v["bad"]["misplaced"].AsUint() + v["bad"]["stale"].AsUint();
+  report.results["verified_bytes"] = v["checked"].AsUint() * std::uint64_t{kRetentionBlockSize};
+  report.results["bad_bytes"] = bad * std::uint64_t{kRetentionBlockSize};
+  report.results["p99_9_seconds"] = v["quantiles"]["p99_9"].AsDouble();
+  report.results["max_seconds"] = v["quantiles"]["max"].AsDouble();
+  report.results["over_100ms_ratio"] = v["over_100ms_ratio"].AsDouble();
+  if (!completed) return Ok{};  // the study keeps no partial verify
+
+  if (!smart_now.is_null()) {
+    v["smart"] = smart_now;
+    if (const Json* before = study.Find("smart_at_write")) v["smart_delta"] = SmartDelta(*before, smart_now);
+  }
+  const double storage_k = phase.storage_temperature + 273.15;
+  const RetentionAges ages = ComputeAges(study, Now(), smart_now.is_null() ? nullptr : &smart_now, storage_k);
+  v["age_seconds"] = ages.wall_seconds;
+  v["powered_on_seconds"] = ages.powered_on_seconds;
+  v["powered_off_seconds"] = ages.powered_off_seconds ? Json(*ages.powered_off_seconds) : Json();
+  v["powered_on_equivalent_seconds"] = ages.powered_on_equivalent_seconds;
+  v["equivalent_age_seconds"] = ages.equivalent_age_seconds ? Json(*ages.equivalent_age_seconds) : Json();
+  if (phase.storage_temperature == phase.storage_temperature) {
+    v["storage_temperature_k"] = storage_k;
+    study["accounting"]["storage_temperature_k"] = storage_k;
+  }
+  if (const Json* b = study.Find("baseline")) {
+    v["delta_vs_baseline"] = CompareWithBaseline(*b, v);
+    report.results["p99_9_delta_seconds"] = v["delta_vs_baseline"]["p99_9"].AsDouble();
+  }
+  report.results["age_seconds"] = ages.wall_seconds;
+  study["verifies"].Push(v);
+  return SaveStudy(state, study);
+}
+
+}  // namespace drivewatch::aging

@@ -1,0 +1,215 @@
+#include "exporter/retention_service.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <condition_variable>
+
+#include "aging/retention_study.h"
+#include "probes/log.h"
+
+namespace drivewatch {
+namespace {
+
+using aging::Json;
+
+constexpr MetricDesc kInfo{
+    "drivewatch_retention_study_info",
+    "1 for each data-retention study; its id and state (writing, baseline, "
+    "active, failed) as labels.",
+    MetricType::kGauge};
+constexpr MetricDesc kAge{"drivewatch_retention_age_seconds",
+                          "Wall time since the study's write ended.", MetricType::kGauge};
+constexpr MetricDesc kPoweredOn{
+    "drivewatch_retention_powered_on_seconds",
+    "Time the drive was powered since the write: the SMART power-on hours delta "
+    "(whole hours), or what drivewatch sampled when that is unknown.",
+    MetricType::kGauge};
+constexpr MetricDesc kPoweredOff{
+    "drivewatch_retention_powered_off_seconds",
+    "Estimated time the drive was powered off since the write (wall minus "
+    "powered on). Absent when the power-on hours are unknown.",
+    MetricType::kGauge};
+constexpr MetricDesc kEquivalentOn{
+    "drivewatch_retention_powered_on_equivalent_seconds",
+    "The powered-on time weighted by the Arrhenius factor of the temperatures "
+    "drivewatch saw, at the study's reference temperature.",
+    MetricType::kGauge};
+constexpr MetricDesc kEquivalent{
+    "drivewatch_retention_equivalent_age_seconds",
+    "Temperature-weighted age at the reference temperature, powered-off time "
+    "included at the configured storage temperature. Absent without one.",
+    MetricType::kGauge};
+constexpr MetricDesc kLastVerify{
+    "drivewatch_retention_last_verify_timestamp_seconds",
+    "Unix time the study's last completed verify ended.", MetricType::kGauge};
+constexpr MetricDesc kVerifies{"drivewatch_retention_verifies_total",
+                               "Completed verifies of the study.", MetricType::kCounter};
+constexpr MetricDesc kBlocks{"drivewatch_retention_blocks_verified",
+                             "4 KiB blocks the last verify read back.", MetricType::kGauge};
+constexpr MetricDesc kBad{
+    "drivewatch_retention_bad_blocks",
+    "Blocks the last verify (or the baseline, read=\"baseline\") found bad, by "
+    "class: unreadable, wrong_content, misplaced, stale.",
+    MetricType::kGauge};
+constexpr MetricDesc kLatency{
+    "drivewatch_retention_read_latency_seconds",
+    "Read latency percentile (50, 99, 99.9, 100) of the baseline read and of "
+    "the last verify.",
+    MetricType::kGauge};
+constexpr MetricDesc kOver{
+    "drivewatch_retention_reads_over_ratio",
+    "Fraction of reads slower than the threshold (10ms, 100ms), of the baseline "
+    "and of the last verify.",
+    MetricType::kGauge};
+constexpr MetricDesc kSmartDelta{
+    "drivewatch_retention_smart_delta",
+    "Change of a SMART counter between the write and the last verify: "
+    "media_errors, error_log_entries, power_cycles, unsafe_shutdowns, "
+    "power_on_hours.",
+    MetricType::kGauge};
+
+const Json* Get(const Json& j, std::initializer_list<const char*> keys) {
+  const Json* at = &j;
+  for (const char* k : keys) {
+    if ((at = at->Find(k)) == nullptr) return nullptr;
+  }
+  return at;
+}
+
+std::string Str(const Json& j, const char* key) {
+  const Json* v = j.Find(key);
+  return v ? v->AsString() : std::string();
+}
+
+void AddRead(std::vector<Sample>& out, const Labels& base, const Json& read, const char* which) {
+  auto with = [&](std::initializer_list<std::pair<const char*, std::string>> extra) {
+    Labels l = base;
+    l.emplace_back("read", which);
+    for (const auto& [k, v] : extra) l.emplace_back(k, v);
+    return l;
+  };
+  for (auto [key, pct] : {std::pair{"p50", "50"}, std::pair{"p99", "99"},
+                          std::pair{"p99_9", "99.9"}, std::pair{"max", "100"}}) {
+    if (const Json* q = Get(read, {"quantiles", key})) {
+      out.push_back(Sample{&kLatency, with({{"percentile", pct}}), q->AsDouble()});
+    }
+  }
+  for (auto [key, t] : {std::pair{"over_10ms_ratio", "10ms"}, std::pair{"over_100ms_ratio", "100ms"}}) {
+    if (const Json* v = read.Find(key)) {
+      out.push_back(Sample{&kOver, with({{"threshold", t}}), v->AsDouble()});
+    }
+  }
+  if (const Json* bad = read.Find("bad")) {
+    for (const auto& [klass, n] : bad->members()) {
+      out.push_back(Sample{&kBad, with({{"class", klass}}), n.AsDouble()});
+    }
+  }
+}
+
+}  // namespace
+
+RetentionService::RetentionService(MetricStore& store, std::chrono::milliseconds interval,
+                                   std::string sysfs_root)
+    : store_(store), interval_(interval), sysfs_root_(std::move(sysfs_root)) {}
+
+RetentionService::~RetentionService() { Stop(); }
+
+void RetentionService::Start(const config::Config& config) {
+  Reconfigure(config);
+  thread_ = std::jthread([this](std::stop_token stop) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    while (!stop.stop_requested()) {
+      Tick(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+               .count());
+      std::unique_lock lock(m);
+      cv.wait_for(lock, stop, interval_, [] { return false; });
+    }
+  });
+}
+
+void RetentionService::Reconfigure(const config::Config& config) {
+  std::lock_guard lock(mu_);
+  state_directory_ = config.state_directory;
+}
+
+void RetentionService::Stop() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RetentionService::Tick(double now) {
+  std::string state;
+  {
+    std::lock_guard lock(mu_);
+    state = state_directory_;
+  }
+  std::vector<std::string> problems;
+  std::vector<Json> studies = aging::ListStudies(state, &problems);
+  for (const std::string& p : problems) log::Warn("retention: " + p);
+  std::vector<Sample> samples;
+  for (Json& study : studies) {
+    const std::string name = Str(study, "study");
+    // Sample the drive's temperature into the study's accounting.
+    if (Str(study, "state") == "active" && study.Find("nsid") && study.Find("nsid")->AsUint() != 0) {
+      if (auto lock = aging::LockStudy(state, name)) {
+        // Reload under the lock: a verify may have just saved it.
+        if (auto fresh = aging::LoadStudy(state, name)) study = *fresh;
+        const auto nsid = static_cast<std::uint32_t>(study.Find("nsid")->AsUint());
+        if (auto path = aging::FindNvmeNamespace(Str(study, "serial"), nsid, sysfs_root_)) {
+          const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd >= 0) {
+            if (auto smart = aging::ReadSmartSnapshot(fd)) {
+              const double k = smart->Find("composite_temperature_k")->AsDouble();
+              if (k > 0) aging::AddTemperatureSample(study, now, k, 3.0 * interval_.count() / 1000.0);
+              study["last_smart"] = *smart;
+              if (Status s = aging::SaveStudy(state, study); !s) {
+                log::Warn("retention study " + name + ": " + s.error().message);
+              }
+            }
+            ::close(fd);
+          }
+        }
+      }
+    }
+    const Labels labels{{"study", name}, {"serial", Str(study, "serial")},
+                        {"target", Str(study, "target")}};
+    Labels info = labels;
+    info.emplace_back("id", Str(study, "id"));
+    info.emplace_back("state", Str(study, "state"));
+    samples.push_back(Sample{&kInfo, info, 1});
+    if (study.Find("written") == nullptr || study.Find("written")->Find("end") == nullptr) continue;
+    const Json* smart = study.Find("last_smart");
+    const Json* verifies = study.Find("verifies");
+    const Json* last = verifies && !verifies->items().empty() ? &verifies->items().back() : nullptr;
+    if (smart == nullptr && last) smart = last->Find("smart");
+    const Json* storage = Get(study, {"accounting", "storage_temperature_k"});
+    const aging::RetentionAges ages = aging::ComputeAges(
+        study, now, smart, storage && !storage->is_null() ? storage->AsDouble() : NAN);
+    samples.push_back(Sample{&kAge, labels, ages.wall_seconds});
+    samples.push_back(Sample{&kPoweredOn, labels, ages.powered_on_seconds});
+    samples.push_back(Sample{&kEquivalentOn, labels, ages.powered_on_equivalent_seconds});
+    if (ages.powered_off_seconds) samples.push_back(Sample{&kPoweredOff, labels, *ages.powered_off_seconds});
+    if (ages.equivalent_age_seconds) samples.push_back(Sample{&kEquivalent, labels, *ages.equivalent_age_seconds});
+    samples.push_back(Sample{&kVerifies, labels,
+                             verifies ? static_cast<double>(verifies->items().size()) : 0.0});
+    if (const Json* baseline = study.Find("baseline")) AddRead(samples, labels, *baseline, "baseline");
+    if (last) {
+      AddRead(samples, labels, *last, "last_verify");
+      if (const Json* end = last->Find("end")) samples.push_back(Sample{&kLastVerify, labels, end->AsDouble()});
+      if (const Json* b = last->Find("checked")) samples.push_back(Sample{&kBlocks, labels, b->AsDouble()});
+      if (const Json* delta = last->Find("smart_delta")) {
+        for (const auto& [counter, v] : delta->members()) {
+          Labels l = labels;
+          l.emplace_back("counter", counter);
+          samples.push_back(Sample{&kSmartDelta, l, v.AsDouble()});
+        }
+      }
+    }
+  }
+  store_.Publish("retention", std::move(samples));
+}
+
+}  // namespace drivewatch

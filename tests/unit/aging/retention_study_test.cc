@@ -1,0 +1,160 @@
+// The retention study's accounting (Arrhenius, with a fake clock: the
+// times are passed in), the verifier's classification and ranges, and the
+// comparison with the baseline.
+#include "aging/retention_study.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace drivewatch::aging {
+namespace {
+
+constexpr double kHour = 3600;
+
+Json Study(double written_end) {
+  Json s = Json::Object();
+  s["study"] = "s";
+  s["written"] = Json::Object();
+  s["written"]["end"] = written_end;
+  s["accounting"] = Json::Object();
+  s["accounting"]["reference_temperature_k"] = 303.15;
+  s["accounting"]["activation_energy_ev"] = 1.1;
+  s["smart_at_write"] = Json::Object();
+  s["smart_at_write"]["power_on_hours"] = std::uint64_t{1000};
+  return s;
+}
+
+Json Smart(std::uint64_t poh) {
+  Json j = Json::Object();
+  j["power_on_hours"] = poh;
+  return j;
+}
+
+TEST(RetentionAccountingTest, AccelerationFactorFollowsArrhenius) {
+  // Ea/k = 1.1 / 8.617e-5 K; 40 °C against 30 °C: exp(12765.5 * (1/303.15 - 1/313.15)).
+  EXPECT_NEAR(AccelerationFactor(313.15, 303.15, 1.1), 3.838, 0.005);
+  EXPECT_DOUBLE_EQ(AccelerationFactor(303.15, 303.15, 1.1), 1.0);
+  EXPECT_NEAR(AccelerationFactor(293.15, 303.15, 1.1), 1 / 4.08, 0.01);
+  // A year at 30 °C ages a drive like about 95 days at 40 °C, or 15 days
+  // baked at 55 °C.
+  EXPECT_NEAR(365 / AccelerationFactor(313.15, 303.15, 1.1), 95.1, 0.2);
+  EXPECT_NEAR(365 / AccelerationFactor(328.15, 303.15, 1.1), 14.76, 0.05);
+}
+
+TEST(RetentionAccountingTest, SamplesIntegrateOnlyWhatWasSeen) {
+  Json s = Study(0);
+  AddTemperatureSample(s, 1000, 313.15, 180);  // first sample: starts the clock
+  AddTemperatureSample(s, 1060, 313.15, 180);  // 60 s at 40 °C
+  AddTemperatureSample(s, 1120, 303.15, 180);  // 60 s from 40 to 30 °C: mean 35 °C
+  AddTemperatureSample(s, 9120, 303.15, 180);  // 8000 s gap: drivewatch was down
+  AddTemperatureSample(s, 9180, 303.15, 180);  // 60 s at 30 °C
+  const Json& a = *s.Find("accounting");
+  EXPECT_DOUBLE_EQ(a.Find("powered_on_sampled_seconds")->AsDouble(), 180);
+  const double expected = 60 * AccelerationFactor(313.15, 303.15, 1.1) +
+                          60 * AccelerationFactor(308.15, 303.15, 1.1) + 60;
+  EXPECT_NEAR(a.Find("powered_on_equivalent_seconds")->AsDouble(), expected, 1e-6);
+}
+
+TEST(RetentionAccountingTest, AgesFromSmartAndTheStorageTemperature) {
+  Json s = Study(0);
+  AddTemperatureSample(s, 0, 313.15, 180);
+  AddTemperatureSample(s, 120, 313.15, 180);  // 120 s sampled at 40 °C
+  const double now = 60 * 24 * kHour;          // 60 days after the write
+  const Json smart = Smart(1002);              // powered 2 h of them
+
+  // Without SMART: powered-on is what was sampled, powered-off unknown.
+  RetentionAges none = ComputeAges(s, now, nullptr, NAN);
+  EXPECT_DOUBLE_EQ(none.wall_seconds, now);
+  EXPECT_DOUBLE_EQ(none.powered_on_seconds, 120);
+  EXPECT_FALSE(none.powered_off_seconds);
+  EXPECT_FALSE(none.equivalent_age_seconds);
+
+  // With SMART, without a storage temperature: off time known, the age not.
+  RetentionAges partial = ComputeAges(s, now, &smart, NAN);
+  EXPECT_DOUBLE_EQ(partial.powered_on_seconds, 2 * kHour);
+  EXPECT_DOUBLE_EQ(*partial.powered_off_seconds, now - 2 * kHour);
+  // Unsampled powered-on time counts at the sampled mean factor (40 °C).
+  const double af40 = AccelerationFactor(313.15, 303.15, 1.1);
+  EXPECT_NEAR(partial.powered_on_equivalent_seconds, 2 * kHour * af40, 1e-6);
+  EXPECT_FALSE(partial.equivalent_age_seconds);
+
+  // Stored at 25 °C: the off time counts at that factor.
+  RetentionAges full = ComputeAges(s, now, &smart, 298.15);
+  const double af25 = AccelerationFactor(298.15, 303.15, 1.1);
+  EXPECT_NEAR(*full.equivalent_age_seconds, 2 * kHour * af40 + (now - 2 * kHour) * af25, 1e-3);
+}
+
+TEST(RetentionAccountingTest, SmartDeltaAndBaselineComparison) {
+  Json before = Json::Object(), after = Json::Object();
+  before["power_cycles"] = std::uint64_t{381};
+  after["power_cycles"] = std::uint64_t{382};
+  before["media_errors"] = std::uint64_t{0};
+  after["media_errors"] = std::uint64_t{3};
+  const Json d = SmartDelta(before, after);
+  EXPECT_EQ(d.Find("power_cycles")->AsInt(), 1);
+  EXPECT_EQ(d.Find("media_errors")->AsInt(), 3);
+  EXPECT_EQ(d.Find("unsafe_shutdowns"), nullptr);
+
+  Json b = Json::Object(), v = Json::Object();
+  b["quantiles"] = Json::Object();
+  v["quantiles"] = Json::Object();
+  b["quantiles"]["p99_9"] = 0.002;
+  v["quantiles"]["p99_9"] = 0.150;
+  b["over_100ms_ratio"] = 0.0;
+  v["over_100ms_ratio"] = 0.001;
+  const Json c = CompareWithBaseline(b, v);
+  EXPECT_DOUBLE_EQ(c.Find("p99_9")->AsDouble(), 0.148);
+  EXPECT_DOUBLE_EQ(c.Find("over_100ms_ratio")->AsDouble(), 0.001);
+  EXPECT_EQ(c.Find("p50"), nullptr);
+}
+
+TEST(RetentionVerifierTest, ClassifiesMergesRangesAndTimesReads) {
+  const RetentionPattern p{0x1234, 99, 4096};
+  const RetentionPattern other{0x5678, 7, 4096};
+  constexpr std::uint64_t kBlocks = 64;
+  std::vector<unsigned char> data(kBlocks * 4096);
+  EncodeRetentionBlocks(p, 0, kBlocks, 1, data.data());
+  data[10 * 4096 + 517] ^= 0xff;                                       // wrong content
+  data[11 * 4096 + 600] ^= 0x01;                                       // wrong content
+  std::memcpy(&data[20 * 4096], &data[30 * 4096], 4096);               // misplaced: 30's at 20
+  EncodeRetentionBlock(other, 40, 1, &data[40 * 4096]);                // stale: another study
+
+  RetentionVerifier verifier(p, 0, kBlocks + 8);
+  // Reads of 8 blocks; the last one fails outright.
+  for (std::uint64_t first = 0; first < kBlocks; first += 8) {
+    verifier.OnRead(first * 4096, &data[first * 4096], 8 * 4096, 8 * 4096,
+                    first == 0 ? 150'000'000 : 1'000'000);
+  }
+  verifier.OnRead(kBlocks * 4096, nullptr, 8 * 4096, -EIO, 5'000'000);
+  EXPECT_EQ(verifier.bad_blocks(), 2u + 1 + 1 + 8);
+  const Json v = verifier.Finish(1, 2, true);
+  EXPECT_EQ(v.Find("ok")->AsUint(), kBlocks - 4);
+  EXPECT_EQ(v.Find("bad")->Find("wrong_content")->AsUint(), 2u);
+  EXPECT_EQ(v.Find("bad")->Find("misplaced")->AsUint(), 1u);
+  EXPECT_EQ(v.Find("bad")->Find("stale")->AsUint(), 1u);
+  EXPECT_EQ(v.Find("bad")->Find("unreadable")->AsUint(), 8u);
+  const auto& ranges = v.Find("ranges")->items();
+  ASSERT_EQ(ranges.size(), 4u) << v.Dump(2);
+  EXPECT_EQ(ranges[0].Find("class")->AsString(), "wrong_content");
+  EXPECT_EQ(ranges[0].Find("first_lba")->AsUint(), 10u);
+  EXPECT_EQ(ranges[0].Find("last_lba")->AsUint(), 11u);  // 10 and 11 merged
+  EXPECT_EQ(ranges[0].Find("first_difference")->AsUint(), 517u);
+  EXPECT_EQ(ranges[1].Find("found_lba")->AsUint(), 30u);
+  EXPECT_EQ(ranges[2].Find("found_study")->AsString(), StudyIdHex(0x5678));
+  EXPECT_EQ(ranges[3].Find("class")->AsString(), "unreadable");
+  EXPECT_EQ(ranges[3].Find("first_lba")->AsUint(), kBlocks);
+  EXPECT_EQ(ranges[3].Find("last_lba")->AsUint(), kBlocks + 7);
+  EXPECT_EQ(ranges[3].Find("error")->AsString(), std::strerror(EIO));
+  // 8 timed reads (the failed one is not a latency sample), one over 100 ms.
+  EXPECT_EQ(v.Find("latency")->Find("count")->AsUint(), 8u);
+  EXPECT_DOUBLE_EQ(v.Find("over_100ms_ratio")->AsDouble(), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(v.Find("over_10ms_ratio")->AsDouble(), 1.0 / 8);
+  EXPECT_NEAR(v.Find("quantiles")->Find("max")->AsDouble(), 0.150, 1e-9);
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

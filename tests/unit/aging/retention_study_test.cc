@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 namespace drivewatch::aging {
 namespace {
@@ -154,6 +157,40 @@ TEST(RetentionVerifierTest, ClassifiesMergesRangesAndTimesReads) {
   EXPECT_DOUBLE_EQ(v.Find("over_100ms_ratio")->AsDouble(), 1.0 / 8);
   EXPECT_DOUBLE_EQ(v.Find("over_10ms_ratio")->AsDouble(), 1.0 / 8);
   EXPECT_NEAR(v.Find("quantiles")->Find("max")->AsDouble(), 0.150, 1e-9);
+}
+
+}  // namespace
+}  // namespace drivewatch::aging
+
+namespace drivewatch::aging {
+namespace {
+
+// A sysfs tree where the study's drive (SN2, namespace 1) came up as
+// nvme0n1 this boot and another drive holds nvme1n1: a verify must follow
+// the serial, not the name.
+TEST(FindNvmeNamespaceTest, FollowsTheSerialAcrossKernelNames) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("dw-sysfs-" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  auto make = [&](const std::string& name, const std::string& dev, const std::string& serial,
+                  const std::string& nsid) {
+    std::filesystem::create_directories(root / "class/block" / name);
+    std::ofstream(root / "class/block" / name / "dev") << dev << "\n";
+    std::filesystem::create_directories(root / "dev/block" / dev / "device");
+    std::ofstream(root / "dev/block" / dev / "device/serial") << serial << "   \n";
+    std::ofstream(root / "dev/block" / dev / "nsid") << nsid << "\n";
+  };
+  make("nvme0n1", "259:0", "SN2", "1");
+  make("nvme1n1", "259:1", "SN1", "1");
+  make("nvme1n2", "259:2", "SN1", "2");
+  std::filesystem::create_directories(root / "class/block/nvme1n1p1");  // a partition
+  std::filesystem::create_directories(root / "class/block/sda");
+  EXPECT_EQ(FindNvmeNamespace("SN2", 1, root.string()), "/dev/nvme0n1");
+  EXPECT_EQ(FindNvmeNamespace("SN1", 2, root.string()), "/dev/nvme1n2");
+  EXPECT_EQ(FindNvmeNamespace("SN1", 3, root.string()), std::nullopt);
+  EXPECT_EQ(FindNvmeNamespace("SN9", 1, root.string()), std::nullopt);
+  EXPECT_EQ(FindNvmeNamespace("SN2", 1, "/nonexistent"), std::nullopt);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -178,6 +178,37 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
   EXPECT_TRUE(has(R"(drivewatch_retention_study_info\{[^}]*state="active"[^}]*study="old")"));
 }
 
+TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
+  config::AgingTarget f;
+  f.name = "file";
+  f.directory = (dir_ / "data").string();
+  f.file_size = 16u << 20;
+  f.min_free_ratio = 0.01;
+  config_.aging.targets = {f};
+  AddStudy("s", "file");
+  Run("s-write");
+  const std::string path = AgingFilePath(f);
+  for (std::uint64_t lba : {7u, 8u, 9u, 4095u}) {
+    auto b = ReadBlock(path, lba);
+    b[64 + lba % 1000] ^= 0x80;  // in the body, past the 64-byte header
+    WriteBlock(path, lba, b);
+  }
+  WriteBlock(path, 1000, ReadBlock(path, 1));  // block 1's data at 1000
+  Run("s-verify");
+  const Json study = Study("s");
+  using R = std::tuple<std::string, std::uint64_t, std::uint64_t>;
+  EXPECT_EQ(Ranges(study), (std::set<R>{{"wrong_content", 7, 9},
+                                        {"misplaced", 1000, 1000},
+                                        {"wrong_content", 4095, 4095}}));
+  const Json& last = study.Find("verifies")->items().back();
+  EXPECT_EQ(last.Find("bad")->Find("wrong_content")->AsUint(), 4u);
+  EXPECT_EQ(last.Find("bad")->Find("misplaced")->AsUint(), 1u);
+  EXPECT_EQ(last.Find("ok")->AsUint(), 4096u - 5);
+  for (const Json& r : last.Find("ranges")->items()) {
+    if (r.Find("first_lba")->AsUint() == 7) EXPECT_EQ(r.Find("first_difference")->AsUint(), 71u);
+  }
+}
+
 TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
   config::AgingTarget f;
   f.name = "file";

@@ -10,7 +10,9 @@
 # failing reads through blkdebug, one too slow for the timeout through
 # null-co), power (power at 10 IOPS and idle from the power state estimate),
 # smartd (self-test, error log and persistent event log probes), aging
-# (heavy phases by hand: identity interlocks, SLC cache, abort on warning).
+# (heavy phases by hand: identity interlocks, SLC cache, abort on warning),
+# retention (a data-retention study across a guest power-off: write in
+# boot 1, blocks damaged on the host, the daemon's verify in boot 2).
 # Artefacts go to $DW_VM_OUT/NAME (default /tmp/drivewatch-vm-out).
 set -euo pipefail
 name=${1:?usage: scenario.sh NAME (thermal, latency, power or smartd)}

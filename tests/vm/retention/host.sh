@@ -243,8 +243,9 @@ for r in sorted(json.load(sys.stdin)["data"]["result"], key=lambda r: sorted(r["
 		rt_fail "R2 metrics" "drivewatch_phase_runs_total{phase=\"rw\",outcome=\"completed\"} = '$v': boot 1's run is not in the history on the state disk"
 		ok=0
 	fi
-	m=$(prom_value 'min_over_time(up{job="drivewatch"}[5m])' 2>/dev/null) || m=
-	((ok)) && rt_pass "R2 metrics" "rv completed (runs_total 1), result_bytes{measure=bad} $exp_bad, rw's boot-1 run counted; min(up) $m"
+	m=$(prom_value 'sum(drivewatch_phase_runs_total{phase="rv",outcome!="completed"})' 2>/dev/null) || m=
+	rt_measure "boot 2: rv runs not completed (runs_total, outcome != completed)" "$m"
+	((ok)) && rt_pass "R2 metrics" "rv completed (runs_total 1), result_bytes{measure=bad} $exp_bad, rw's boot-1 run counted"
 	retention_prom_retention
 	vm_wait_marker wait-host-verified 30 >/dev/null || return 1
 	vm_send verified
@@ -256,6 +257,7 @@ for r in sorted(json.load(sys.stdin)["data"]["result"], key=lambda r: sorted(r["
 	cp "$s" "$RT_OUT/" 2>/dev/null || true
 	rt_measure "boot 2: daemon rss/hwm kB, cpu s" "$(vm_markers | sed -n 's/^DWVM-MARK: daemon-rss //p') / $(vm_markers | sed -n 's/^DWVM-MARK: daemon-hwm //p'), $(vm_markers | sed -n 's/^DWVM-MARK: daemon-cpu //p')"
 	rt_measure "boot 2: service exit" "$(vm_markers | sed -n 's/^DWVM-MARK: service-exit //p')"
+	retention_check_history "$out/files/history.jsonl"
 	retention_check_verify "$s"
 	retention_check_report "$out/files"
 	rt_measure "boot 2 wall (s)" "$(dw_elapsed "$t0")"
@@ -274,12 +276,19 @@ retention_prom_retention() {
 	grep '^drivewatch_retention_' "$RT_OUT/prom-metrics.txt" >"$RT_OUT/prom-retention.txt" || true
 	for c in unreadable wrong_content misplaced stale; do
 		want=$(rt_get "$RT_OUT/expected.json" "bad.$c")
-		got=$(prom_value "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\"}" 2>/dev/null) || got=
+		got=$(prom_value "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"last_verify\"}" 2>/dev/null) || got=
 		if [[ $got != "$want" ]]; then
-			rt_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\"} = '$got', expected $want"
+			rt_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"last_verify\"} = '$got', expected $want"
+			ok=0
+		fi
+		got=$(prom_value "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"baseline\"}" 2>/dev/null) || got=
+		if [[ $got != 0 ]]; then
+			rt_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"baseline\"} = '$got', expected 0"
 			ok=0
 		fi
 	done
+	got=$(prom_value 'drivewatch_retention_smart_delta{study="vmstudy",counter="power_cycles"}' 2>/dev/null) || got=
+	rt_measure "boot 2: drivewatch_retention_smart_delta{power_cycles}" "${got:-absent}"
 	got=$(prom_value 'drivewatch_retention_blocks_verified{study="vmstudy"}' 2>/dev/null) || got=
 	want=$(rt_get "$RT_OUT/expected.json" blocks)
 	if [[ $got != "$want" ]]; then
@@ -305,6 +314,25 @@ retention_prom_retention() {
 	done
 	((ok)) && rt_pass "R6 retention metrics" "bad_blocks by class, blocks_verified, age, last verify time and read latency (baseline, last_verify) for vmstudy in Prometheus"
 	return 0
+}
+
+# Every run in the history; a verify run that did not complete is a
+# drivewatch issue worth seeing (it costs the study a whole interval) but
+# not a failure of this scenario: see the "ISSUE" lines.
+retention_check_history() {
+	local h=$1 line
+	[[ -s $h ]] || { rt_fail "R2 metrics" "no history.jsonl from boot 2"; return 0; }
+	while IFS= read -r line; do
+		rt_measure "history" "$line"
+		if [[ $line == rv\ * && $line != *" completed "* ]]; then
+			printf 'ISSUE (drivewatch, not failed here): a scheduled verify did not complete: %s\n' "$line" >>"$RT_OUT/assertions.txt"
+			rt_log "ISSUE: a scheduled verify did not complete: $line"
+		fi
+	done < <(dw_python -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print("%s %s %s %.2fs %s" % (r["phase"], r["device"], r["outcome"], r["duration_seconds"], r.get("reason", "")))' "$h")
 }
 
 # R3, R4, R5 from the study file boot 2 sent.

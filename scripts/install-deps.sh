@@ -12,7 +12,7 @@ packages=(
   libblkid-dev libbenchmark-dev
   # tests: a real Prometheus (and promtool), real curl, systemd-analyze,
   # headless Chromium for the retention report
-  prometheus curl systemd python3 chromium
+  prometheus prometheus-alertmanager curl systemd python3 chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
   # tests/vm: QEMU's emulated NVMe under a real kernel driver

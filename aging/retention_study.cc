@@ -121,11 +121,17 @@ StudyLock::~StudyLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study) {
+Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study,
+                              std::chrono::milliseconds wait) {
   if (Status s = EnsureDirectory(RetentionDirectory(state_directory)); !s) return s.error();
   const std::string path = RetentionDirectory(state_directory) + "/" + study + ".lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK &&
+         std::chrono::steady_clock::now() < deadline) {
+    ::usleep(20'000);
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(fd);
@@ -305,10 +311,26 @@ void RetentionVerifier::Bad(std::uint64_t lba, const std::string& klass, const J
 
 void RetentionVerifier::OnRead(std::uint64_t offset, const void* data, std::uint32_t size,
                                int result, std::uint64_t latency_ns) {
+  checked_ += size / pattern_.block_size;
+  if (result == static_cast<int>(size)) {
+    latency_.Add(latency_ns);
+    if (latency_ns > 10'000'000) ++over_10ms_;
+    if (latency_ns > 100'000'000) ++over_100ms_;
+  }
+  Classify(offset, data, size, result);
+}
+
+void RetentionVerifier::OnRetry(std::uint64_t offset, const void* data, std::uint32_t size,
+                                int result) {
+  checked_ += size / pattern_.block_size;
+  Classify(offset, data, size, result);
+}
+
+void RetentionVerifier::Classify(std::uint64_t offset, const void* data, std::uint32_t size,
+                                 int result) {
   const std::uint32_t bs = pattern_.block_size;
   const std::uint64_t first = offset / bs;
   const std::uint64_t n = size / bs;
-  checked_ += n;
   if (result != static_cast<int>(size)) {
     // The whole read failed (or came back short): every block in it is
     // unreadable; it is not a latency sample.
@@ -320,9 +342,6 @@ void RetentionVerifier::OnRead(std::uint64_t offset, const void* data, std::uint
     for (std::uint64_t i = 0; i < n; ++i) Bad(first + i, "unreadable", detail);
     return;
   }
-  latency_.Add(latency_ns);
-  if (latency_ns > 10'000'000) ++over_10ms_;
-  if (latency_ns > 100'000'000) ++over_100ms_;
   ok_ += CheckRetentionBlocks(pattern_, first, n, data,
                               [&](std::size_t i, const BlockCheck& c) {
                                 Json detail = Json::Object();

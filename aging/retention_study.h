@@ -13,6 +13,7 @@
 // blocks (offset / block_size) from the start of the device or file.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ class RetentionVerifier {
   // engine reports it (size, a short count, or -errno).
   void OnRead(std::uint64_t offset, const void* data, std::uint32_t size, int result,
               std::uint64_t latency_ns);
+  // A block read again on its own after the read holding it failed, so
+  // that only the blocks that really cannot be read count as unreadable.
+  // Not a latency sample; it replaces that read's blocks in the counts.
+  void OnRetry(std::uint64_t offset, const void* data, std::uint32_t size, int result);
   // The VERIFY object (without the SMART and age fields the phase adds).
   Json Finish(double start, double end, bool completed) const;
   std::uint64_t bad_blocks() const;
@@ -91,6 +96,7 @@ class RetentionVerifier {
 
  private:
   void Bad(std::uint64_t lba, const std::string& klass, const Json& detail);
+  void Classify(std::uint64_t offset, const void* data, std::uint32_t size, int result);
 
   RetentionPattern pattern_;
   std::uint64_t first_lba_;
@@ -119,11 +125,15 @@ class StudyLock {
   ~StudyLock();
 
  private:
-  friend Expected<StudyLock> LockStudy(const std::string&, const std::string&);
+  friend Expected<StudyLock> LockStudy(const std::string&, const std::string&,
+                                       std::chrono::milliseconds);
   int fd_ = -1;
 };
-// Fails at once with EBUSY when another holds it.
-Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study);
+// Waits up to `wait` for another holder to let go (the daemon's
+// temperature sample holds it for milliseconds; a phase for its whole run),
+// then fails with EBUSY.
+Expected<StudyLock> LockStudy(const std::string& state_directory, const std::string& study,
+                              std::chrono::milliseconds wait = std::chrono::milliseconds{0});
 
 // The block device of NVMe namespace `nsid` of the controller with serial
 // `serial`, whatever the kernel named it this boot ("/dev/nvme1n1"), from

@@ -7,7 +7,11 @@
 // the write and the study's ages (wall, powered on, powered off,
 // Arrhenius-equivalent), is appended to the study; a verify that does not
 // finish leaves the study as it was, and the next one starts over.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 
 #include "aging/phase.h"
 #include "aging/retention_study.h"
@@ -44,22 +48,40 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double pr
   spec.offset = offset;
   spec.length = length;
   spec.max_errors = 0;  // an unreadable block is a result, not a reason to stop
+  // A read that fails is read again block by block, so that one bad LBA
+  // does not mark its whole 128 KiB neighbourhood unreadable.
+  void* block = nullptr;
+  if (posix_memalign(&block, 4096, pattern.block_size) != 0) {
+    return Error{ENOMEM, -1, "verify: no memory for a block buffer"};
+  }
+  std::unique_ptr<void, decltype(&std::free)> block_owner(block, &std::free);
+  std::uint64_t retried = 0;
   spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
                      std::uint64_t latency_ns) {
-    verifier.OnRead(at, data, size, result, latency_ns);
+    if (result == static_cast<int>(size) || size == pattern.block_size) {
+      verifier.OnRead(at, data, size, result, latency_ns);
+      return;
+    }
+    verifier.OnRead(at, data, 0, 0, latency_ns);  // timed as the failed read it was
+    for (std::uint64_t o = at; o < at + size; o += pattern.block_size) {
+      ++retried;
+      const ssize_t n = ::pread(ctx.fd(), block, pattern.block_size, static_cast<off_t>(o));
+      verifier.OnRetry(o, block, pattern.block_size, n < 0 ? -errno : static_cast<int>(n));
+    }
   };
   const double start = Now();
   auto r = ctx.Run(spec, "verify", progress_from, progress_to);
   if (!r) return r.error();
   *completed = r->end != WorkloadResult::End::kStopped && verifier.blocks_checked() * pattern.block_size == length;
+  (void)retried;
   return verifier.Finish(start, Now(), *completed);
 }
 
 Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
   const config::PhaseConfig& phase = ctx.phase();
   const std::string& state = ctx.state_directory();
-  auto lock = LockStudy(state, phase.study);
-  if (!lock) return lock.error();
+  auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
+  if (!lock) return Error{EPERM, -1, lock.error().message};  // refused: busy
   auto loaded = LoadStudy(state, phase.study);
   if (!loaded) {
     if (loaded.error().errnum == ENOENT) {

@@ -72,8 +72,8 @@ Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report) {
                      std::to_string(capacity) + " bytes (aging.phases.offset and length)"};
   }
 
-  auto lock = LockStudy(state, phase.study);
-  if (!lock) return lock.error();
+  auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
+  if (!lock) return Error{EPERM, -1, lock.error().message};  // refused: busy
   Json study;
   const Json facts = ctx.DriveFacts();
   auto existing = LoadStudy(state, phase.study);

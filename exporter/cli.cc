@@ -13,6 +13,7 @@ struct FlagSpec {
 constexpr FlagSpec kValueFlags[] = {
     {"--config.file", &CommandLine::config_file},
     {"--web.listen-address", &CommandLine::listen_address},
+    {"--web.config.file", &CommandLine::web_config_file},
     {"--log.level", &CommandLine::log_level},
     {"--drive", &CommandLine::drive},
     {"--type", &CommandLine::test_type},
@@ -26,6 +27,9 @@ constexpr FlagSpec kValueFlags[] = {
 std::string UsageText() {
   return R"(usage: drivewatch [flags]                 run the daemon
        drivewatch check-config FILE        validate a config file and exit
+       drivewatch check-config [FILE] --web.config.file=WEBFILE
+                                           validate the web config too (or
+                                           only it)
        drivewatch collect --once [flags]   run every enabled light probe once,
                                            print the metrics to stdout and exit
        drivewatch selftest run --drive SERIAL --type short|extended [--wait]
@@ -54,6 +58,9 @@ flags:
   --config.file=FILE          TOML config file (default: built-in defaults)
   --web.listen-address=ADDR   address to serve /metrics on, host:port,
                               [ipv6]:port or :port (overrides [web])
+  --web.config.file=FILE      Prometheus exporter-toolkit web config (YAML):
+                              TLS, client certificates, basic auth, extra
+                              headers (see docs/security.md)
   --log.level=LEVEL           debug, info, warn or error (overrides [log])
   --once                      with collect: run once (the only mode)
   --drive=SERIAL              with selftest run: the drive, by serial;
@@ -222,6 +229,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       break;
     }
     case CommandLine::Command::kCheckConfig:
+      if (cli.web_config_file && cli.args.size() <= 1) break;
       if (cli.args.size() != 1) {
         return {std::nullopt, "check-config takes exactly one FILE"};
       }

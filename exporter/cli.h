@@ -14,6 +14,7 @@ struct CommandLine {
   Command command = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
+  std::optional<std::string> web_config_file;  // exporter-toolkit web-config YAML
   std::optional<std::string> log_level;
   std::vector<std::string> args;  // positional arguments of the subcommand
   bool once = false;              // collect --once

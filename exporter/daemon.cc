@@ -23,6 +23,7 @@
 #include "exporter/retention_service.h"
 #include "exporter/scheduler.h"
 #include "exporter/systemd_notify.h"
+#include "exporter/web_config.h"
 #include "probes/log.h"
 #include "probes/nvme_drive_layer.h"
 
@@ -124,19 +125,46 @@ std::string LandingPage() {
 )";
 }
 
+// Loads --web.config.file; an empty WebConfig (plain HTTP, no auth) when
+// the flag is absent. Each located error goes to stderr (at start) or to
+// the log (on SIGHUP); returns nothing on error.
+std::optional<WebConfig> LoadWebConfig(const CommandLine& cli, bool to_log) {
+  if (!cli.web_config_file) return WebConfig{};
+  auto loaded = LoadWebConfigFile(*cli.web_config_file);
+  for (const auto& e : loaded.errors) {
+    if (to_log) {
+      log::Error(e.ToString());
+    } else {
+      std::fprintf(stderr, "%s\n", e.ToString().c_str());
+    }
+  }
+  return loaded.config;
+}
+
 }  // namespace
 
 int RunCheckConfig(const CommandLine& cli) {
-  const std::string& file = cli.args.at(0);
-  auto loaded = config::LoadFile(file);
-  if (!loaded.config) {
-    for (const auto& e : loaded.errors) {
-      std::fprintf(stderr, "%s\n", e.ToString().c_str());
+  int status = 0;
+  if (!cli.args.empty()) {
+    const std::string& file = cli.args.at(0);
+    auto loaded = config::LoadFile(file);
+    if (!loaded.config) {
+      for (const auto& e : loaded.errors) {
+        std::fprintf(stderr, "%s\n", e.ToString().c_str());
+      }
+      status = 2;
+    } else {
+      std::printf("%s: OK\n", file.c_str());
     }
-    return 2;
   }
-  std::printf("%s: OK\n", file.c_str());
-  return 0;
+  if (cli.web_config_file) {
+    if (!LoadWebConfig(cli, /*to_log=*/false)) {
+      status = 2;
+    } else {
+      std::printf("%s: OK\n", cli.web_config_file->c_str());
+    }
+  }
+  return status;
 }
 
 int RunCollectOnce(const CommandLine& cli) {
@@ -171,6 +199,8 @@ int RunCollectOnce(const CommandLine& cli) {
 int RunDaemon(const CommandLine& cli) {
   auto cfg = LoadConfig(cli);
   if (!cfg) return 2;
+  auto web = LoadWebConfig(cli, /*to_log=*/false);
+  if (!web) return 2;
   log::SetLevel(ToLogLevel(cfg->log_level));
 
   // Signals are taken by one thread with sigwait; every other thread,
@@ -200,7 +230,7 @@ int RunDaemon(const CommandLine& cli) {
   double last_reload = ToUnixSeconds(clock.WallNow());
   PublishReload(store, true, last_reload);
 
-  auto http = std::make_unique<HttpServer>(store, LandingPage());
+  auto http = std::make_unique<HttpServer>(store, LandingPage(), *web);
   if (Status s = http->Start(cfg->listen_address); !s) {
     log::Error(s.error().message);
     return 1;
@@ -208,7 +238,12 @@ int RunDaemon(const CommandLine& cli) {
   log::Info(std::string("drivewatch ") + kVersion + " serving metrics at " +
             http->MetricsUrl() +
             (cli.config_file ? " with config " + *cli.config_file
-                             : std::string(" with the built-in default config")));
+                             : std::string(" with the built-in default config")) +
+            (cli.web_config_file
+                 ? " and web config " + *cli.web_config_file + " (TLS " +
+                       (web->tls ? "on" : "off") + ", basic auth " +
+                       (web->users.empty() ? "off" : "on") + ")"
+                 : std::string()));
   // Per-target read threads follow discovery (hot-plug) and reloads.
   ReadLatencyService read_latency(store, scheduler);
   read_latency.SetLoadBoard(&load_board);
@@ -267,16 +302,24 @@ int RunDaemon(const CommandLine& cli) {
         return;
       }
       systemd::Notify("RELOADING=1");
-      if (!cli.config_file) {
+      std::optional<WebConfig> next_web;
+      if (!cli.config_file && !cli.web_config_file) {
         log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
-      } else if (auto next = LoadConfig(cli); !next) {
+      } else if (auto next = cli.config_file ? LoadConfig(cli) : cfg; !next) {
         log::Error("SIGHUP: " + *cli.config_file +
+                   " is invalid (errors above); keeping the running config");
+        PublishReload(store, false, last_reload);
+      } else if (next_web = LoadWebConfig(cli, /*to_log=*/true); !next_web) {
+        log::Error("SIGHUP: " + *cli.web_config_file +
                    " is invalid (errors above); keeping the running config");
         PublishReload(store, false, last_reload);
       } else {
         bool ok = true;
+        // With a web config the server is always rebuilt, so a SIGHUP also
+        // picks up renewed certificates.
         if (next->listen_address != cfg->listen_address) {
-          auto replacement = std::make_unique<HttpServer>(store, LandingPage());
+          auto replacement =
+              std::make_unique<HttpServer>(store, LandingPage(), *next_web);
           if (Status s = replacement->Start(next->listen_address); !s) {
             log::Error("SIGHUP: " + s.error().message +
                        "; keeping the running config");
@@ -286,6 +329,33 @@ int RunDaemon(const CommandLine& cli) {
             http->Stop();
             http = std::move(replacement);
             log::Info("now serving metrics at " + http->MetricsUrl());
+          }
+        } else if (cli.web_config_file) {
+          // Same address: the old listener has to go first. The config was
+          // checked above, so the new one fails only if the certificates
+          // changed in between; then the old server comes back.
+          WebConfig previous = http->web_config();
+          // Port 0 ("any free port") keeps the port it got.
+          std::string address = next->listen_address;
+          if (auto parsed = ParseListenAddress(address); parsed && parsed->port == 0) {
+            const std::string& h = parsed->host;
+            address = (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" +
+                      std::to_string(http->port());
+          }
+          http->Stop();
+          auto replacement =
+              std::make_unique<HttpServer>(store, LandingPage(), *next_web);
+          if (Status s = replacement->Start(address); !s) {
+            log::Error("SIGHUP: " + s.error().message +
+                       "; keeping the running config");
+            PublishReload(store, false, last_reload);
+            ok = false;
+            http = std::make_unique<HttpServer>(store, LandingPage(), previous);
+            if (Status again = http->Start(address); !again) {
+              log::Error("SIGHUP: cannot serve metrics again: " + again.error().message);
+            }
+          } else {
+            http = std::move(replacement);
           }
         }
         if (ok) {
@@ -298,7 +368,11 @@ int RunDaemon(const CommandLine& cli) {
           apply_async_events(*cfg);
           last_reload = ToUnixSeconds(clock.WallNow());
           PublishReload(store, true, last_reload);
-          log::Info("SIGHUP: reloaded " + *cli.config_file);
+          log::Info("SIGHUP: reloaded " +
+                    (cli.config_file ? *cli.config_file : *cli.web_config_file) +
+                    (cli.config_file && cli.web_config_file
+                         ? " and " + *cli.web_config_file
+                         : std::string()));
         }
       }
       systemd::Notify("READY=1");

@@ -1,14 +1,95 @@
 #include "exporter/http_server.h"
 
 #include <httplib.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 
+#include <strings.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
 namespace drivewatch {
+namespace {
+
+// RFC 4648 base64, strict: padding required, no whitespace.
+std::optional<std::string> DecodeBase64(std::string_view in) {
+  if (in.empty() || in.size() % 4 != 0 || in.size() > 4096) return std::nullopt;
+  const auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(in.size() / 4 * 3);
+  for (size_t i = 0; i < in.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = in[i + k];
+      if (c == '=' && i + 4 == in.size() && k >= 2) {
+        v[k] = 0;
+        ++pad;
+        continue;
+      }
+      if (pad > 0) return std::nullopt;  // data after padding
+      v[k] = value(c);
+      if (v[k] < 0) return std::nullopt;
+    }
+    const unsigned n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
+    out.push_back(static_cast<char>(n >> 16));
+    if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xff));
+    if (pad < 1) out.push_back(static_cast<char>(n & 0xff));
+  }
+  return out;
+}
+
+std::string Sha256(std::string_view a, std::string_view b, std::string_view c) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  // Lengths first, so ("ab","c") and ("a","bc") differ.
+  const uint64_t lens[3] = {a.size(), b.size(), c.size()};
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  EVP_DigestUpdate(ctx, lens, sizeof lens);
+  EVP_DigestUpdate(ctx, a.data(), a.size());
+  EVP_DigestUpdate(ctx, b.data(), b.size());
+  EVP_DigestUpdate(ctx, c.data(), c.size());
+  EVP_DigestFinal_ex(ctx, digest, &len);
+  EVP_MD_CTX_free(ctx);
+  return std::string(reinterpret_cast<char*>(digest), len);
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+}  // namespace
+
+bool BasicAuthCache::Contains(const std::string& digest) const {
+  std::lock_guard lock(mu_);
+  return accepted_.count(digest) > 0;
+}
+
+void BasicAuthCache::Insert(const std::string& digest) {
+  std::lock_guard lock(mu_);
+  if (accepted_.size() >= kMaxEntries) accepted_.clear();
+  accepted_.insert(digest);
+}
+
+size_t BasicAuthCache::size() const {
+  std::lock_guard lock(mu_);
+  return accepted_.size();
+}
 
 Expected<ListenAddress> ParseListenAddress(const std::string& text) {
   const auto bad = [&](const std::string& why) {
@@ -45,15 +126,100 @@ Expected<ListenAddress> ParseListenAddress(const std::string& text) {
   return out;
 }
 
-HttpServer::HttpServer(const MetricStore& store, std::string landing_page)
-    : store_(store), landing_page_(std::move(landing_page)) {}
+HttpServer::HttpServer(const MetricStore& store, std::string landing_page, WebConfig web)
+    : store_(store), landing_page_(std::move(landing_page)), web_(std::move(web)) {
+  // The decoy has the highest cost in use, so an unknown user is never
+  // answered faster than a known one. Its salt and digest are arbitrary:
+  // crypt() runs the full cost and the comparison then fails.
+  int cost = 4;
+  for (const auto& u : web_.users) {
+    if (!IsBcryptHash(u.bcrypt_hash)) continue;  // never matches anyway
+    cost = std::max(cost, (u.bcrypt_hash[4] - '0') * 10 + (u.bcrypt_hash[5] - '0'));
+  }
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "$2b$%02d$", cost);
+  decoy_hash_ = std::string(prefix) + std::string(53, '.');
+}
 
 HttpServer::~HttpServer() { Stop(); }
+
+bool HttpServer::Authorized(const std::string& authorization) {
+  if (web_.users.empty()) return true;
+  // RFC 7617: "Basic" (any case), one space, base64 of "user:password".
+  if (authorization.size() < 6 || strncasecmp(authorization.c_str(), "Basic ", 6) != 0) {
+    return false;
+  }
+  size_t start = 6;
+  while (start < authorization.size() && authorization[start] == ' ') ++start;
+  const auto decoded = DecodeBase64(std::string_view(authorization).substr(start));
+  if (!decoded) return false;
+  const size_t colon = decoded->find(':');
+  if (colon == std::string::npos) return false;
+  const std::string_view user = std::string_view(*decoded).substr(0, colon);
+  const std::string password = decoded->substr(colon + 1);
+  // Look at every user, so the time taken does not say which matched.
+  const BasicAuthUser* found = nullptr;
+  for (const auto& u : web_.users) {
+    if (ConstantTimeEquals(u.name, user)) found = &u;
+  }
+  const std::string& hash = found ? found->bcrypt_hash : decoy_hash_;
+  const std::string key = Sha256(user, hash, password);
+  if (found && auth_cache_.Contains(key)) return true;
+  bool ok = false;
+  {
+    std::lock_guard lock(bcrypt_mu_);
+    ok = BcryptMatches(password, hash);
+  }
+  if (!ok || !found) return false;
+  auth_cache_.Insert(key);
+  return true;
+}
 
 Status HttpServer::Start(const std::string& listen_address) {
   auto addr = ParseListenAddress(listen_address);
   if (!addr) return addr.error();
-  auto server = std::make_unique<httplib::Server>();
+  std::unique_ptr<httplib::Server> server;
+  if (web_.tls) {
+    std::optional<TlsSetupProblem> problem;
+    auto tls_server = std::make_unique<httplib::SSLServer>([&](SSL_CTX& ctx) {
+      problem = ConfigureTlsServerContext(*web_.tls, &ctx);
+      return !problem.has_value();
+    });
+    if (!tls_server->is_valid()) {
+      return Error{EINVAL, -1,
+                   "cannot set up TLS on " + listen_address + ": " +
+                       (problem ? (problem->key.empty() ? "" : problem->key + ": ") +
+                                      problem->message
+                                : std::string("cannot create an OpenSSL context"))};
+    }
+    server = std::move(tls_server);
+  } else {
+    server = std::make_unique<httplib::Server>();
+  }
+  if (!web_.headers.empty()) {
+    httplib::Headers headers;
+    for (const auto& [name, value] : web_.headers) headers.emplace(name, value);
+    server->set_default_headers(std::move(headers));
+  }
+  // Authentication first, so nobody without credentials learns anything;
+  // then only reads get through.
+  server->set_pre_routing_handler([this](const httplib::Request& req,
+                                         httplib::Response& res) {
+    if (!web_.users.empty() && !Authorized(req.get_header_value("Authorization"))) {
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Basic realm=\"drivewatch\"");
+      res.set_content("Unauthorized\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("Method Not Allowed: drivewatch's HTTP endpoint only reads\n",
+                      "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   // Few threads: Prometheus scrapes one at a time, and each request is a
   // copy of a cached string.
   server->new_task_queue = [] { return new httplib::ThreadPool(4); };
@@ -125,7 +291,8 @@ std::string HttpServer::MetricsUrl() const {
   std::string host = host_;
   if (host == "::" || host == "0.0.0.0" || host.empty()) host = "localhost";
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return "http://" + host + ":" + std::to_string(port_) + "/metrics";
+  return std::string(web_.tls ? "https://" : "http://") + host + ":" +
+         std::to_string(port_) + "/metrics";
 }
 
 }  // namespace drivewatch

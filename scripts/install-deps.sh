@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build
   cmake g++ make pkg-config git
+  # packaging: dpkg-shlibdeps, lintian
+  dpkg-dev fakeroot lintian
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   libblkid-dev libbenchmark-dev

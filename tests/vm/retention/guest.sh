@@ -59,7 +59,10 @@ rt_cli() {
 rt_run() {
 	_t0=$(dw_uptime)
 	_rc=0
-	drivewatch phase run "$2" --config.file="$RT_CONF" >"/tmp/$1.json" 2>"/tmp/$1.err" || _rc=$?
+	# SIGTERM after RT_RUN_TIMEOUT s: the phase stops (outcome aborted) and
+	# its record and stderr still reach the host.
+	timeout -s TERM -k 10 "${DWVM_RT_RUN_TIMEOUT:-90}" drivewatch phase run "$2" --config.file="$RT_CONF" \
+		>"/tmp/$1.json" 2>"/tmp/$1.err" || _rc=$?
 	_t1=$(dw_uptime)
 	dw_mark run "$1 $_rc $_t0 $_t1"
 	dw_send_file "$1.json" "/tmp/$1.json"

@@ -1,0 +1,1107 @@
+#include "exporter/web_config.h"
+
+#include <crypt.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <tuple>
+#include <unordered_map>
+
+#include "config/checks.h"
+
+namespace drivewatch {
+
+using config::detail::ClosestMatch;
+using config::detail::Quote;
+
+std::string WebConfigError::ToString() const {
+  std::string out = file;
+  if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(column);
+  out += ": ";
+  if (!key.empty()) out += key + ": ";
+  out += problem;
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// The YAML subset.
+
+namespace detail {
+namespace {
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+constexpr size_t kMaxKeyBytes = 256;
+
+// A value read from one line: a scalar, or null (nothing after the colon).
+struct Scalar {
+  bool null = true;
+  bool quoted = false;
+  std::string text;
+};
+
+class YamlParser {
+ public:
+  explicit YamlParser(std::string_view text) : text_(text) {}
+
+  YamlResult Parse() {
+    YamlResult result;
+    root_.kind = YamlNode::Kind::kMapping;
+    root_.at = {1, 1};
+    if (text_.size() > kMaxWebConfigBytes) {
+      return Fail(0, 0, "the file is larger than " +
+                            std::to_string(kMaxWebConfigBytes) + " bytes");
+    }
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;  // UTF-8 byte order mark
+    bool seen_content = false;
+    while (pos_ <= text_.size() && !failed_) {
+      size_t end = text_.find('\n', pos_);
+      if (end == std::string_view::npos) end = text_.size();
+      std::string_view line = text_.substr(pos_, end - pos_);
+      pos_ = end + 1;
+      ++line_no_;
+      path_.clear();
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      for (size_t i = 0; i < line.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(line[i]);
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+          return Fail(line_no_, static_cast<int>(i) + 1,
+                      "control character " + std::to_string(c) +
+                          " (a web-config file is text)");
+        }
+      }
+      size_t indent = 0;
+      while (indent < line.size() && line[indent] == ' ') ++indent;
+      std::string_view rest = line.substr(indent);
+      size_t lead = 0;
+      while (lead < rest.size() && IsBlank(rest[lead])) ++lead;
+      if (lead == rest.size() || rest[lead] == '#') continue;  // blank or comment
+      if (lead > 0) {
+        return Fail(line_no_, static_cast<int>(indent) + 1,
+                    "tab in indentation (YAML indents with spaces only)");
+      }
+      if (indent == 0 && rest.substr(0, 3) == "---" &&
+          (rest.size() == 3 || IsBlank(rest[3]))) {
+        if (seen_content) {
+          return Fail(line_no_, 1, "a second YAML document (---) is not supported");
+        }
+        std::string_view after = rest.substr(3);
+        while (!after.empty() && IsBlank(after.front())) after.remove_prefix(1);
+        if (!after.empty() && after.front() != '#') {
+          return Fail(line_no_, 5, "content after --- is not supported");
+        }
+        continue;
+      }
+      if (indent == 0 && rest.substr(0, 3) == "..." &&
+          (rest.size() == 3 || IsBlank(rest[3]))) {
+        return Fail(line_no_, 1, "the document end marker (...) is not supported");
+      }
+      if (indent == 0 && rest[0] == '%') {
+        return Fail(line_no_, 1, "YAML directives (%) are not supported");
+      }
+      seen_content = true;
+      Line(static_cast<int>(indent), rest);
+    }
+    if (failed_) return std::move(result_);
+    result.root = std::move(root_);
+    return result;
+  }
+
+ private:
+  struct Frame {
+    YamlNode* node;
+    int indent;
+    std::string path;  // dotted keys down to this node, for messages
+    std::unordered_map<std::string, int> key_lines;  // duplicates, in O(1)
+  };
+
+  // Records the first error only; Parse() returns it.
+  void SetError(int line, int column, std::string problem) {
+    if (failed_) return;
+    failed_ = true;
+    result_.error.line = line;
+    result_.error.column = column;
+    result_.error.problem = std::move(problem);
+    result_.error.key = path_;
+  }
+  YamlResult Fail(int line, int column, std::string problem) {
+    SetError(line, column, std::move(problem));
+    return std::move(result_);
+  }
+  void Error(int column, std::string problem) {
+    SetError(line_no_, column, std::move(problem));
+  }
+
+  static bool IsSequenceItem(std::string_view rest) {
+    return rest[0] == '-' && (rest.size() == 1 || IsBlank(rest[1]));
+  }
+
+  bool CountNode() {
+    if (++nodes_ > kMaxWebConfigNodes) {
+      Error(1, "more than " + std::to_string(kMaxWebConfigNodes) +
+                   " entries (a web-config file is small)");
+      return false;
+    }
+    return true;
+  }
+
+  void Line(int indent, std::string_view rest) {
+    if (frames_.empty()) frames_.push_back({&root_, indent, ""});
+    path_ = frames_.back().path;
+    const bool dash = IsSequenceItem(rest);
+    bool opened = false;
+    if (pending_ != nullptr) {
+      const bool deeper = indent > pending_indent_;
+      // YAML lets a sequence under a key sit at the key's own indentation.
+      const bool same_level_list = indent == pending_indent_ && dash;
+      if (deeper || same_level_list) {
+        if (static_cast<int>(frames_.size()) >= kMaxWebConfigDepth) {
+          return Error(indent + 1, "nested deeper than " +
+                                       std::to_string(kMaxWebConfigDepth) + " levels");
+        }
+        pending_->kind = dash ? YamlNode::Kind::kSequence : YamlNode::Kind::kMapping;
+        pending_->at = {line_no_, indent + 1};
+        frames_.push_back({pending_, indent, pending_path_});
+        opened = true;
+      }
+      pending_ = nullptr;
+    }
+    if (!opened) {
+      bool popped = false;
+      while (frames_.size() > 1 && indent < frames_.back().indent) {
+        frames_.pop_back();
+        popped = true;
+      }
+      // Leave a same-level list when the parent mapping's next key comes.
+      if (frames_.size() > 1 && !dash &&
+          frames_.back().node->kind == YamlNode::Kind::kSequence &&
+          frames_[frames_.size() - 2].indent == indent) {
+        frames_.pop_back();
+      }
+      if (indent != frames_.back().indent) {
+        return Error(indent + 1,
+                     indent > frames_.back().indent && !popped
+                         ? "unexpected indentation (multi-line values are not "
+                           "supported; quote the value on one line)"
+                         : "indentation does not match any enclosing level");
+      }
+    }
+    YamlNode& node = *frames_.back().node;
+    path_ = frames_.back().path;
+    if (node.kind == YamlNode::Kind::kSequence) {
+      if (!dash) return Error(indent + 1, "expected a \"- \" list item here");
+      size_t i = 1;
+      while (i < rest.size() && IsBlank(rest[i])) ++i;
+      if (!CountNode()) return;
+      YamlNode item;
+      item.at = {line_no_, indent + static_cast<int>(i) + 1};
+      if (i < rest.size() && rest[i] != '#' && LooksLikeKey(rest.substr(i))) {
+        return Error(item.at.column, "mappings inside lists are not supported");
+      }
+      if (i < rest.size() && IsSequenceItem(rest.substr(i))) {
+        return Error(item.at.column, "nested lists are not supported");
+      }
+      Scalar value;
+      if (!ReadValue(rest, i, indent, &value)) return;
+      item.kind = value.null ? YamlNode::Kind::kNull : YamlNode::Kind::kScalar;
+      item.scalar = std::move(value.text);
+      item.quoted = value.quoted;
+      node.items.push_back(std::move(item));
+      return;
+    }
+    if (dash) return Error(indent + 1, "a \"- \" list item where a key was expected");
+    std::string key;
+    size_t i = 0;
+    if (!ReadKey(rest, indent, &key, &i)) return;
+    if (key.size() > kMaxKeyBytes) {
+      return Error(indent + 1, "a key longer than " + std::to_string(kMaxKeyBytes) +
+                                   " bytes");
+    }
+    const std::string key_path = path_.empty() ? key : path_ + "." + key;
+    if (auto [it, fresh] = frames_.back().key_lines.emplace(key, line_no_); !fresh) {
+      path_ = key_path;
+      return Error(indent + 1, "duplicate key " + Quote(key) + " (first at line " +
+                                   std::to_string(it->second) + ")");
+    }
+    if (!CountNode()) return;
+    YamlNode value_node;
+    value_node.key_at = {line_no_, indent + 1};
+    while (i < rest.size() && IsBlank(rest[i])) ++i;
+    value_node.at = i < rest.size() && rest[i] != '#'
+                        ? WebConfigLocation{line_no_, indent + static_cast<int>(i) + 1}
+                        : value_node.key_at;
+    path_ = key_path;
+    Scalar value;
+    if (!ReadValue(rest, i, indent, &value)) return;
+    value_node.kind = value.null ? YamlNode::Kind::kNull : YamlNode::Kind::kScalar;
+    value_node.scalar = std::move(value.text);
+    value_node.quoted = value.quoted;
+    node.entries.emplace_back(std::move(key), std::move(value_node));
+    if (value.null) {
+      pending_ = &node.entries.back().second;
+      pending_indent_ = indent;
+      pending_path_ = key_path;
+    }
+  }
+
+  // Whether `s` (an unquoted list item) is "key: value" or "key:".
+  static bool LooksLikeKey(std::string_view s) {
+    if (s[0] == '"' || s[0] == '\'') return false;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '#' && i > 0 && IsBlank(s[i - 1])) return false;
+      if (s[i] == ':' && (i + 1 == s.size() || IsBlank(s[i + 1]))) return true;
+    }
+    return false;
+  }
+
+  bool ReadKey(std::string_view rest, int indent, std::string* key, size_t* next) {
+    const int col = indent + 1;
+    size_t i = 0;
+    if (rest[0] == '"' || rest[0] == '\'') {
+      if (!ReadQuoted(rest, &i, indent, key)) return false;
+      while (i < rest.size() && IsBlank(rest[i])) ++i;
+      if (i >= rest.size() || rest[i] != ':') {
+        Error(indent + static_cast<int>(i) + 1, "expected ':' after the key");
+        return false;
+      }
+      ++i;
+    } else {
+      if (std::strchr("?:,[]{}&*!|>%@`", rest[0]) != nullptr) {
+        Error(col, std::string("a key cannot start with '") + rest[0] +
+                       "' (complex keys, flow style, anchors, aliases and tags "
+                       "are not supported)");
+        return false;
+      }
+      size_t colon = std::string_view::npos;
+      for (size_t j = 0; j < rest.size(); ++j) {
+        if (rest[j] == '#' && j > 0 && IsBlank(rest[j - 1])) break;
+        if (rest[j] == ':' && (j + 1 == rest.size() || IsBlank(rest[j + 1]))) {
+          colon = j;
+          break;
+        }
+      }
+      if (colon == std::string_view::npos) {
+        Error(col, "expected \"key: value\"");
+        return false;
+      }
+      std::string_view k = rest.substr(0, colon);
+      while (!k.empty() && IsBlank(k.back())) k.remove_suffix(1);
+      key->assign(k);
+      i = colon + 1;
+    }
+    if (key->empty()) {
+      Error(col, "empty key");
+      return false;
+    }
+    if (i < rest.size() && !IsBlank(rest[i])) {
+      Error(indent + static_cast<int>(i) + 1, "expected a space after ':'");
+      return false;
+    }
+    *next = i;
+    return true;
+  }
+
+  // Reads the value starting at rest[i] (after the key's colon, or after a
+  // list item's dash) up to the end of the line.
+  bool ReadValue(std::string_view rest, size_t i, int indent, Scalar* out) {
+    while (i < rest.size() && IsBlank(rest[i])) ++i;
+    const int col = indent + static_cast<int>(i) + 1;
+    if (i >= rest.size() || rest[i] == '#') return true;  // null
+    const char c = rest[i];
+    if (c == '"' || c == '\'') {
+      out->null = false;
+      out->quoted = true;
+      if (!ReadQuoted(rest, &i, indent, &out->text)) return false;
+      size_t j = i;
+      while (j < rest.size() && IsBlank(rest[j])) ++j;
+      if (j < rest.size() && !(rest[j] == '#' && j > i)) {
+        Error(indent + static_cast<int>(j) + 1, "unexpected text after the quoted string");
+        return false;
+      }
+      return true;
+    }
+    switch (c) {
+      case '|':
+      case '>':
+        Error(col, "block scalars (| and >) are not supported; write the value "
+                   "on one line, quoted if needed");
+        return false;
+      case '&':
+        Error(col, "anchors (&) are not supported");
+        return false;
+      case '*':
+        Error(col, "aliases (*) are not supported");
+        return false;
+      case '!':
+        Error(col, "tags (!) are not supported");
+        return false;
+      case '{':
+      case '[':
+        Error(col, "flow collections ({...} and [...]) are not supported; use "
+                   "block style, one entry per line");
+        return false;
+      case '@':
+      case '`':
+        Error(col, std::string("a plain value cannot start with '") + c +
+                       "' (quote it)");
+        return false;
+      default:
+        break;
+    }
+    if ((c == '-' || c == '?' || c == ':') && (i + 1 == rest.size() || IsBlank(rest[i + 1]))) {
+      Error(col, std::string("unexpected '") + c + "' (quote the value if it is text)");
+      return false;
+    }
+    size_t end = rest.size();
+    for (size_t j = i; j < rest.size(); ++j) {
+      if (rest[j] == '#' && IsBlank(rest[j - 1])) {
+        end = j;
+        break;
+      }
+      if (rest[j] == ':' && (j + 1 == rest.size() || IsBlank(rest[j + 1]))) {
+        Error(indent + static_cast<int>(j) + 1,
+              "a ':' followed by a space inside a value (quote the value)");
+        return false;
+      }
+    }
+    std::string_view v = rest.substr(i, end - i);
+    while (!v.empty() && IsBlank(v.back())) v.remove_suffix(1);
+    if (v == "~" || v == "null" || v == "Null" || v == "NULL") return true;
+    out->null = false;
+    out->text.assign(v);
+    return true;
+  }
+
+  static int HexValue(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  static void AppendUtf8(unsigned long cp, std::string* out) {
+    if (cp < 0x80) {
+      out->push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+
+  // A quoted scalar starting at rest[*i]; leaves *i after the closing quote.
+  bool ReadQuoted(std::string_view rest, size_t* i, int indent, std::string* out) {
+    const char quote = rest[*i];
+    const int start_col = indent + static_cast<int>(*i) + 1;
+    size_t j = *i + 1;
+    while (j < rest.size()) {
+      const char c = rest[j];
+      if (quote == '\'') {
+        if (c == '\'') {
+          if (j + 1 < rest.size() && rest[j + 1] == '\'') {
+            out->push_back('\'');
+            j += 2;
+            continue;
+          }
+          *i = j + 1;
+          return true;
+        }
+        out->push_back(c);
+        ++j;
+        continue;
+      }
+      if (c == '"') {
+        *i = j + 1;
+        return true;
+      }
+      if (c != '\\') {
+        out->push_back(c);
+        ++j;
+        continue;
+      }
+      if (j + 1 >= rest.size()) break;  // a line-continuation escape
+      const char e = rest[j + 1];
+      const int esc_col = indent + static_cast<int>(j) + 1;
+      j += 2;
+      int hex_digits = 0;
+      switch (e) {
+        case '0': out->push_back('\0'); break;
+        case 'a': out->push_back('\a'); break;
+        case 'b': out->push_back('\b'); break;
+        case 't': case '\t': out->push_back('\t'); break;
+        case 'n': out->push_back('\n'); break;
+        case 'v': out->push_back('\v'); break;
+        case 'f': out->push_back('\f'); break;
+        case 'r': out->push_back('\r'); break;
+        case 'e': out->push_back('\x1b'); break;
+        case ' ': out->push_back(' '); break;
+        case '"': out->push_back('"'); break;
+        case '/': out->push_back('/'); break;
+        case '\\': out->push_back('\\'); break;
+        case 'x': hex_digits = 2; break;
+        case 'u': hex_digits = 4; break;
+        case 'U': hex_digits = 8; break;
+        default:
+          Error(esc_col, std::string("unknown escape \\") + e + " in a double-quoted string");
+          return false;
+      }
+      if (hex_digits > 0) {
+        unsigned long cp = 0;
+        for (int k = 0; k < hex_digits; ++k, ++j) {
+          const int h = j < rest.size() ? HexValue(rest[j]) : -1;
+          if (h < 0) {
+            Error(esc_col, std::string("\\") + e + " needs " +
+                               std::to_string(hex_digits) + " hex digits");
+            return false;
+          }
+          cp = cp * 16 + static_cast<unsigned long>(h);
+        }
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+          Error(esc_col, "escape is not a Unicode scalar value");
+          return false;
+        }
+        AppendUtf8(cp, out);
+      }
+    }
+    Error(start_col, std::string("unterminated ") +
+                         (quote == '"' ? "double" : "single") +
+                         "-quoted string (strings spanning lines are not supported)");
+    return false;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  int line_no_ = 0;
+  size_t nodes_ = 0;
+  bool failed_ = false;
+  YamlResult result_;
+  YamlNode root_;
+  std::vector<Frame> frames_;
+  YamlNode* pending_ = nullptr;
+  int pending_indent_ = 0;
+  std::string pending_path_;
+  std::string path_;
+};
+
+}  // namespace
+
+YamlResult ParseYamlSubset(std::string_view text) { return YamlParser(text).Parse(); }
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// bcrypt
+
+bool IsBcryptHash(std::string_view hash, std::string* why) {
+  const auto fail = [&](std::string text) {
+    if (why) *why = std::move(text);
+    return false;
+  };
+  if (hash.size() < 4 || hash[0] != '$' || hash[1] != '2' || hash[3] != '$' ||
+      (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y')) {
+    return fail("is not a bcrypt hash (expected $2y$, $2b$ or $2a$ then the cost, "
+                "e.g. from htpasswd -nBC 10)");
+  }
+  if (hash.size() != 60) {
+    return fail("is not a bcrypt hash: " + std::to_string(hash.size()) +
+                " characters, expected 60");
+  }
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!digit(hash[4]) || !digit(hash[5]) || hash[6] != '$') {
+    return fail("is not a bcrypt hash: the cost after " + std::string(hash.substr(0, 4)) +
+                " must be two digits");
+  }
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) {
+    return fail("has bcrypt cost " + std::to_string(cost) + " (expected 04 to 31)");
+  }
+  for (size_t i = 7; i < hash.size(); ++i) {
+    const char c = hash[i];
+    const bool ok = c == '.' || c == '/' || (c >= 'A' && c <= 'Z') ||
+                    (c >= 'a' && c <= 'z') || digit(c);
+    if (!ok) {
+      return fail("is not a bcrypt hash: character " + std::to_string(i + 1) +
+                  " is outside bcrypt's base64 alphabet");
+    }
+  }
+  return true;
+}
+
+bool BcryptMatches(const std::string& password, const std::string& hash) {
+  if (password.find('\0') != std::string::npos) return false;
+  auto data = std::make_unique<crypt_data>();  // about 32 KiB: not on the stack
+  std::memset(data.get(), 0, sizeof(crypt_data));
+  const char* out = crypt_r(password.c_str(), hash.c_str(), data.get());
+  // libxcrypt returns NULL or a string starting with '*' on failure.
+  if (out == nullptr || out[0] == '*') return false;
+  const size_t n = std::strlen(out);
+  return n == hash.size() && CRYPTO_memcmp(out, hash.data(), n) == 0;
+}
+
+// ---------------------------------------------------------------------------
+// TLS
+
+namespace {
+
+std::string OpenSslError() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    // "error:0A080002:SSL routines::system lib": keep the reason only.
+    std::string_view s = buf;
+    if (size_t c = s.rfind(':'); c != std::string_view::npos) s.remove_prefix(c + 1);
+    if (!out.empty()) out += "; ";
+    out += s;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+// Readability first, so the message carries errno rather than OpenSSL's.
+std::optional<std::string> UnreadableFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot read " + Quote(path) + ": " + std::strerror(errno);
+  struct stat st {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular) return Quote(path) + " is not a regular file";
+  return std::nullopt;
+}
+
+int AcceptAnyClientCert(int, X509_STORE_CTX*) { return 1; }
+
+}  // namespace
+
+std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& tls,
+                                                         SSL_CTX* ctx) {
+  ERR_clear_error();
+  const auto version = [](TlsVersion v) {
+    return v == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
+  };
+  if (!SSL_CTX_set_min_proto_version(ctx, version(tls.min_version)) ||
+      !SSL_CTX_set_max_proto_version(ctx, version(tls.max_version))) {
+    return TlsSetupProblem{"min_version", "cannot set the TLS versions: " + OpenSslError()};
+  }
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                               (tls.prefer_server_cipher_suites
+                                    ? SSL_OP_CIPHER_SERVER_PREFERENCE
+                                    : 0));
+  if (auto why = UnreadableFile(tls.cert_file)) return TlsSetupProblem{"cert_file", *why};
+  if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
+    return TlsSetupProblem{"cert_file", Quote(tls.cert_file) +
+                                            " holds no usable PEM certificate: " +
+                                            OpenSslError()};
+  }
+  if (auto why = UnreadableFile(tls.key_file)) return TlsSetupProblem{"key_file", *why};
+  if (SSL_CTX_use_PrivateKey_file(ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    const std::string err = OpenSslError();
+    if (err.find("values mismatch") != std::string::npos ||
+        err.find("mismatch") != std::string::npos) {
+      return TlsSetupProblem{"key_file", Quote(tls.key_file) +
+                                             " does not match the certificate in " +
+                                             Quote(tls.cert_file)};
+    }
+    return TlsSetupProblem{"key_file", Quote(tls.key_file) +
+                                           " holds no usable PEM private key (an "
+                                           "encrypted key is not supported): " +
+                                           err};
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    ERR_clear_error();
+    return TlsSetupProblem{"key_file", Quote(tls.key_file) +
+                                           " does not match the certificate in " +
+                                           Quote(tls.cert_file)};
+  }
+  int mode = SSL_VERIFY_NONE;
+  bool verify = false;
+  switch (tls.client_auth) {
+    case ClientAuth::kNoClientCert:
+      break;
+    case ClientAuth::kRequestClientCert:
+      mode = SSL_VERIFY_PEER;
+      break;
+    case ClientAuth::kRequireAnyClientCert:
+      mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+      break;
+    case ClientAuth::kVerifyClientCertIfGiven:
+      mode = SSL_VERIFY_PEER;
+      verify = true;
+      break;
+    case ClientAuth::kRequireAndVerifyClientCert:
+      mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+      verify = true;
+      break;
+  }
+  if (!tls.client_ca_file.empty()) {
+    if (auto why = UnreadableFile(tls.client_ca_file)) {
+      return TlsSetupProblem{"client_ca_file", *why};
+    }
+    if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
+      return TlsSetupProblem{"client_ca_file", Quote(tls.client_ca_file) +
+                                                   " holds no usable PEM certificate: " +
+                                                   OpenSslError()};
+    }
+    // The CA names sent in the CertificateRequest, so clients pick the
+    // right certificate.
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+    if (names == nullptr || sk_X509_NAME_num(names) == 0) {
+      if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      ERR_clear_error();
+      return TlsSetupProblem{"client_ca_file",
+                             Quote(tls.client_ca_file) + " holds no PEM certificate"};
+    }
+    SSL_CTX_set_client_CA_list(ctx, names);
+  }
+  // Go's RequestClientCert and RequireAnyClientCert take any certificate;
+  // OpenSSL verifies whatever it gets unless the callback says yes.
+  SSL_CTX_set_verify(ctx, mode, verify ? nullptr : AcceptAnyClientCert);
+  ERR_clear_error();
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+
+namespace {
+
+using detail::YamlNode;
+using Kind = YamlNode::Kind;
+
+// Past this many, the rest of a hopeless file is not worth reading about.
+constexpr size_t kMaxErrors = 50;
+
+constexpr std::string_view kTopKeys[] = {"tls_server_config", "http_server_config",
+                                         "basic_auth_users", "rate_limit"};
+constexpr std::string_view kTlsKeys[] = {
+    "cert_file",        "key_file",         "client_auth_type", "client_ca_file",
+    "min_version",      "max_version",      "prefer_server_cipher_suites",
+    "cipher_suites",    "curve_preferences", "client_allowed_sans",
+    "cert",             "key",              "client_ca"};
+constexpr std::string_view kHttpKeys[] = {"headers", "http2"};
+constexpr std::string_view kClientAuthNames[] = {
+    "NoClientCert", "RequestClientCert", "RequireAnyClientCert",
+    "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"};
+// exporter-toolkit's allow list (web/handler.go); a fixed set keeps the
+// Prometheus ecosystem consistent and keeps Content-Type, Authorization,
+// Set-Cookie and friends out of an operator's hands. nullptr: any value.
+struct AllowedHeader {
+  std::string_view name;
+  std::array<std::string_view, 2> values;
+};
+constexpr AllowedHeader kAllowedHeaders[] = {
+    {"Strict-Transport-Security", {}},
+    {"X-Content-Type-Options", {"nosniff", ""}},
+    {"X-Frame-Options", {"deny", "sameorigin"}},
+    {"X-XSS-Protection", {}},
+    {"Content-Security-Policy", {}},
+};
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  return a.empty() ? std::string(b) : std::string(a) + "." + std::string(b);
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+const char* KindName(Kind k) {
+  switch (k) {
+    case Kind::kNull: return "nothing";
+    case Kind::kScalar: return "a single value";
+    case Kind::kMapping: return "a mapping";
+    case Kind::kSequence: return "a list";
+  }
+  return "?";
+}
+
+std::string OneOf(std::span<const std::string_view> names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+class Validator {
+ public:
+  Validator(std::string file, std::string base_dir, bool check_files)
+      : file_(std::move(file)), base_dir_(std::move(base_dir)), check_files_(check_files) {}
+
+  LoadedWebConfig Run(const YamlNode& root) {
+    WebConfig out;
+    out.file = file_;
+    for (const auto& [key, node] : root.entries) {
+      if (key == "tls_server_config") {
+        Tls(node, &out);
+      } else if (key == "http_server_config") {
+        Http(node, &out);
+      } else if (key == "basic_auth_users") {
+        Users(node, &out);
+      } else if (key == "rate_limit") {
+        Report(node.key_at, key,
+               "rate limiting is not supported by drivewatch (its endpoint serves "
+               "a cached snapshot; put a reverse proxy in front to limit rates)");
+      } else {
+        Unknown(node, "", key, kTopKeys);
+      }
+    }
+    LoadedWebConfig loaded;
+    if (errors_.empty()) {
+      loaded.config = std::move(out);
+    } else {
+      std::stable_sort(errors_.begin(), errors_.end(),
+                       [](const WebConfigError& a, const WebConfigError& b) {
+                         return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+                       });
+      if (errors_.size() > kMaxErrors) {
+        const size_t more = errors_.size() - kMaxErrors;
+        errors_.resize(kMaxErrors);
+        errors_.push_back({file_, 0, 0, "",
+                           std::to_string(more) + " more problems not shown"});
+      }
+      loaded.errors = std::move(errors_);
+    }
+    return loaded;
+  }
+
+ private:
+  void Report(WebConfigLocation at, std::string key, std::string problem) {
+    errors_.push_back({file_, at.line, at.column, std::move(key), std::move(problem)});
+  }
+
+  void Unknown(const YamlNode& node, std::string_view path, const std::string& key,
+               std::span<const std::string_view> known) {
+    std::string what = "unknown key";
+    if (auto near = ClosestMatch(key, known)) {
+      what += " (did you mean " + Quote(*near) + "?)";
+    } else {
+      what += " (expected " + OneOf(known) + ")";
+    }
+    Report(node.key_at, JoinPath(path, key), what);
+  }
+
+  bool Expect(const YamlNode& node, const std::string& path, Kind kind) {
+    if (node.kind == kind || node.kind == Kind::kNull) return true;
+    Report(node.at, path,
+           std::string("expected ") + KindName(kind) + ", got " + KindName(node.kind));
+    return false;
+  }
+
+  // A string setting: a scalar, or nothing (left unset).
+  std::optional<std::string> String(const YamlNode& node, const std::string& path) {
+    if (!Expect(node, path, Kind::kScalar)) return std::nullopt;
+    return node.kind == Kind::kScalar ? node.scalar : std::string();
+  }
+
+  std::optional<bool> Bool(const YamlNode& node, const std::string& path) {
+    if (!Expect(node, path, Kind::kScalar)) return std::nullopt;
+    if (node.kind == Kind::kNull) return std::nullopt;
+    if (!node.quoted && (node.scalar == "true" || node.scalar == "True" ||
+                         node.scalar == "TRUE")) {
+      return true;
+    }
+    if (!node.quoted && (node.scalar == "false" || node.scalar == "False" ||
+                         node.scalar == "FALSE")) {
+      return false;
+    }
+    Report(node.at, path, Quote(node.scalar) + " is not a boolean (expected true or false)");
+    return std::nullopt;
+  }
+
+  std::string Resolve(const std::string& path) const {
+    if (path.empty() || path[0] == '/' || base_dir_.empty()) return path;
+    return base_dir_.back() == '/' ? base_dir_ + path : base_dir_ + "/" + path;
+  }
+
+  std::optional<TlsVersion> Version(const YamlNode& node, const std::string& path) {
+    auto s = String(node, path);
+    if (!s) return std::nullopt;
+    if (s->empty()) return std::nullopt;
+    if (*s == "TLS12") return TlsVersion::kTls12;
+    if (*s == "TLS13") return TlsVersion::kTls13;
+    if (*s == "TLS10" || *s == "TLS11") {
+      Report(node.at, path, Quote(*s) + " is too weak (expected TLS12 or TLS13)");
+    } else {
+      Report(node.at, path, Quote(*s) + " is not a TLS version (expected TLS12 or TLS13)");
+    }
+    return std::nullopt;
+  }
+
+  void Tls(const YamlNode& section, WebConfig* out) {
+    const std::string base = "tls_server_config";
+    if (!Expect(section, base, Kind::kMapping)) return;
+    const size_t errors_before = errors_.size();
+    TlsServerConfig tls;
+    bool enabled = false;
+    bool have_auth_type = false;
+    WebConfigLocation auth_at = section.key_at;
+    WebConfigLocation max_at = section.key_at;
+    for (const auto& [key, node] : section.entries) {
+      const std::string path = JoinPath(base, key);
+      if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
+        auto s = String(node, path);
+        if (!s || s->empty()) continue;
+        enabled = true;
+        if (key == "cert_file") {
+          tls.cert_file = Resolve(*s);
+          tls.cert_file_at = node.at;
+        } else if (key == "key_file") {
+          tls.key_file = Resolve(*s);
+          tls.key_file_at = node.at;
+        } else {
+          tls.client_ca_file = Resolve(*s);
+          tls.client_ca_file_at = node.at;
+        }
+      } else if (key == "client_auth_type") {
+        auto s = String(node, path);
+        if (!s || s->empty()) continue;
+        enabled = true;
+        have_auth_type = true;
+        auth_at = node.at;
+        if (*s == "RequireClientCert") *s = "RequireAnyClientCert";  // old name
+        const auto it = std::find(std::begin(kClientAuthNames),
+                                  std::end(kClientAuthNames), *s);
+        if (it == std::end(kClientAuthNames)) {
+          std::string what = Quote(*s) + " is not a client auth type";
+          if (auto near = ClosestMatch(*s, kClientAuthNames)) {
+            what += " (did you mean " + Quote(*near) + "?)";
+          } else {
+            what += " (expected " + OneOf(kClientAuthNames) + ")";
+          }
+          Report(node.at, path, what);
+          continue;
+        }
+        tls.client_auth = static_cast<ClientAuth>(it - std::begin(kClientAuthNames));
+      } else if (key == "min_version") {
+        if (auto v = Version(node, path)) tls.min_version = *v;
+      } else if (key == "max_version") {
+        max_at = node.at;
+        if (auto v = Version(node, path)) tls.max_version = *v;
+      } else if (key == "prefer_server_cipher_suites") {
+        if (auto b = Bool(node, path)) tls.prefer_server_cipher_suites = *b;
+      } else if (key == "cipher_suites" || key == "curve_preferences" ||
+                 key == "client_allowed_sans") {
+        if (!Expect(node, path, Kind::kSequence)) continue;
+        if (node.items.empty()) continue;  // empty means the defaults
+        Report(node.at, path,
+               key == "client_allowed_sans"
+                   ? std::string("is not supported by drivewatch (issue client "
+                                 "certificates from a CA of their own instead)")
+                   : "is not supported by drivewatch (OpenSSL's defaults apply: "
+                     "TLS 1.3 suites and ECDHE with AEAD ciphers for TLS 1.2)");
+      } else if (key == "cert" || key == "key" || key == "client_ca") {
+        Report(node.key_at, path,
+               "inline PEM is not supported by drivewatch; put it in a file and "
+               "use " + key + "_file");
+      } else {
+        Unknown(node, base, key, kTlsKeys);
+      }
+    }
+    if (!enabled) return;  // exporter-toolkit: no TLS setting means plain HTTP
+    if (tls.cert_file.empty()) Report(section.key_at, base, "cert_file is missing");
+    if (tls.key_file.empty()) Report(section.key_at, base, "key_file is missing");
+    if (tls.max_version < tls.min_version) {
+      Report(max_at, base + ".max_version",
+             "TLS13 minimum with a TLS12 maximum leaves no version (max_version must "
+             "not be below min_version)");
+    }
+    const bool verifies = tls.client_auth == ClientAuth::kVerifyClientCertIfGiven ||
+                          tls.client_auth == ClientAuth::kRequireAndVerifyClientCert;
+    if (!tls.client_ca_file.empty() && tls.client_auth == ClientAuth::kNoClientCert) {
+      Report(have_auth_type ? auth_at : tls.client_ca_file_at,
+             base + (have_auth_type ? ".client_auth_type" : ".client_ca_file"),
+             "client_ca_file is set but client_auth_type is NoClientCert (set "
+             "client_auth_type to RequireAndVerifyClientCert)");
+    }
+    if (verifies && tls.client_ca_file.empty()) {
+      Report(auth_at, base + ".client_auth_type",
+             std::string(kClientAuthNames[static_cast<int>(tls.client_auth)]) +
+                 " needs client_ca_file (the CA that signs client certificates)");
+    }
+    if (errors_.size() == errors_before && check_files_) {
+      std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()),
+                                                             SSL_CTX_free);
+      if (!ctx) {
+        Report(section.key_at, base, "cannot create a TLS context: " + OpenSslError());
+      } else if (auto problem = ConfigureTlsServerContext(tls, ctx.get())) {
+        WebConfigLocation at = section.key_at;
+        if (problem->key == "cert_file") at = tls.cert_file_at;
+        if (problem->key == "key_file") at = tls.key_file_at;
+        if (problem->key == "client_ca_file") at = tls.client_ca_file_at;
+        Report(at, problem->key.empty() ? base : JoinPath(base, problem->key),
+               problem->message);
+      }
+    }
+    out->tls = std::move(tls);
+  }
+
+  void Http(const YamlNode& section, WebConfig* out) {
+    const std::string base = "http_server_config";
+    if (!Expect(section, base, Kind::kMapping)) return;
+    for (const auto& [key, node] : section.entries) {
+      const std::string path = JoinPath(base, key);
+      if (key == "http2") {
+        Bool(node, path);  // drivewatch speaks HTTP/1.1 either way
+      } else if (key == "headers") {
+        if (!Expect(node, path, Kind::kMapping)) continue;
+        for (const auto& [name, value] : node.entries) {
+          Header(name, value, path, out);
+        }
+      } else {
+        Unknown(node, base, key, kHttpKeys);
+      }
+    }
+  }
+
+  void Header(const std::string& name, const YamlNode& value, const std::string& base,
+              WebConfig* out) {
+    const std::string path = JoinPath(base, name);
+    const AllowedHeader* allowed = nullptr;
+    for (const auto& h : kAllowedHeaders) {
+      if (EqualsIgnoreCase(h.name, name)) allowed = &h;
+    }
+    if (allowed == nullptr) {
+      std::vector<std::string_view> names;
+      for (const auto& h : kAllowedHeaders) names.push_back(h.name);
+      std::string what = "HTTP header " + Quote(name) + " cannot be configured";
+      if (auto near = ClosestMatch(name, names)) {
+        what += " (did you mean " + Quote(*near) + "?)";
+      } else {
+        what += " (allowed: " + OneOf(names) + ")";
+      }
+      Report(value.key_at, path, what);
+      return;
+    }
+    auto v = String(value, path);
+    if (!v || v->empty()) return;  // blank: not sent
+    for (unsigned char c : *v) {
+      if (c < 0x20 || c == 0x7f) {
+        Report(value.at, path, "control characters are not allowed in a header value");
+        return;
+      }
+    }
+    if (!allowed->values[0].empty()) {
+      const bool ok = *v == allowed->values[0] || (!allowed->values[1].empty() &&
+                                                   *v == allowed->values[1]);
+      if (!ok) {
+        std::string expected(allowed->values[0]);
+        if (!allowed->values[1].empty()) expected += " or " + std::string(allowed->values[1]);
+        Report(value.at, path, Quote(*v) + " is not allowed (expected " + expected + ")");
+        return;
+      }
+    }
+    out->headers.emplace_back(std::string(allowed->name), *v);
+  }
+
+  void Users(const YamlNode& section, WebConfig* out) {
+    const std::string base = "basic_auth_users";
+    if (!Expect(section, base, Kind::kMapping)) return;
+    for (const auto& [name, node] : section.entries) {
+      const std::string path = JoinPath(base, name);
+      if (name.find(':') != std::string::npos) {
+        Report(node.key_at, path, "a user name cannot contain ':' (RFC 7617)");
+        continue;
+      }
+      if (node.kind != Kind::kScalar) {
+        Report(node.at, path,
+               node.kind == Kind::kNull ? std::string("has no password hash")
+                                        : std::string("expected a bcrypt hash, got ") +
+                                              KindName(node.kind));
+        continue;
+      }
+      std::string why;
+      if (!IsBcryptHash(node.scalar, &why)) {
+        // The hash is a secret-ish value: name its shape, not its text.
+        Report(node.at, path, "the password hash " + why);
+        continue;
+      }
+      out->users.push_back({name, node.scalar});
+    }
+  }
+
+  std::string file_;
+  std::string base_dir_;
+  bool check_files_;
+  std::vector<WebConfigError> errors_;
+};
+
+}  // namespace
+
+LoadedWebConfig ParseWebConfig(std::string_view text, const std::string& file_name,
+                               const std::string& base_dir, bool check_files) {
+  auto yaml = detail::ParseYamlSubset(text);
+  if (!yaml.root) {
+    LoadedWebConfig out;
+    WebConfigError e = yaml.error;
+    e.file = file_name;
+    out.errors.push_back(std::move(e));
+    return out;
+  }
+  return Validator(file_name, base_dir, check_files).Run(*yaml.root);
+}
+
+LoadedWebConfig LoadWebConfigFile(const std::string& path) {
+  const auto fail = [&](std::string problem) {
+    LoadedWebConfig out;
+    out.errors.push_back({path, 0, 0, "", std::move(problem)});
+    return out;
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot read the web config: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("the web config is not a regular file");
+  }
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return fail(std::string("cannot read the web config: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxWebConfigBytes) {
+      ::close(fd);
+      return fail("the web config is larger than " + std::to_string(kMaxWebConfigBytes) +
+                  " bytes");
+    }
+  }
+  ::close(fd);
+  // exporter-toolkit resolves relative paths against the file's directory.
+  std::string dir = ".";
+  if (const size_t slash = path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return ParseWebConfig(text, path, dir, true);
+}
+
+}  // namespace drivewatch

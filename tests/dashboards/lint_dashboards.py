@@ -8,7 +8,8 @@ Checks, for every dashboard:
     the dashboards);
   - unique panel ids (panels nested in collapsed rows included);
   - the template variables: `datasource` (type datasource, query prometheus),
-    `instance` and `serial` (label_values over drivewatch_drive_info, multi,
+    `instance` (label_values over drivewatch_build_info) and `serial` (over
+    drivewatch_drive_info), multi,
     include all);
   - no hard-coded datasource: every panel with targets, every target and
     every query variable uses {"type": "prometheus", "uid": "${datasource}"};
@@ -373,8 +374,12 @@ def main():
             q = v.get("query")
             q = q.get("query", "") if isinstance(q, dict) else (q or "")
             m = LABEL_VALUES_RE.match(q)
-            if v.get("type") != "query" or not m or m.group(2) != vn or "drivewatch_drive_info" not in m.group(1):
-                lint.fail(dname, f"`{vn}` variable must be label_values(drivewatch_drive_info..., {vn}), got {q!r}")
+            # Every drivewatch has build_info, also one watching only file
+            # targets (no drive_info): instances come from it; serials
+            # from drive_info.
+            source = "drivewatch_build_info" if vn == "instance" else "drivewatch_drive_info"
+            if v.get("type") != "query" or not m or m.group(2) != vn or source not in m.group(1):
+                lint.fail(dname, f"`{vn}` variable must be label_values({source}..., {vn}), got {q!r}")
             if not v.get("multi") or not v.get("includeAll"):
                 lint.fail(dname, f"`{vn}` variable must be multi-value and include All")
         for v in variables:

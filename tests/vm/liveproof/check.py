@@ -319,7 +319,8 @@ class Scope:
 
 def build_scopes(prom, host_instance):
     scopes = [Scope("all", {})]
-    instances = prom.label_values("instance", "drivewatch_drive_info")
+    # As the dashboards' $instance variable: every drivewatch has build_info.
+    instances = prom.label_values("instance", "drivewatch_build_info")
     drives = []
     for inst in instances:
         for sn in prom.label_values("serial", f'drivewatch_drive_info{{instance="{inst}"}}'):
@@ -551,9 +552,9 @@ def main():
     for gname, rname, health, lerr in bad_health:
         health_rows.append(("FAIL", f"rule group {gname}: {rname}", f"health {health}: {lerr}"))
 
-    # Exporters the dashboards' $instance variable cannot select: it lists
-    # label_values(drivewatch_drive_info, instance), and a drivewatch with
-    # file targets only has no drive_info. Not a FAIL (All shows them).
+    # Exporters the dashboards' $instance variable cannot select (it lists
+    # label_values(drivewatch_build_info, instance)). Not a FAIL (All shows
+    # them).
     notes = []
     exporting, _, _ = prom.query('count by (instance, job) ({__name__=~"drivewatch_(phase|retention|read_latency)_.+"})')
     for s in exporting:
@@ -561,8 +562,8 @@ def main():
         if inst not in instances:
             notes.append(f"NOTE: instance {inst} (job {s['metric'].get('job')}) exports {s['value'][1]} "
                          "phase / retention / read latency series, but the dashboards' $instance variable "
-                         "(label_values(drivewatch_drive_info, instance)) does not offer it: it has no NVMe "
-                         "drive, so only 'All' shows its series")
+                         "(label_values(drivewatch_build_info, instance)) does not offer it, "
+                         "so only 'All' shows its series")
 
     # Alerts that fire (or are pending) in this healthy setup: not a FAIL
     # (the expression works), but worth a look.

@@ -20,8 +20,9 @@ Subcommands:
                        other's id
         unreadable     not done here: the host's blkdebug rule fails reads
                        of UNREADABLE_LBA; the verify reads IO_BLOCKS blocks
-                       at a time and marks the whole read unreadable, so the
-                       expected range is the aligned IO_BLOCKS around it
+                       at a time and reads a failed read's blocks again one
+                       by one, so exactly UNREADABLE_LBA is unreadable and
+                       its IO_BLOCKS - 1 neighbours verify as intact
       Before writing, every block touched is checked to hold what the study
       says (magic, study id, its own LBA): the write really landed at
       LBA = offset / 4096 in the image.
@@ -124,9 +125,10 @@ def cmd_corrupt(args):
         for lba in range(u0, u0 + io_blocks):
             expect_block(read_block(f, lba), sid, lba, "unreadable range")
         f.flush()
-    expected.append({"class": "unreadable", "first_lba": u0, "last_lba": u0 + io_blocks - 1,
+    expected.append({"class": "unreadable", "first_lba": unreadable, "last_lba": unreadable,
                      "how": "blkdebug read error at LBA %d (sector %d); the verify reads %d blocks "
-                            "at a time" % (unreadable, unreadable * BLOCK // 512, io_blocks)})
+                            "at a time, then the failed read's blocks one by one"
+                            % (unreadable, unreadable * BLOCK // 512, io_blocks)})
     expected.sort(key=lambda r: r["first_lba"])
     counts = {"unreadable": 0, "wrong_content": 0, "misplaced": 0, "stale": 0}
     for r in expected:

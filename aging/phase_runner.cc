@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -128,13 +129,16 @@ struct RunState {
     return r;
   }
 
-  void SaveCheckpoint(const PhaseReport& report) const {
+  // A phase that cannot keep its checkpoint could not be accounted for
+  // after a crash: the caller refuses to start, or aborts, on an error.
+  Status SaveCheckpoint(const PhaseReport& report) const {
     Json c = Record("running", "", report);
     c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
     const std::string path = CheckpointPath(options->state_directory, phase->name);
     if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
-      log::Warn("phase " + phase->name + ": cannot save checkpoint: " + s.error().message);
+      return Error{s.error().errnum, -1, "cannot save the checkpoint: " + s.error().message};
     }
+    return Ok{};
   }
 };
 
@@ -163,7 +167,9 @@ class Context : public PhaseContext {
   std::uint32_t logical_block_size() const override { return io_.logical_block_size(); }
   double fill_ratio() const override { return fill_; }
   bool stopped() const override { return run_.abort.stop_requested(); }
-  void Checkpoint(const PhaseReport& report) override { run_.SaveCheckpoint(report); }
+  void Checkpoint(const PhaseReport& report) override {
+    if (Status st = run_.SaveCheckpoint(report); !st) run_.Abort(st.error().message);
+  }
 
   Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step,
                                double from, double to) override {
@@ -426,7 +432,10 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     return finish("refused", path + ": cannot read the drive's health: " + s.error().message);
   }
 
-  run.SaveCheckpoint(report);
+  if (Status st = run.SaveCheckpoint(report); !st) {
+    return finish("refused", st.error().message + " (the state directory " +
+                                 options.state_directory + " must be writable)");
+  }
   if (options.on_drive_busy && !run.serial.empty()) options.on_drive_busy(run.serial, phase->name);
   if (observer) observer->OnStart(run.status);
   log::Info("phase " + phase->name + " started on " + path + " (target " + target->name +
@@ -470,6 +479,16 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
   }
   closedir(d);
   HistoryFile history(HistoryPath(state_directory));
+  // A run killed between appending its record and removing its checkpoint
+  // is already in the history: only the checkpoint is left to remove.
+  std::set<std::string> recorded;
+  if (!names.empty()) {
+    if (auto h = history.Read()) {
+      for (const Json& r : h->records) {
+        if (const Json* id = r.Find("run")) recorded.insert(id->AsString());
+      }
+    }
+  }
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     auto text = ReadWholeFile(path);
@@ -481,6 +500,10 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
       record = Json::Object();
       record["version"] = 1;
       record["phase"] = name.substr(0, name.size() - 11);
+    }
+    if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
+      std::remove(path.c_str());
+      continue;
     }
     const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
     Json clean = Json::Object();

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "probes/hwmon.h"
 #include "probes/identify.h"
 #include "probes/smart_log.h"
 #include "probes/units.h"
@@ -385,6 +386,18 @@ void EmitNamespace(Controller& ctrl, const NamespaceInfo& ns, Emitter& out) {
 }
 
 
+// Says why in the once-logged failure when the kernel refused passthrough,
+// so the log line points at the fix and at what still works.
+Error ExplainDenied(Error error) {
+  if (AdminPassthroughDenied(error)) {
+    error.message +=
+        " (admin passthrough needs CAP_SYS_ADMIN on Linux 6.1; see "
+        "drivewatch_admin_commands_permitted: the thermal probe exports "
+        "temperatures from hwmon instead)";
+  }
+  return error;
+}
+
 }  // namespace
 
 std::span<const MetricDesc* const> HealthProbe::Metrics() {
@@ -398,10 +411,10 @@ const MetricDesc& HealthProbe::TemperatureThresholdMetric() {
 Status HealthProbe::Run(Controller& ctrl, const ControllerInfo& info,
                         SampleSink& sink) {
   auto id = ReadIdentifyController(ctrl, info);
-  if (!id) return id.error();
+  if (!id) return ExplainDenied(id.error());
 
   auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-  if (!log_bytes) return log_bytes.error();
+  if (!log_bytes) return ExplainDenied(log_bytes.error());
   auto log = DecodeSmartLog(*log_bytes);
   if (!log) return OnDevice(info, log.error());
 

@@ -1,5 +1,6 @@
 #include "probes/nvme_drive_layer.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <libnvme.h>
 #include <syslog.h>
@@ -192,6 +193,45 @@ NamespaceInfo ToNamespaceInfo(nvme_ns_t ns) {
   return info;
 }
 
+// libnvme 1.3 sends Identify Namespace while it scans (nvme_ns_init) and
+// drops a namespace when that fails, which it does for every namespace
+// when admin passthrough is refused (no CAP_SYS_ADMIN). Sysfs lists them
+// all without a command: nvmeXnY under the controller (no multipath), or
+// the hidden path nvmeAcBnC whose namespace head is nvmeAnC. Adds the ones
+// libnvme did not report, with the nsid from /sys/block/NAME/nsid.
+void AddSysfsNamespaces(const std::string& ctrl_name,
+                        std::set<std::string>& claimed,
+                        std::vector<NamespaceInfo>& out) {
+  const std::string dir = "/sys/class/nvme/" + ctrl_name;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (const dirent* e = readdir(d)) {
+    unsigned a = 0, b = 0, c = 0;
+    int used = 0;
+    std::string head;
+    const std::string entry = e->d_name;
+    if (std::sscanf(entry.c_str(), "nvme%uc%un%u%n", &a, &b, &c, &used) == 3 &&
+        used == static_cast<int>(entry.size())) {
+      head = "nvme" + std::to_string(a) + "n" + std::to_string(c);
+    } else if (std::sscanf(entry.c_str(), "nvme%un%u%n", &a, &c, &used) == 2 &&
+               used == static_cast<int>(entry.size())) {
+      head = entry;
+    } else {
+      continue;
+    }
+    if (claimed.count(head) != 0) continue;
+    std::FILE* f = std::fopen(("/sys/block/" + head + "/nsid").c_str(), "re");
+    if (f == nullptr) continue;
+    unsigned nsid = 0;
+    const bool ok = std::fscanf(f, "%u", &nsid) == 1 && nsid != 0;
+    std::fclose(f);
+    if (!ok) continue;
+    claimed.insert(head);
+    out.push_back(NamespaceInfo{nsid, head, "/dev/" + head});
+  }
+  closedir(d);
+}
+
 // libnvme prints its own diagnostics to the FILE* its root is created with
 // (stderr by default), without level or timestamp; during hot-plug it
 // reports harmless sysfs races as errors. Every failure that matters comes
@@ -276,7 +316,7 @@ class NvmeDriveLayer : public DriveLayer {
     std::vector<ControllerInfo> out;
     out.reserve(found.size());
     for (auto& [c, info] : found) {
-      auto claim = [&](nvme_ns_t ns) {
+      auto claim = [&, &info = info](nvme_ns_t ns) {  // clang < 16 cannot capture a binding
         if (ns == nullptr) return;
         NamespaceInfo ns_info = ToNamespaceInfo(ns);
         if (claimed.insert(ns_info.name).second) {
@@ -287,6 +327,7 @@ class NvmeDriveLayer : public DriveLayer {
       nvme_ctrl_for_each_ns(c, ns) { claim(ns); }
       nvme_path_t path;
       nvme_ctrl_for_each_path(c, path) { claim(nvme_path_get_ns(path)); }
+      AddSysfsNamespaces(info.name, claimed, info.namespaces);
       std::sort(info.namespaces.begin(), info.namespaces.end(),
                 [](const NamespaceInfo& a, const NamespaceInfo& b) {
                   return a.nsid < b.nsid;

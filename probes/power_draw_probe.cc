@@ -191,7 +191,7 @@ Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
   }
   if (load.rate == 0 || load.rate == kLoadRate) {
     if (!window_) {
-      window_.emplace();
+      window_ = Window{};  // not emplace(): clang 14 sees Window as incomplete there
       window_->rate = load.rate;
       window_->since = load.since;
       window_->readers = load.readers;

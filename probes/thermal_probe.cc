@@ -12,7 +12,9 @@
 
 #include "probes/features.h"
 #include "probes/health_probe.h"
+#include "probes/hwmon.h"
 #include "probes/identify.h"
+#include "probes/log.h"
 #include "probes/smart_log.h"
 #include "probes/units.h"
 
@@ -29,10 +31,71 @@ constexpr MetricDesc kThermalThrottling{
     "wrong.",
     MetricType::kGauge};
 
+constexpr MetricDesc kAdminCommandsPermitted{
+    "drivewatch_admin_commands_permitted",
+    "1 when the kernel let drivewatch send NVMe admin commands (passthrough "
+    "ioctls) to the controller in the last thermal probe run, 0 when it "
+    "refused them (EACCES/EPERM: no CAP_SYS_ADMIN on Linux 6.1); while 0, "
+    "health, SMART, thresholds, power states and self-tests are missing and "
+    "temperatures come from hwmon.",
+    MetricType::kGauge};
+constexpr MetricDesc kHwmonTemperature{
+    "drivewatch_hwmon_temperature_celsius",
+    "Composite temperature in degrees Celsius from the kernel's NVMe hwmon "
+    "device (temp1_input; the kernel reads the SMART log itself). Only "
+    "present while admin passthrough is denied; otherwise see "
+    "drivewatch_temperature_celsius.",
+    MetricType::kGauge};
+constexpr MetricDesc kHwmonTemperatureThreshold{
+    "drivewatch_hwmon_temperature_threshold_celsius",
+    "Composite temperature threshold in degrees Celsius from the kernel's "
+    "NVMe hwmon device: threshold=over (temp1_max, feature 04h), "
+    "threshold=under (temp1_min), threshold=cctemp (temp1_crit). Only "
+    "present while admin passthrough is denied, and only the files the "
+    "kernel provides.",
+    MetricType::kGauge};
+
 const MetricDesc* const kAllMetrics[] = {
     &HealthProbe::TemperatureThresholdMetric(),
     &kThermalThrottling,
     &FeatureSupportedMetric(),
+    &kAdminCommandsPermitted,
+    &kHwmonTemperature,
+    &kHwmonTemperatureThreshold,
+};
+
+// Holds one admin run's samples until it has succeeded, so that a
+// passthrough refused halfway falls back to hwmon without leaving half an
+// admin run behind.
+class BufferSink : public SampleSink {
+ public:
+  void Add(const MetricDesc& desc, Labels labels, double value) override {
+    samples_.push_back({&desc, std::move(labels), value});
+  }
+  void AddHistogram(const MetricDesc& desc, Labels labels,
+                    std::shared_ptr<const HistogramValue> value) override {
+    histograms_.push_back({&desc, std::move(labels), std::move(value)});
+  }
+  void FlushTo(SampleSink& sink) {
+    for (auto& s : samples_) sink.Add(*s.desc, std::move(s.labels), s.value);
+    for (auto& h : histograms_) {
+      sink.AddHistogram(*h.desc, std::move(h.labels), std::move(h.value));
+    }
+  }
+
+ private:
+  struct Scalar {
+    const MetricDesc* desc;
+    Labels labels;
+    double value;
+  };
+  struct Histogram {
+    const MetricDesc* desc;
+    Labels labels;
+    std::shared_ptr<const HistogramValue> value;
+  };
+  std::vector<Scalar> samples_;
+  std::vector<Histogram> histograms_;
 };
 
 // Thresholds set by the host are real settings even at 0 K (an
@@ -86,8 +149,12 @@ int ThrottleTracker::Update(const ThermalObservation& now) {
   return level;
 }
 
-ThermalProbe::ThermalProbe(NowFn now, FeatureSupport::LogFn log)
-    : now_(std::move(now)), support_(std::move(log)) {
+ThermalProbe::ThermalProbe(NowFn now, FeatureSupport::LogFn log,
+                           std::string sysfs_root)
+    : now_(std::move(now)),
+      log_(log),
+      sysfs_root_(std::move(sysfs_root)),
+      support_(std::move(log)) {
   if (!now_) now_ = [] { return std::chrono::steady_clock::now(); };
 }
 
@@ -97,6 +164,65 @@ std::span<const MetricDesc* const> ThermalProbe::Metrics() {
 
 Status ThermalProbe::Run(Controller& ctrl, const ControllerInfo& info,
                          SampleSink& sink) {
+  BufferSink admin;
+  Status status = RunAdmin(ctrl, info, admin);
+  if (!status) {
+    if (AdminPassthroughDenied(status.error())) {
+      return RunFromHwmon(info, status.error(), sink);
+    }
+    return status;
+  }
+  if (denied_) {
+    const std::string line = "drive serial=" + info.serial + " (" +
+                             info.device +
+                             "): admin passthrough permitted again";
+    log_ ? log_(line) : log::Info(line);
+    denied_ = false;
+  }
+  admin.FlushTo(sink);
+  sink.Add(kAdminCommandsPermitted, {{"serial", info.serial}}, 1);
+  return Ok{};
+}
+
+Status ThermalProbe::RunFromHwmon(const ControllerInfo& info,
+                                  const Error& denied, SampleSink& sink) {
+  auto hwmon = ReadNvmeHwmon(sysfs_root_, info.name);
+  if (!denied_) {
+    std::string line =
+        "drive serial=" + info.serial + " (" + info.device +
+        "): admin passthrough denied (needs CAP_SYS_ADMIN on Linux 6.1): "
+        "health, SMART, thermal thresholds, power states and self-tests are "
+        "not available; ";
+    line += hwmon ? "temperatures come from hwmon (" + hwmon->directory + ")"
+                  : "no hwmon temperature either: " + hwmon.error().message;
+    line += " [" + denied.message + "]";
+    log_ ? log_(line) : log::Warn(line);
+    denied_ = true;
+  }
+  if (!hwmon) {
+    return Error{hwmon.error().errnum, -1,
+                 denied.message + "; hwmon fallback: " +
+                     hwmon.error().message};
+  }
+  const std::string& serial = info.serial;
+  sink.Add(kAdminCommandsPermitted, {{"serial", serial}}, 0);
+  sink.Add(kHwmonTemperature, {{"serial", serial}, {"sensor", "composite"}},
+           hwmon->composite_celsius);
+  const std::pair<const char*, const std::optional<double>*> thresholds[] = {
+      {"over", &hwmon->max_celsius},
+      {"under", &hwmon->min_celsius},
+      {"cctemp", &hwmon->crit_celsius}};
+  for (const auto& [name, value] : thresholds) {
+    if (*value) {
+      sink.Add(kHwmonTemperatureThreshold,
+               {{"serial", serial}, {"threshold", name}}, **value);
+    }
+  }
+  return Ok{};
+}
+
+Status ThermalProbe::RunAdmin(Controller& ctrl, const ControllerInfo& info,
+                              SampleSink& sink) {
   auto id = ReadIdentifyController(ctrl, info);
   if (!id) return id.error();
   auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);

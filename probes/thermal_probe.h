@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <span>
+#include <string>
 
 #include "probes/feature_support.h"
 #include "probes/probe.h"
@@ -59,8 +60,12 @@ class ThermalProbe : public DriveProbe {
  public:
   using NowFn = std::function<std::chrono::steady_clock::time_point()>;
   // `now` is the monotonic clock the throttle derivation uses (tests pass
-  // a fake clock's); `log` receives the once-per-drive feature findings.
-  explicit ThermalProbe(NowFn now = {}, FeatureSupport::LogFn log = {});
+  // a fake clock's); `log` receives the once-per-drive feature findings and
+  // the admin-passthrough warning (default: the log at info and warn
+  // level); `sysfs_root` is where the hwmon fallback looks (tests pass a
+  // fixture tree).
+  explicit ThermalProbe(NowFn now = {}, FeatureSupport::LogFn log = {},
+                        std::string sysfs_root = "/sys");
 
   const char* name() const override { return "thermal"; }
 
@@ -70,6 +75,14 @@ class ThermalProbe : public DriveProbe {
   // HCTMA bit 0 is set. Fails when Identify or the SMART log fails, when
   // Identify reports another serial, or when a feature command fails for a
   // reason other than the controller not implementing it.
+  //
+  // When the kernel refuses admin passthrough (EACCES/EPERM: no
+  // CAP_SYS_ADMIN on Linux 6.1) the probe instead reads the kernel's hwmon
+  // device (probes/hwmon.h), exports drivewatch_hwmon_temperature_celsius,
+  // drivewatch_hwmon_temperature_threshold_celsius and
+  // drivewatch_admin_commands_permitted 0, logs one warning per drive, and
+  // succeeds; it fails only when hwmon cannot be read either. Every
+  // successful admin run exports drivewatch_admin_commands_permitted 1.
   Status Run(Controller& ctrl, const ControllerInfo& info,
              SampleSink& sink) override;
 
@@ -77,7 +90,15 @@ class ThermalProbe : public DriveProbe {
   static std::span<const MetricDesc* const> Metrics();
 
  private:
+  Status RunAdmin(Controller& ctrl, const ControllerInfo& info,
+                  SampleSink& sink);
+  Status RunFromHwmon(const ControllerInfo& info, const Error& denied,
+                      SampleSink& sink);
+
   NowFn now_;
+  FeatureSupport::LogFn log_;
+  std::string sysfs_root_;
+  bool denied_ = false;  // last run found admin passthrough refused
   FeatureSupport support_;
   ThrottleTracker throttle_;
 };

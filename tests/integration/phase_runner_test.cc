@@ -362,6 +362,24 @@ TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
 }
 
+TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
+  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
+  Json done = Json::Object();
+  done["version"] = 1;
+  done["run"] = "fill-20261130T010000Z";
+  done["phase"] = "fill";
+  done["outcome"] = "completed";
+  ASSERT_TRUE(HistoryFile(HistoryPath(config_.state_directory)).Append(done));
+  // Killed after the append, before the checkpoint went away.
+  Json c = done;
+  c["outcome"] = "running";
+  c["checkpoint"] = 1060.0;
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+  EXPECT_EQ(History().size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
+}
+
 TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnReload) {
   LoopDevice loop(16);
   if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";

@@ -113,6 +113,7 @@ TEST_F(ThermalProbeTest, ExportsEveryThresholdOfTheHandmadeDrive) {
       {Supported("temperature_threshold"), 1},
       {Supported("host_thermal_management"), 1},
       {Key("drivewatch_thermal_throttling"), 0},
+      {Key("drivewatch_admin_commands_permitted"), 1},
   };
   EXPECT_EQ(Emitted(), expected);
   EXPECT_TRUE(logged_.empty());
@@ -208,10 +209,10 @@ TEST_F(ThermalProbeTest, TmtDisabledIsLeftOut) {
 TEST_F(ThermalProbeTest, OtherFeatureErrorsFailTheRun) {
   ctrl_.SetFeatureAnswer(
       kFeatureTemperatureThreshold, kUnderComposite,
-      Error{EPERM, -1, "/dev/nvme0: get feature 04h: Operation not permitted"});
+      Error{EIO, -1, "/dev/nvme0: get feature 04h: Input/output error"});
   const Status status = Run();
   ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.error().errnum, EPERM);
+  EXPECT_EQ(status.error().errnum, EIO);
 }
 
 TEST_F(ThermalProbeTest, AnotherDrivesSerialFailsTheRun) {

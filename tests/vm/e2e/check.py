@@ -98,6 +98,10 @@ NOT_FROM_QEMU = OrderedDict([
 # Documented metrics this setup does not produce for reasons other than
 # QEMU; also asserted absent.
 NOT_IN_THIS_SETUP = OrderedDict([
+    ("drivewatch_hwmon_temperature_celsius",
+     "only when admin passthrough is refused (no CAP_SYS_ADMIN); the e2e guest runs as root (tests/vm/privilege covers it)"),
+    ("drivewatch_hwmon_temperature_threshold_celsius",
+     "only when admin passthrough is refused (no CAP_SYS_ADMIN); the e2e guest runs as root (tests/vm/privilege covers it)"),
     ("drivewatch_power_meter_success",
      "only for a drive with an external power meter ([probes.power] meters); the guest config has none"),
     ("drivewatch_power_at_load_watts",

@@ -11,11 +11,11 @@
 # On the host's word "finish" drivewatch is stopped and its log sent.
 
 dw_drivewatch_start
-dw_mark caps "$(grep -E '^Cap(Eff|Bnd)' /proc/$DW_SERVICE_PID/status | tr '\t\n' ' ') comm=$(cat /proc/$DW_SERVICE_PID/comm)"
+dw_mark caps "$(grep -E '^Cap(Eff|Bnd)' "/proc/$DW_SERVICE_PID/status" | tr '\t\n' ' ') comm=$(cat "/proc/$DW_SERVICE_PID/comm")"
 for c in $(dw_ctrls); do
-	for h in /sys/class/nvme/$c/hwmon* /sys/class/nvme/$c/device/hwmon/hwmon*; do
+	for h in "/sys/class/nvme/$c"/hwmon* "/sys/class/nvme/$c"/device/hwmon/hwmon*; do
 		[ -e "$h/temp1_input" ] || continue
-		dw_mark hwmon "$(dw_attr /sys/class/nvme/$c/serial) $h $(cat "$h/temp1_input")"
+		dw_mark hwmon "$(dw_attr "/sys/class/nvme/$c/serial") $h $(cat "$h/temp1_input")"
 	done
 done
 if /usr/bin/setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin nvme id-ctrl "/dev/$(dw_ctrls | head -n 1)" >/tmp/nvme-cli.txt 2>&1; then

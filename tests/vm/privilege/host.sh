@@ -130,8 +130,7 @@ privilege_metrics() {
 	fi
 	((ok)) && pv_pass "P4 read latency" "all ${DW_VM_NNS:-3} namespaces up and reading without CAP_SYS_ADMIN"
 
-	out=$(prom_wait 'count(drivewatch_probe_success{probe="health"} == 0)' "$n" 10 2>&1)
-	if [[ $? -ne 0 ]]; then
+	if ! out=$(prom_wait 'count(drivewatch_probe_success{probe="health"} == 0)' "$n" 10 2>&1); then
 		pv_fail "P5 health marked failed" "$out"
 	else
 		pv_pass "P5 health marked failed" "drivewatch_probe_success{probe=\"health\"} 0 on all $n controllers"
@@ -139,7 +138,7 @@ privilege_metrics() {
 }
 
 privilege_log_once() {
-	local log=$PV_OUT/files/service.log sn name n ok=1
+	local log=$PV_OUT/files/service.log sn n ok=1
 	[[ -s $log ]] || { pv_fail "P6 logged once" "no service.log from the guest"; return 0; }
 	for sn in DWSN0001 DWSN0002; do
 		n=$(grep -c "drive serial=$sn (.*): admin passthrough denied (needs CAP_SYS_ADMIN on Linux 6.1)" "$log" || true)

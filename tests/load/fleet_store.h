@@ -1,0 +1,200 @@
+// N drives' worth of series in a real MetricStore, for the scrape load test
+// (tests/load/) and the render benchmark (tests/bench/render_bench.cc).
+//
+// The recorded controllers (tests/fixtures/qemu and handmade, as in the
+// golden test) are replicated under N serials and run once through the real
+// DriveMonitor with every registered probe (health, thermal, power, ...).
+// Read latency needs real I/O, so each namespace also gets what the read
+// latency probe publishes at one rate and one window: its histogram (1-2-5
+// buckets from 10 µs to 10 s) and p50/p99/p99.9/max/sample gauges, under the
+// probe's own metric descriptors.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exporter/drive_monitor.h"
+#include "exporter/metric_store.h"
+#include "exporter/probe_registry.h"
+#include "exporter/scheduler.h"
+#include "probes/identify.h"
+#include "probes/read_latency_probe.h"
+#include "tests/common/fake_clock.h"
+#include "tests/common/recorded_drive_layer.h"
+
+namespace drivewatch::load {
+
+// A recorded controller answering Identify with another serial (SN, bytes
+// 23:04), so each copy is a drive of its own (as daemon_cost_bench does).
+class RenamedController : public Controller {
+ public:
+  RenamedController(std::unique_ptr<Controller> base, std::string serial)
+      : base_(std::move(base)), serial_(std::move(serial)) {}
+  Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t nsid) override {
+    auto data = base_->Identify(cns, nsid);
+    if (data && cns == kIdentifyCnsController) {
+      std::string sn = serial_;
+      sn.resize(20, ' ');
+      std::copy(sn.begin(), sn.end(), data->begin() + 4);
+    }
+    return data;
+  }
+  Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t nsid,
+                             std::size_t n) override {
+    return base_->GetLogPage(lid, nsid, n);
+  }
+  Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t cdw11,
+                                    std::size_t n) override {
+    return base_->GetFeature(fid, cdw11, n);
+  }
+  Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
+                               std::size_t length, std::uint8_t lsp,
+                               std::uint64_t offset) override {
+    return base_->GetLogPageAt(lid, nsid, length, lsp, offset);
+  }
+
+ private:
+  std::unique_ptr<Controller> base_;
+  std::string serial_;
+};
+
+class ReplicatedDriveLayer : public DriveLayer {
+ public:
+  ReplicatedDriveLayer(DriveLayer& base, int copies)
+      : base_(base), copies_(copies) {}
+  Expected<std::vector<ControllerInfo>> Scan() override {
+    auto scan = base_.Scan();
+    if (!scan) return scan;
+    std::vector<ControllerInfo> out;
+    for (int i = 0; i < copies_; ++i) {
+      ControllerInfo c = (*scan)[i % scan->size()];
+      c.name = "nvme" + std::to_string(i);
+      c.device = "/dev/" + c.name;
+      c.serial += "-" + std::to_string(i);
+      out.push_back(c);
+    }
+    return out;
+  }
+  Expected<std::unique_ptr<Controller>> Open(
+      const ControllerInfo& info) override {
+    ControllerInfo base = info;
+    base.serial = info.serial.substr(0, info.serial.rfind('-'));
+    auto opened = base_.Open(base);
+    if (!opened) return opened;
+    return std::unique_ptr<Controller>(
+        std::make_unique<RenamedController>(std::move(*opened), info.serial));
+  }
+
+ private:
+  DriveLayer& base_;
+  int copies_;
+};
+
+class FleetStore {
+ public:
+  explicit FleetStore(int drives)
+      : state_dir_("/tmp/dw-fleet-" + std::to_string(::getpid())),
+        recorded_(std::vector<std::filesystem::path>{
+            std::string(DW_FIXTURE_DIR) + "/qemu",
+            std::string(DW_FIXTURE_DIR) + "/handmade"}),
+        layer_(recorded_, drives) {
+    config_ = config::Defaults();
+    config_.state_directory = state_dir_;
+    scheduler_ = std::make_unique<Scheduler>(clock_, executor_);
+    monitor_ = std::make_unique<DriveMonitor>(layer_, store_, *scheduler_,
+                                              clock_, RegisteredProbes());
+    monitor_->Start(config_);
+    scheduler_->Tick();  // discovery
+    scheduler_->Tick();  // every probe it scheduled, once
+    auto scan = layer_.Scan();
+    if (scan) {
+      for (const ControllerInfo& c : *scan) {
+        for (const NamespaceInfo& ns : c.namespaces) AddLatency(c.serial, ns.nsid);
+      }
+    }
+  }
+  ~FleetStore() { std::filesystem::remove_all(state_dir_); }
+
+  MetricStore& store() { return store_; }
+
+  // Republishes one small scope, so that the next Render() renders rather
+  // than returning the cached text (as after any probe run).
+  void Touch() {
+    ++touches_;
+    std::vector<Sample> s;
+    s.push_back(Sample{&kTouch, {}, static_cast<double>(touches_), nullptr});
+    store_.Publish("load/touch", std::move(s));
+  }
+
+ private:
+  static inline const MetricDesc kTouch{
+      "drivewatch_load_test_generation",
+      "Load test only: bumped to invalidate the render cache.",
+      MetricType::kGauge};
+
+  const MetricDesc* Find(const char* name) {
+    for (const MetricDesc* d : ReadLatencyProbe::Metrics()) {
+      if (std::string(d->name) == name) return d;
+    }
+    return nullptr;
+  }
+
+  void AddLatency(const std::string& serial, std::uint32_t nsid) {
+    const Labels identity = {{"serial", serial},
+                             {"nsid", std::to_string(nsid)},
+                             {"rate", "10"}};
+    std::vector<Sample> out;
+    if (const MetricDesc* h = Find("drivewatch_read_latency_seconds")) {
+      auto v = std::make_shared<HistogramValue>();
+      std::uint64_t cum = 0;
+      for (double decade = 1e-5; decade < 20; decade *= 10) {
+        for (double step : {1.0, 2.0, 5.0}) {
+          const double bound = decade * step;
+          if (bound > 10.0 + 1e-9) break;
+          cum += 1000 / (1 + v->upper_bounds.size());
+          v->upper_bounds.push_back(bound);
+          v->cumulative_counts.push_back(cum);
+        }
+      }
+      v->count = cum;
+      v->sum = cum * 1e-4;
+      out.push_back(Sample{h, identity, 0, v});
+    }
+    Labels window = identity;
+    window.emplace_back("window", "1m");
+    if (const MetricDesc* g = Find("drivewatch_read_latency_window_seconds")) {
+      for (const char* p : {"0.5", "0.99", "0.999"}) {
+        Labels l = window;
+        l.emplace_back("percentile", p);
+        out.push_back(Sample{g, l, 1e-4, nullptr});
+      }
+    }
+    for (const char* name : {"drivewatch_read_latency_window_samples",
+                             "drivewatch_read_latency_window_max_seconds"}) {
+      if (const MetricDesc* g = Find(name)) {
+        out.push_back(Sample{g, window, 600, nullptr});
+      }
+    }
+    store_.Publish(serial + "/probe/read_latency/" + std::to_string(nsid),
+                   std::move(out));
+  }
+
+  std::string state_dir_;
+  config::Config config_;
+  testing::FakeClock clock_;
+  InlineExecutor executor_;
+  MetricStore store_;
+  testing::RecordedDriveLayer recorded_;
+  ReplicatedDriveLayer layer_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<DriveMonitor> monitor_;
+  int touches_ = 0;
+};
+
+}  // namespace drivewatch::load

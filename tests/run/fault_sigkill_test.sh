@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Fault: SIGKILL at 20 random moments while `drivewatch phase run` writes
+# (fill, with its checkpoints and state updates) and while it idles/writes
+# through the reclaim phase. After every kill: `drivewatch history` parses
+# with no error, every record that existed before the kill is still there,
+# byte for byte (nothing earlier is lost), the killed run is recorded as
+# interrupted (or completed when the kill came after it ended), and the
+# state directory holds no torn temp file. Extends tests/run/phase_test.sh
+# (8 kills, one check at the end) to 20 kills checked one by one.
+#   usage: fault_sigkill_test.sh DRIVEWATCH_BINARY [KILLS]
+set -euo pipefail
+bin=$(realpath "$1")
+kills=${2:-20}
+work=$(mktemp -d /var/tmp/dw-fault-kill.XXXXXX)
+pid=""
+cleanup() {
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+mkdir -p "$work/data" "$work/big"
+cat >"$work/dw.toml" <<TOML
+[state]
+directory = "$work/state"
+[probes.read_latency]
+enabled = false
+[[aging.targets]]
+name = "scratch"
+directory = "$work/data"
+file_size = "64MiB"
+free_space_reserve = 0.01
+[[aging.targets]]
+name = "big"
+directory = "$work/big"
+file_size = "1GiB"
+free_space_reserve = 0.01
+[[aging.phases]]
+name = "fill"
+kind = "fill"
+target = "scratch"
+[[aging.phases]]
+name = "bigfill"
+kind = "fill"
+target = "big"
+[[aging.phases]]
+name = "slow"
+kind = "reclaim"
+target = "scratch"
+reclaim_idle = ["1s", "1s"]
+reclaim_write = "1s"
+slc_sustain = "1s"
+TOML
+
+history() {
+  "$bin" history --config.file="$work/dw.toml" --format=json >"$1" 2>"$1.err" ||
+    fail "history exited $?: $(cat "$1.err")"
+  [[ ! -s $1.err ]] || fail "history is not clean: $(cat "$1.err")"
+}
+
+"$bin" phase run fill --config.file="$work/dw.toml" >/dev/null 2>&1 || fail "first fill"
+history "$work/h0.jsonl"
+prev="$work/h0.jsonl"
+for ((i = 1; i <= kills; i++)); do
+  # Alternate a writing phase long enough to be hit mid-write (bigfill:
+  # 512 MiB of data with checkpoints) and the reclaim phase (idle, write,
+  # state updates between steps).
+  # bigfill takes about 0.6 s on a fast disk; slow about 4 s.
+  phase=bigfill range="0.05, 0.5"
+  ((i % 2 == 0)) && phase=slow range="0.05, 3.0"
+  "$bin" phase run "$phase" --config.file="$work/dw.toml" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$(python3 -c "import random; print(round(random.uniform($range), 3))")"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
+  # The next command records what the killed one left behind; history must
+  # parse and keep every earlier record.
+  history "$work/h$i.jsonl"
+  python3 - "$prev" "$work/h$i.jsonl" <<'PY' || fail "kill $i: history lost or changed a record"
+import json, sys
+before = open(sys.argv[1]).read().splitlines()
+after = open(sys.argv[2]).read().splitlines()
+for l in after: json.loads(l)
+assert after[:len(before)] == before, (len(before), len(after))
+PY
+  # A temp file may exist only until the next writer replaces it; report it.
+  for tmp in "$work"/state/*.tmp* "$work"/state/*/*.tmp*; do
+    [[ -e $tmp ]] && echo "note: kill $i left a temp file: ${tmp#"$work"/}"
+  done
+  prev="$work/h$i.jsonl"
+done
+# One more run settles the last kill's record.
+"$bin" phase run fill --config.file="$work/dw.toml" >/dev/null 2>"$work/final.err" || fail "fill after $kills kills: $(cat "$work/final.err")"
+history "$work/final.jsonl"
+python3 - "$work/final.jsonl" "$kills" <<'PY' || fail "final history"
+import collections, json, sys
+records = [json.loads(l) for l in open(sys.argv[1])]
+kills = int(sys.argv[2])
+# A run is identified by its phase and start time: recorded twice means a
+# kill landed between a history append and the checkpoint's removal.
+runs = collections.Counter((r.get("phase"), r.get("start")) for r in records)
+twice = [(k, n) for k, n in runs.items() if n > 1]
+for (phase, start), n in twice:
+    print("run %s started %s recorded %d times: %s" % (phase, start, n,
+          [r["outcome"] for r in records if (r.get("phase"), r.get("start")) == (phase, start)]))
+assert not twice, "%d run(s) recorded more than once" % len(twice)
+# first fill + one record per killed run + the final fill
+assert len(records) == kills + 2, (len(records), [r["outcome"] for r in records])
+killed = records[1:-1]
+assert all(r["outcome"] in ("interrupted", "completed") for r in killed), [r["outcome"] for r in killed]
+assert sum(r["outcome"] == "interrupted" for r in killed) >= kills // 2, [r["outcome"] for r in killed]
+assert records[-1]["outcome"] == "completed"
+print("ok: %d SIGKILLs: %s" % (kills, " ".join(r["outcome"][0] for r in killed)))
+PY
+ls "$work/state/phases/"*.checkpoint >/dev/null 2>&1 && fail "a checkpoint was left behind"
+pass "SIGKILL x$kills during writing phases: history parses after each, nothing earlier lost"

@@ -1,0 +1,41 @@
+// HistoryFile::Read on a file holding the fuzz bytes (a memfd, so no disk
+// is touched), then every record through the three renderers of
+// `drivewatch history`.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "aging/history.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace {
+
+int Memfd() {
+  static const int fd = memfd_create("drivewatch-history-fuzz", 0);
+  DW_FUZZ_CHECK(fd >= 0, "memfd_create failed");
+  return fd;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace drivewatch::aging;
+  const int fd = Memfd();
+  DW_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate failed");
+  DW_FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "pwrite failed");
+  const HistoryFile file("/proc/self/fd/" + std::to_string(fd));
+  const auto contents = file.Read();
+  DW_FUZZ_CHECK(contents.ok(), "reading a readable file failed");
+  DW_FUZZ_CHECK(contents->torn_tail_bytes <= size, "torn tail longer than the file");
+  for (const auto& r : contents->records) {
+    DW_FUZZ_CHECK(r.type() == Json::Type::kObject, "a record that is not an object");
+  }
+  for (auto format : {HistoryFormat::kTable, HistoryFormat::kJson, HistoryFormat::kCsv}) {
+    (void)RenderHistory(contents->records, {}, format);
+    (void)RenderHistory(contents->records, {"S5X", "fill"}, format);
+  }
+  return 0;
+}

@@ -34,6 +34,8 @@ constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
 // again. liburing may wait twice in one call (once with the submission,
 // once after), so half of the 50 ms promised.
 constexpr std::uint64_t kWaitSliceNs = 20'000'000;
+// I/Os at least this large are submitted in one batch per round.
+constexpr std::uint32_t kBatchSubmitBytes = 64 * 1024;
 // After a stop, how long in-flight I/O is given to land before the ring is
 // torn down anyway (the kernel then finishes it on its own).
 constexpr std::uint64_t kStopDrainNs = 1'000'000'000;
@@ -597,21 +599,24 @@ Expected<WorkloadResult> Engine::Run() {
         }
         sqe->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data64(sqe, index);
-        // Each I/O goes to the kernel on its own, stamped just before its
-        // own submitting call, as fio does by default
-        // (iodepth_batch_submit=1). Submitting a whole batch at once costs
-        // fewer system calls but makes completions arrive in convoys: on
-        // virtio 4 KiB random reads at QD32 that lost a fifth of the
-        // throughput and raised p50 by a quarter (tests/bench/
-        // workload_vs_fio.sh).
-        s.start_ns = s.late ? s.due_ns : NowNs();
-        const int submitted = io_uring_submit(&ring_);
+        // Small I/Os go to the kernel one by one, each stamped just
+        // before its own submitting call, as fio does by default
+        // (iodepth_batch_submit=1): submitting a whole batch of 4 KiB
+        // reads at once makes completions arrive in convoys, which on
+        // virtio at QD32 lost a fifth of the throughput and raised p50 by
+        // a quarter. Large I/Os (64 KiB and up) are few enough per second
+        // that the batch's saved system calls matter more: they are
+        // submitted together below (tests/bench/workload_vs_fio.sh).
+        const int submitted = bs >= kBatchSubmitBytes
+                                  ? 0
+                                  : (s.start_ns = s.late ? s.due_ns : NowNs(),
+                                     io_uring_submit(&ring_));
         if (submitted == 1) {
           ++in_flight_;
         } else if (submitted < 0 && submitted != -EAGAIN && submitted != -EBUSY) {
           return SysError(-submitted, "io_uring_enter on " + target_.path());
         } else {
-          queued_.push_back(index);  // the kernel is short of resources: next round
+          queued_.push_back(index);  // submitted with the batch below
         }
       }
       if (!IssueAllowed(now)) issuing = false;

@@ -35,7 +35,7 @@ echo "server: $info, $series series per scrape"
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
 
 threads=$(( $(nproc) < 4 ? $(nproc) : 4 ))
-warm=$(( seconds / 2 < 10 ? 10 : seconds / 2 ))
+warm=$(( seconds < 15 ? 15 : seconds ))
 wrk -t"$threads" -c"$conns" -d"${warm}s" "$url" >"$work/warm.txt" 2>&1 || fail "wrk warm-up: $(cat "$work/warm.txt")"
 rss0=$(rss)
 wrk -t"$threads" -c"$conns" -d"${seconds}s" --latency "$url" >"$work/run.txt" 2>&1 || fail "wrk: $(cat "$work/run.txt")"

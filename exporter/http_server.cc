@@ -1,14 +1,12 @@
 #include "exporter/http_server.h"
 
-// cpp-httplib listens with a backlog of 5: with more clients connecting at
-// once the kernel drops SYNs, and a client retries only after 1 s, then 3 s
-// (64 scrapers in tests/load saw requests over 2 s).
-#define CPPHTTPLIB_LISTEN_BACKLOG 128
 #include <httplib.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +18,10 @@
 
 namespace drivewatch {
 namespace {
+
+// Connections the kernel queues before accept(): room for a fleet of
+// scrapers connecting at once (tests/load uses 64).
+constexpr int kListenBacklog = 128;
 
 // RFC 4648 base64, strict: padding required, no whitespace.
 std::optional<std::string> DecodeBase64(std::string_view in) {
@@ -241,9 +243,11 @@ Status HttpServer::Start(const std::string& listen_address) {
   // cpp-httplib's default also sets SO_REUSEPORT, which would let a second
   // drivewatch share the port silently; SO_REUSEADDR alone only allows a
   // quick restart over TIME_WAIT.
-  server->set_socket_options([](socket_t sock) {
+  int socket_fd = -1;
+  server->set_socket_options([&socket_fd](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    socket_fd = sock;  // the last one offered is the one that binds
   });
 
   // An empty host means every address: IPv6 "::" also accepts IPv4 on
@@ -273,6 +277,18 @@ Status HttpServer::Start(const std::string& listen_address) {
     return Error{err, -1,
                  "cannot listen on " + listen_address + ": " +
                      (err ? std::strerror(err) : "bind failed")};
+  }
+  // cpp-httplib (Debian's shared library, built with its default) listens
+  // with a backlog of 5: with more clients connecting at once the kernel
+  // drops SYNs and a client retries only after 1 s, then 3 s (64 scrapers in
+  // tests/load saw requests time out at 2 s). listen() again on the bound
+  // socket raises the backlog; Linux allows that on a listening socket.
+  if (socket_fd >= 0 && ::listen(socket_fd, kListenBacklog) != 0) {
+    const int listen_err = errno;
+    ::close(socket_fd);  // not listening yet, so the server would not close it
+    return Error{listen_err, -1,
+                 "cannot listen on " + listen_address + " with a backlog of " +
+                     std::to_string(kListenBacklog) + ": " + std::strerror(listen_err)};
   }
   port_ = bound;
   server_ = std::move(server);

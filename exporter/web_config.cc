@@ -247,9 +247,9 @@ class YamlParser {
     value_node.kind = value.null ? YamlNode::Kind::kNull : YamlNode::Kind::kScalar;
     value_node.scalar = std::move(value.text);
     value_node.quoted = value.quoted;
-    node.entries.emplace_back(std::move(key), std::move(value_node));
+    node.entries.push_back(YamlEntry{std::move(key), std::move(value_node)});
     if (value.null) {
-      pending_ = &node.entries.back().second;
+      pending_ = &node.entries.back().value;
       pending_indent_ = indent;
       pending_path_ = key_path;
     }

@@ -32,6 +32,7 @@ enum class TlsVersion { kTls12, kTls13 };
 struct WebConfigLocation {
   int line = 0;
   int column = 0;
+  bool operator==(const WebConfigLocation&) const = default;
 };
 
 struct TlsServerConfig {
@@ -118,16 +119,25 @@ bool BcryptMatches(const std::string& password, const std::string& hash);
 
 namespace detail {
 
+struct YamlEntry;
+
 // A node of the YAML subset. Exposed for the unit tests.
 struct YamlNode {
   enum class Kind { kNull, kScalar, kMapping, kSequence };
   Kind kind = Kind::kNull;
   std::string scalar;  // kScalar
   bool quoted = false;
-  std::vector<std::pair<std::string, YamlNode>> entries;  // kMapping, in order
+  std::vector<YamlEntry> entries;  // kMapping, in order
   std::vector<YamlNode> items;                            // kSequence
   WebConfigLocation at;      // where the value starts (or its key, if null)
   WebConfigLocation key_at;  // where its key starts, for mapping values
+};
+
+// One "key: value" of a mapping. A struct of its own rather than a
+// std::pair, which may not hold the still-incomplete YamlNode.
+struct YamlEntry {
+  std::string key;
+  YamlNode value;
 };
 
 struct YamlResult {

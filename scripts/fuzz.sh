@@ -10,6 +10,8 @@
 #   DW_FUZZ_TARGETS  space-separated subset to run (default: all)
 #   DW_FUZZ_JOBS     targets run at once (default: nproc)
 #   DW_FUZZ_BUILD_DIR  default build-fuzz
+#   DW_FUZZ_PREBUILT  1: run the binaries already in BUILD_DIR, build nothing
+#   DW_FUZZ_RUN_DIR    where corpora, logs and reproducers go (default: BUILD_DIR/fuzz-run)
 #
 # Exits non-zero when any target finds a crash, leak, timeout or UB report,
 # and names the reproducer libFuzzer saved. Reproduce with
@@ -45,7 +47,9 @@ all_targets="config smart_log identify_controller identify_namespace apst error_
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
+if [[ "${DW_FUZZ_PREBUILT:-0}" == 1 ]]; then
+  :
+elif [[ ! -f "$build/CMakeCache.txt" ]]; then
   CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DDRIVEWATCH_FUZZ=ON \
     -DDRIVEWATCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
@@ -54,10 +58,12 @@ fi
 for t in $targets; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
 done
-cmake --build "$build" -j"$(nproc)" --target $(printf '%s_fuzz ' $targets)
+if [[ "${DW_FUZZ_PREBUILT:-0}" != 1 ]]; then
+  cmake --build "$build" -j"$(nproc)" --target $(printf '%s_fuzz ' $targets)
+fi
 echo "fuzz.sh: build took $(( $(date +%s) - start )) s"
 
-run_dir="$build/fuzz-run"
+run_dir=${DW_FUZZ_RUN_DIR:-$build/fuzz-run}
 rm -rf "$run_dir"
 mkdir -p "$run_dir"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0

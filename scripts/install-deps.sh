@@ -17,8 +17,8 @@ packages=(
   prometheus prometheus-alertmanager curl systemd python3 chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
-  # tests/load: the scrape load test
-  wrk
+  # tests/load: the scrape load test (wrk; ss reads the listen backlog)
+  wrk iproute2
   # tests/vm: QEMU's emulated NVMe under a real kernel driver
   qemu-system-x86 busybox-static nvme-cli cpio xz-utils zstd kmod
 )

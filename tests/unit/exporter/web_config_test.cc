@@ -64,20 +64,20 @@ TEST(YamlSubsetTest, NestedMappingsScalarsAndComments) {
   ASSERT_TRUE(r.root) << r.error.problem;
   const auto& root = *r.root;
   ASSERT_EQ(root.entries.size(), 2u);
-  const auto& a = root.entries[0].second;
+  const auto& a = root.entries[0].value;
   ASSERT_EQ(a.kind, Kind::kMapping);
   ASSERT_EQ(a.entries.size(), 6u);
-  EXPECT_EQ(a.entries[0].second.scalar, "plain value");
-  EXPECT_EQ(a.entries[0].second.at.line, 3);
-  EXPECT_EQ(a.entries[0].second.at.column, 6);
-  EXPECT_EQ(a.entries[1].second.scalar, "it's # not a comment");
-  EXPECT_TRUE(a.entries[1].second.quoted);
-  EXPECT_EQ(a.entries[2].second.scalar, "tab\there \xc3\xa9 \"q\"");
-  EXPECT_EQ(a.entries[3].second.kind, Kind::kNull);
-  EXPECT_EQ(a.entries[4].second.kind, Kind::kNull);
-  ASSERT_EQ(a.entries[5].second.kind, Kind::kMapping);
-  EXPECT_EQ(a.entries[5].second.entries[0].second.scalar, "x#y");
-  EXPECT_EQ(root.entries[1].first, "top");
+  EXPECT_EQ(a.entries[0].value.scalar, "plain value");
+  EXPECT_EQ(a.entries[0].value.at.line, 3);
+  EXPECT_EQ(a.entries[0].value.at.column, 6);
+  EXPECT_EQ(a.entries[1].value.scalar, "it's # not a comment");
+  EXPECT_TRUE(a.entries[1].value.quoted);
+  EXPECT_EQ(a.entries[2].value.scalar, "tab\there \xc3\xa9 \"q\"");
+  EXPECT_EQ(a.entries[3].value.kind, Kind::kNull);
+  EXPECT_EQ(a.entries[4].value.kind, Kind::kNull);
+  ASSERT_EQ(a.entries[5].value.kind, Kind::kMapping);
+  EXPECT_EQ(a.entries[5].value.entries[0].value.scalar, "x#y");
+  EXPECT_EQ(root.entries[1].key, "top");
 }
 
 TEST(YamlSubsetTest, BlockSequencesIndentedAndAtTheKeysLevel) {
@@ -91,18 +91,18 @@ TEST(YamlSubsetTest, BlockSequencesIndentedAndAtTheKeysLevel) {
   ASSERT_TRUE(r.root) << r.error.problem;
   const auto& e = r.root->entries;
   ASSERT_EQ(e.size(), 3u);
-  ASSERT_EQ(e[0].second.kind, Kind::kSequence);
-  ASSERT_EQ(e[0].second.items.size(), 2u);
-  EXPECT_EQ(e[0].second.items[1].scalar, "two");
-  ASSERT_EQ(e[1].second.kind, Kind::kSequence);
-  EXPECT_EQ(e[1].second.items[0].scalar, "three");
-  EXPECT_EQ(e[2].second.scalar, "d");
+  ASSERT_EQ(e[0].value.kind, Kind::kSequence);
+  ASSERT_EQ(e[0].value.items.size(), 2u);
+  EXPECT_EQ(e[0].value.items[1].scalar, "two");
+  ASSERT_EQ(e[1].value.kind, Kind::kSequence);
+  EXPECT_EQ(e[1].value.items[0].scalar, "three");
+  EXPECT_EQ(e[2].value.scalar, "d");
 }
 
 TEST(YamlSubsetTest, DocumentStartBomAndCrlfAreAccepted) {
   auto r = detail::ParseYamlSubset("\xEF\xBB\xBF---\r\na: b\r\n");
   ASSERT_TRUE(r.root) << r.error.problem;
-  EXPECT_EQ(r.root->entries[0].second.scalar, "b");
+  EXPECT_EQ(r.root->entries[0].value.scalar, "b");
   auto empty = detail::ParseYamlSubset("");
   ASSERT_TRUE(empty.root);
   EXPECT_TRUE(empty.root->entries.empty());

@@ -6,7 +6,9 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake g++ make pkg-config git
+  cmake g++ make ninja-build pkg-config git
+  # fuzzing: clang with libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev
   # packaging: dpkg-shlibdeps, lintian
   dpkg-dev fakeroot lintian
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev

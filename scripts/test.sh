@@ -1,8 +1,39 @@
 #!/usr/bin/env bash
-# README command 2: install what is needed, build, and run every test
-# (unit, golden, run, and the QEMU end-to-end stage).
+# README command 2: install what is needed, build, and run every test:
+#   1. the main build's suite (unit, golden, integration, run, load, the
+#      QEMU end-to-end scenarios, packaging);
+#   2. the unit, golden, integration and run tests again under ASan+UBSan,
+#      in a build of their own (scripts/sanitize.sh);
+#   3. every libFuzzer target for DW_FUZZ_SECONDS (default 30) on its seed
+#      corpus (scripts/fuzz.sh).
+# Each stage runs even if an earlier one failed; the exit status is the
+# first failure's. DW_TEST_STAGES picks stages (default "suite sanitize
+# fuzz"); extra arguments go to the first stage's ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
-ctest --test-dir "${DW_BUILD_DIR:-build}" --output-on-failure --timeout 900 "$@"
+stages=${DW_TEST_STAGES:-suite sanitize fuzz}
+status=0
+summary=()
+run_stage() {
+  local name=$1 start rc=0
+  shift
+  start=$(date +%s)
+  echo "=== test.sh: $name"
+  "$@" || rc=$?
+  summary+=("$(printf '%-9s exit %-3s %5s s' "$name" "$rc" "$(( $(date +%s) - start ))")")
+  if (( rc != 0 && status == 0 )); then status=$rc; fi
+}
+for stage in $stages; do
+  case $stage in
+    suite)
+      run_stage build scripts/build.sh
+      run_stage suite ctest --test-dir "${DW_BUILD_DIR:-build}" --output-on-failure --timeout 900 "$@" ;;
+    sanitize) run_stage sanitize scripts/sanitize.sh ;;
+    fuzz) run_stage fuzz scripts/fuzz.sh "${DW_FUZZ_SECONDS:-30}" ;;
+    *) echo "test.sh: unknown stage '$stage' in DW_TEST_STAGES (expected suite, sanitize, fuzz)" >&2; exit 2 ;;
+  esac
+done
+echo "=== test.sh: summary"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -523,6 +523,58 @@ class Loader {
     return probe;
   }
 
+  // A part of a device or file: the optional `offset` and `length` sizes,
+  // each a multiple of `unit`; `not_multiple` follows the quoted size in the
+  // error otherwise. Absent keys leave their field as it is.
+  void ReadRegion(const toml::table& t, std::string_view path, std::uint64_t unit,
+                  const std::string& not_multiple, std::uint64_t& offset,
+                  std::uint64_t& length) {
+    for (auto [field, value] : {std::pair<const char*, std::uint64_t*>{"offset", &offset},
+                                {"length", &length}}) {
+      const toml::node* n = t.get(field);
+      if (n == nullptr) continue;
+      const std::string key = std::string(path) + "." + field;
+      if (auto size = Size(*n, key)) {
+        if (*size % unit != 0) {
+          Report(n->source().begin, key, Quote(FormatSize(*size)) + not_multiple);
+        } else {
+          *value = *size;
+        }
+      }
+    }
+  }
+
+  // The `serial` of one table in an array that has one table per drive:
+  // present, a non-empty string, and not in `seen` yet (a duplicate names
+  // where the first one is). Returns the serial as written, or "" after
+  // reporting why there is none.
+  std::string ReadUniqueSerial(const toml::table& t, std::string_view path,
+                               std::string_view duplicate_has,
+                               std::string_view expected, std::vector<Located>& seen) {
+    const toml::node* serial = t.get("serial");
+    if (serial == nullptr) {
+      Report(t.source().begin, std::string(path),
+             "missing serial (expected the drive's serial number, "
+             "e.g. serial = \"S4EWNX0R123456\")");
+      return "";
+    }
+    const auto* s = serial->as_string();
+    if (s == nullptr || s->get().empty()) {
+      WrongType(*serial, std::string(path) + ".serial", "a non-empty serial number string");
+      return "";
+    }
+    auto first = std::find_if(seen.begin(), seen.end(),
+                              [&](const Located& l) { return l.value == s->get(); });
+    if (first != seen.end()) {
+      Report(serial->source().begin, std::string(path) + ".serial",
+             Quote(s->get()) + " already " + std::string(duplicate_has) + ", at " +
+                 At(first->where) + " (expected " + std::string(expected) + ")");
+    } else {
+      seen.push_back(Located{s->get(), serial->source().begin});
+    }
+    return s->get();
+  }
+
   // probes.power.meters: an array of tables, one per drive serial.
   void ReadMeters(const toml::table& power, std::vector<PowerMeter>& out) {
     constexpr std::string_view kPath = "probes.power.meters";
@@ -545,28 +597,7 @@ class Loader {
       const std::size_t errors_before = errors_.size();
       CheckKeys(*t, kPath, kMeterKeys, "");
       PowerMeter meter;
-      const toml::node* serial = t->get("serial");
-      if (serial == nullptr) {
-        Report(t->source().begin, std::string(kPath),
-               "missing serial (expected the drive's serial number, "
-               "e.g. serial = \"S4EWNX0R123456\")");
-      } else if (const auto* s = serial->as_string();
-                 s == nullptr || s->get().empty()) {
-        WrongType(*serial, std::string(kPath) + ".serial",
-                  "a non-empty serial number string");
-      } else {
-        auto first = std::find_if(
-            serials.begin(), serials.end(),
-            [&](const Located& l) { return l.value == s->get(); });
-        if (first != serials.end()) {
-          Report(serial->source().begin, std::string(kPath) + ".serial",
-                 Quote(s->get()) + " already has a meter, at " +
-                     At(first->where) + " (expected one meter per drive)");
-        } else {
-          serials.push_back(Located{s->get(), serial->source().begin});
-        }
-        meter.serial = s->get();
-      }
+      meter.serial = ReadUniqueSerial(*t, kPath, "has a meter", "one meter per drive", serials);
       const toml::node* hwmon = t->get("hwmon");
       const toml::node* command = t->get("command");
       if ((hwmon == nullptr) == (command == nullptr)) {
@@ -638,28 +669,8 @@ class Loader {
       const std::size_t errors_before = errors_.size();
       CheckKeys(*d, kDrivesPath, kSelfTestDriveKeys, "");
       SelfTestDrive drive;
-      const toml::node* serial = d->get("serial");
-      if (serial == nullptr) {
-        Report(d->source().begin, std::string(kDrivesPath),
-               "missing serial (expected the drive's serial number, "
-               "e.g. serial = \"S4EWNX0R123456\")");
-      } else if (const auto* sv = serial->as_string();
-                 sv == nullptr || sv->get().empty()) {
-        WrongType(*serial, std::string(kDrivesPath) + ".serial",
-                  "a non-empty serial number string");
-      } else {
-        auto first = std::find_if(
-            serials.begin(), serials.end(),
-            [&](const Located& l) { return l.value == sv->get(); });
-        if (first != serials.end()) {
-          Report(serial->source().begin, std::string(kDrivesPath) + ".serial",
-                 Quote(sv->get()) + " already has schedules, at " +
-                     At(first->where) + " (expected one entry per drive)");
-        } else {
-          serials.push_back(Located{sv->get(), serial->source().begin});
-        }
-        drive.serial = sv->get();
-      }
+      drive.serial = ReadUniqueSerial(*d, kDrivesPath, "has schedules", "one entry per drive",
+                                      serials);
       if (d->get("short") != nullptr) {
         Schedule s;
         ReadSchedule(*d, "short", kDrivesPath, s);
@@ -834,22 +845,9 @@ class Loader {
           }
         }
       }
-      for (auto [field, value] : {std::pair<const char*, std::uint64_t*>{
-                                      "offset", &target.offset},
-                                  {"length", &target.length}}) {
-        const toml::node* n = e->get(field);
-        if (n == nullptr) continue;
-        const std::string key = std::string(kPath) + "." + field;
-        if (auto size = Size(*n, key)) {
-          if (*size % block_size != 0) {
-            Report(n->source().begin, key,
-                   Quote(FormatSize(*size)) + " is not a multiple of "
-                   "block_size " + Quote(FormatSize(block_size)));
-          } else {
-            *value = *size;
-          }
-        }
-      }
+      ReadRegion(*e, kPath, block_size,
+                 " is not a multiple of block_size " + Quote(FormatSize(block_size)),
+                 target.offset, target.length);
       if (errors_.size() == errors_before) targets.push_back(std::move(target));
     }
     out = std::move(targets);
@@ -1186,21 +1184,9 @@ class Loader {
              "\"lab-2026-q4\")");
     }
     if (retention && e.get("block_size") == nullptr) phase.block_size = 128 * 1024;
-    for (auto [field, value] : {std::pair<const char*, std::uint64_t*>{"offset", &phase.region_offset},
-                                {"length", &phase.region_length}}) {
-      const toml::node* n = e.get(field);
-      if (n == nullptr) continue;
-      const std::string key = std::string(kPath) + "." + field;
-      if (auto size = Size(*n, key)) {
-        if (*size % (1u << 20) != 0) {
-          Report(n->source().begin, key,
-                 Quote(FormatSize(*size)) + " is not a whole number of MiB (expected "
-                 "a multiple of 1MiB, such as \"1GiB\")");
-        } else {
-          *value = *size;
-        }
-      }
-    }
+    ReadRegion(e, kPath, 1u << 20,
+               " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")",
+               phase.region_offset, phase.region_length);
     ReadNumber(e, "activation_energy", kPath, 0.1, 3,
                "an activation energy in eV from 0.1 to 3", phase.activation_energy);
     ReadNumber(e, "reference_temperature", kPath, -40, 125,

@@ -578,13 +578,8 @@ class Loader {
   // probes.power.meters: an array of tables, one per drive serial.
   void ReadMeters(const toml::table& power, std::vector<PowerMeter>& out) {
     constexpr std::string_view kPath = "probes.power.meters";
-    const toml::node* node = power.get("meters");
-    if (node == nullptr) return;
-    const toml::array* array = node->as_array();
-    if (array == nullptr) {
-      return WrongType(*node, std::string(kPath),
-                       "an array of tables, written [[probes.power.meters]]");
-    }
+    const toml::array* array = TableArray(power, "meters", "probes.power");
+    if (array == nullptr) return;
     std::vector<Located> serials;
     std::vector<PowerMeter> meters;
     for (const toml::node& element : *array) {
@@ -649,14 +644,9 @@ class Loader {
     ReadSchedule(*t, "short", kPath, out.short_test);
     ReadSchedule(*t, "extended", kPath, out.extended_test);
     ReadBool(*t, "abort_on_shutdown", kPath, out.abort_on_shutdown);
-    const toml::node* node = t->get("drives");
-    if (node == nullptr) return;
     constexpr std::string_view kDrivesPath = "probes.self_test.drives";
-    const toml::array* array = node->as_array();
-    if (array == nullptr) {
-      return WrongType(*node, std::string(kDrivesPath),
-                       "an array of tables, written [[probes.self_test.drives]]");
-    }
+    const toml::array* array = TableArray(*t, "drives", "probes.self_test");
+    if (array == nullptr) return;
     std::vector<Located> serials;
     std::vector<SelfTestDrive> drives;
     for (const toml::node& element : *array) {
@@ -807,14 +797,8 @@ class Loader {
   void ReadReadTargets(const toml::table& t, std::uint32_t block_size,
                        std::vector<ReadLatencyTarget>& out) {
     constexpr std::string_view kPath = "probes.read_latency.targets";
-    const toml::node* node = t.get("targets");
-    if (node == nullptr) return;
-    const toml::array* array = node->as_array();
-    if (array == nullptr) {
-      return WrongType(*node, std::string(kPath),
-                       "an array of tables, written "
-                       "[[probes.read_latency.targets]]");
-    }
+    const toml::array* array = TableArray(t, "targets", "probes.read_latency");
+    if (array == nullptr) return;
     std::vector<Located> names;
     std::vector<ReadLatencyTarget> targets;
     for (const toml::node& element : *array) {

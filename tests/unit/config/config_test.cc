@@ -265,6 +265,23 @@ TEST(ErrorTest, UnknownProbe) {
                           "\"power\", \"read_latency\", \"self_test\", \"error_log\", \"persistent_event_log\")"));
 }
 
+// Every per-drive or per-target list is an array of tables, and says so.
+TEST(ErrorTest, ListThatIsNotAnArrayOfTables) {
+  EXPECT_THAT(Errors("[probes.power]\nmeters = \"S1\"\n"),
+              ElementsAre("t.toml:2:10: probes.power.meters: wrong type: string \"S1\" "
+                          "(expected an array of tables, written [[probes.power.meters]])"));
+  EXPECT_THAT(Errors("[probes.self_test]\ndrives = 3\n"),
+              ElementsAre("t.toml:2:10: probes.self_test.drives: wrong type: integer 3 "
+                          "(expected an array of tables, written [[probes.self_test.drives]])"));
+  EXPECT_THAT(Errors("[probes.read_latency]\ntargets = true\n"),
+              ElementsAre("t.toml:2:11: probes.read_latency.targets: wrong type: boolean true "
+                          "(expected an array of tables, written "
+                          "[[probes.read_latency.targets]])"));
+  EXPECT_THAT(Errors("[aging]\nphases = \"fill\"\n"),
+              ElementsAre("t.toml:2:10: aging.phases: wrong type: string \"fill\" "
+                          "(expected an array of tables, written [[aging.phases]])"));
+}
+
 TEST(ErrorTest, WrongType) {
   EXPECT_THAT(
       Errors("[probes.health]\nenabled = \"yes\"\n"),

@@ -11,15 +11,7 @@
 set -euo pipefail
 bin=$(realpath "$1")
 kills=${2:-20}
-work=$(mktemp -d /var/tmp/dw-fault-kill.XXXXXX)
-pid=""
-cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$work/data" "$work/big"
 cat >"$work/dw.toml" <<TOML

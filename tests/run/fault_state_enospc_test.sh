@@ -16,15 +16,9 @@ set -euo pipefail
 bin=$(realpath "$1")
 [[ $(id -u) == 0 ]] || { echo "skip: needs root for a loop mount"; exit 77; }
 command -v mkfs.ext4 >/dev/null || { echo "skip: no mkfs.ext4"; exit 77; }
-work=$(mktemp -d /var/tmp/dw-fault-enospc.XXXXXX)
 mounted=0
-cleanup() {
-  ((mounted)) && umount "$work/state" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
+on_exit() { if ((mounted)); then umount "$work/state"; fi; }
+source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$work/data" "$work/state"
 truncate -s 8M "$work/state.img"

@@ -7,15 +7,7 @@
 #   usage: phase_test.sh DRIVEWATCH_BINARY
 set -euo pipefail
 bin=$(realpath "$1")
-work=$(mktemp -d /var/tmp/dw-phase-test.XXXXXX)
-pid=""
-cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 
 mkdir -p "$work/data"

@@ -8,14 +8,7 @@
 #   usage: retention_crash_test.sh DRIVEWATCH_BINARY
 set -euo pipefail
 bin=$(realpath "$1")
-work=$(mktemp -d /var/tmp/dw-retention-crash.XXXXXX)
-pid=""
-cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
 
 mkdir -p "$work/data"
 cat >"$work/dw.toml" <<TOML

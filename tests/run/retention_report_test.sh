@@ -10,10 +10,7 @@ set -euo pipefail
 bin=$(realpath "$1")
 src=$(realpath "$2")
 fixtures=$src/tests/fixtures/retention
-work=$(mktemp -d /var/tmp/dw-retention-report-test.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
+source "$(dirname "$0")/lib.sh"
 
 chromium=$(command -v chromium || command -v chromium-browser || true)
 [[ -n $chromium ]] || fail "chromium not found (scripts/install-deps.sh installs it)"

@@ -38,6 +38,15 @@ step = ts_custom(interp="stepAfter", points="auto")
 dashed = ("custom.lineStyle", {"fill": "dash", "dash": [10, 10]})
 LONG = "A result only changes when a run completes; the series is read back from drivewatch's history after a restart, so the graph spans as far back as Prometheus keeps data."
 
+
+def result_panel(title, w, metric, selector, legend, description, **kw):
+    """A result of completed runs, read back from the history: one step per run."""
+    kw.setdefault("custom", step)
+    b.panel("timeseries", title, w, 8,
+            [target(metric + ph(selector), legend, interval="1h")],
+            description=description + " " + LONG, options=tsopt, **kw)
+
+
 b.row("Heavy phases now")
 b.panel("table", "Phases", 24, 8,
         [table_target(f"max by ({PH_KEYS}, state) (drivewatch_phase_state{ph()} == 1)", "A"),
@@ -98,22 +107,17 @@ b.panel("timeseries", "Runs by outcome", 8, 8,
                    override(".* refused$", ("color", {"mode": "fixed", "fixedColor": "orange"}), regex=True)])
 
 b.row("SLC cache (fill)")
-b.panel("timeseries", "SLC cache size", 12, 8,
-        [target('drivewatch_phase_result_bytes' + ph('kind="fill", measure=~"slc_cache|slc_cache_lower_bound"'), f"{P} {{{{measure}}}}", interval="1h")],
-        description="SLC cache found by each completed fill: slc_cache where the throughput dropped, "
-                    "slc_cache_lower_bound when it did not (the cache is at least what was written). " + LONG,
-        unit="bytes", min=0, custom=step, options=tsopt,
-        overrides=[override(".* slc_cache_lower_bound$", dashed, regex=True)])
-b.panel("timeseries", "Fill write throughput before and after the cache", 12, 8,
-        [target('drivewatch_phase_result_bytes_per_second' + ph('kind="fill"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Sequential write throughput of each completed fill: before and after the SLC cache ran out, and the mean. " + LONG,
-        unit="Bps", min=0, custom=step, options=tsopt)
-b.panel("timeseries", "Time to exhaust the SLC cache", 12, 8,
-        [target('drivewatch_phase_result_seconds' + ph('kind="fill", measure="slc_exhausted_after"'),
-                P, interval="1h")],
-        description="Seconds of sequential writing until the throughput dropped. " + LONG,
-        unit="s", min=0, custom=step, options=tsopt)
+result_panel("SLC cache size", 12, "drivewatch_phase_result_bytes", 'kind="fill", measure=~"slc_cache|slc_cache_lower_bound"', f"{P} {{{{measure}}}}",
+             "SLC cache found by each completed fill: slc_cache where the throughput dropped, "
+             "slc_cache_lower_bound when it did not (the cache is at least what was written).",
+             unit="bytes", min=0,
+             overrides=[override(".* slc_cache_lower_bound$", dashed, regex=True)])
+result_panel("Fill write throughput before and after the cache", 12, "drivewatch_phase_result_bytes_per_second", 'kind="fill"', f"{P} {{{{measure}}}}",
+             "Sequential write throughput of each completed fill: before and after the SLC cache ran out, and the mean.",
+             unit="Bps", min=0)
+result_panel("Time to exhaust the SLC cache", 12, "drivewatch_phase_result_seconds", 'kind="fill", measure="slc_exhausted_after"', P,
+             "Seconds of sequential writing until the throughput dropped.",
+             unit="s", min=0)
 b.panel("timeseries", "Fill write latency p99.9 and fill level", 12, 8,
         [target('drivewatch_phase_result_seconds' + ph('kind="fill", measure="write_p99_9"'),
                 f"{P} write p99.9", "A", interval="1h"),
@@ -124,62 +128,42 @@ b.panel("timeseries", "Fill write latency p99.9 and fill level", 12, 8,
         overrides=[override(".* fill level$", ("unit", "percentunit"), ("custom.axisPlacement", "right"), dashed, regex=True)])
 
 b.row("Performance at fill level (perf)")
-b.panel("timeseries", "Sequential throughput", 12, 8,
-        [target('drivewatch_phase_result_bytes_per_second' + ph('kind="perf"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Sequential read and write (128 KiB) of each completed perf run, at the fill level shown below. " + LONG,
-        unit="Bps", min=0, custom=step, options=tsopt)
-b.panel("timeseries", "Random and mixed IOPS", 12, 8,
-        [target('drivewatch_phase_result_iops' + ph('kind="perf"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Random 4 KiB read and write IOPS and the mixed 90/10 and 50/50 workloads of each completed perf run. " + LONG,
-        unit="iops", min=0, custom=step, options=tsopt)
-b.panel("timeseries", "Latency (QD1 and mixed)", 12, 8,
-        [target('drivewatch_phase_result_seconds' + ph('kind="perf"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="QD1 random read/write p50 and p99.9 and the mixed workloads' p99.9 of each completed perf run. " + LONG,
-        unit="s", custom=dict(step, scaleDistribution={"type": "log", "log": 10}), options=tsopt)
-b.panel("timeseries", "Fill level of the perf runs", 12, 8,
-        [target('drivewatch_phase_result_ratio' + ph('kind="perf", measure="fill"'),
-                P, interval="1h")],
-        description="The fill level (from the last completed fill) each perf run measured at. " + LONG,
-        unit="percentunit", min=0, max=1, custom=step, options=tsopt)
+result_panel("Sequential throughput", 12, "drivewatch_phase_result_bytes_per_second", 'kind="perf"', f"{P} {{{{measure}}}}",
+             "Sequential read and write (128 KiB) of each completed perf run, at the fill level shown below.",
+             unit="Bps", min=0)
+result_panel("Random and mixed IOPS", 12, "drivewatch_phase_result_iops", 'kind="perf"', f"{P} {{{{measure}}}}",
+             "Random 4 KiB read and write IOPS and the mixed 90/10 and 50/50 workloads of each completed perf run.",
+             unit="iops", min=0)
+result_panel("Latency (QD1 and mixed)", 12, "drivewatch_phase_result_seconds", 'kind="perf"', f"{P} {{{{measure}}}}",
+             "QD1 random read/write p50 and p99.9 and the mixed workloads' p99.9 of each completed perf run.",
+             unit="s", custom=dict(step, scaleDistribution={"type": "log", "log": 10}))
+result_panel("Fill level of the perf runs", 12, "drivewatch_phase_result_ratio", 'kind="perf", measure="fill"', P,
+             "The fill level (from the last completed fill) each perf run measured at.",
+             unit="percentunit", min=0, max=1)
 
 b.row("Trim and reclaim")
-b.panel("timeseries", "Trim efficiency", 8, 8,
-        [target('drivewatch_phase_result_ratio' + ph('kind="trim", measure="trim_efficiency"'),
-                P, interval="1h")],
-        description="Write throughput after the deallocate divided by before it. " + LONG,
-        unit="percentunit", min=0, custom=step, options=tsopt,
-        thresholds=thresholds(("red", None), ("orange", 0.5), ("green", 0.9)))
-b.panel("timeseries", "Write throughput before and after trim", 8, 8,
-        [target('drivewatch_phase_result_bytes_per_second' + ph('kind="trim"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Sequential write over the first 10% of the filled target before and after deallocating it. " + LONG,
-        unit="Bps", min=0, custom=step, options=tsopt)
-b.panel("timeseries", "Deallocate latency", 8, 8,
-        [target('drivewatch_phase_result_seconds' + ph('kind="trim"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Mean, p99 and max latency of the 2 MiB deallocate commands. " + LONG,
-        unit="s", min=0, custom=step, options=tsopt)
-b.panel("timeseries", "Reclaim: fast stage after each idle time (bytes)", 8, 8,
-        [target('drivewatch_phase_result_bytes' + ph('kind="reclaim", measure=~"idle_.*_fast_stage.*"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="How much the drive wrote at full speed after idling 1, 2, 3, 4 min: how much SLC cache it "
-                    "reclaimed. *_lower_bound: the write ended before the throughput dropped. " + LONG,
-        unit="bytes", min=0, custom=step, options=tsopt,
-        overrides=[override(".*_lower_bound$", dashed, regex=True)])
-b.panel("timeseries", "Reclaim: fast stage after each idle time (seconds)", 8, 8,
-        [target('drivewatch_phase_result_seconds' + ph('kind="reclaim", measure=~"idle_.*_fast_stage.*"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="How long the write after each idle time ran at full speed. " + LONG,
-        unit="s", min=0, custom=step, options=tsopt,
-        overrides=[override(".*_lower_bound$", dashed, regex=True)])
-b.panel("timeseries", "Reclaim: fast and slow throughput", 8, 8,
-        [target('drivewatch_phase_result_bytes_per_second' + ph('kind="reclaim"'),
-                f"{P} {{{{measure}}}}", interval="1h")],
-        description="Write throughput in the fast stage and after it, for each idle time. " + LONG,
-        unit="Bps", min=0, custom=step, options=tsopt)
+result_panel("Trim efficiency", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"', P,
+             "Write throughput after the deallocate divided by before it.",
+             unit="percentunit", min=0,
+             thresholds=thresholds(("red", None), ("orange", 0.5), ("green", 0.9)))
+result_panel("Write throughput before and after trim", 8, "drivewatch_phase_result_bytes_per_second", 'kind="trim"', f"{P} {{{{measure}}}}",
+             "Sequential write over the first 10% of the filled target before and after deallocating it.",
+             unit="Bps", min=0)
+result_panel("Deallocate latency", 8, "drivewatch_phase_result_seconds", 'kind="trim"', f"{P} {{{{measure}}}}",
+             "Mean, p99 and max latency of the 2 MiB deallocate commands.",
+             unit="s", min=0)
+result_panel("Reclaim: fast stage after each idle time (bytes)", 8, "drivewatch_phase_result_bytes", 'kind="reclaim", measure=~"idle_.*_fast_stage.*"', f"{P} {{{{measure}}}}",
+             "How much the drive wrote at full speed after idling 1, 2, 3, 4 min: how much SLC cache it "
+             "reclaimed. *_lower_bound: the write ended before the throughput dropped.",
+             unit="bytes", min=0,
+             overrides=[override(".*_lower_bound$", dashed, regex=True)])
+result_panel("Reclaim: fast stage after each idle time (seconds)", 8, "drivewatch_phase_result_seconds", 'kind="reclaim", measure=~"idle_.*_fast_stage.*"', f"{P} {{{{measure}}}}",
+             "How long the write after each idle time ran at full speed.",
+             unit="s", min=0,
+             overrides=[override(".*_lower_bound$", dashed, regex=True)])
+result_panel("Reclaim: fast and slow throughput", 8, "drivewatch_phase_result_bytes_per_second", 'kind="reclaim"', f"{P} {{{{measure}}}}",
+             "Write throughput in the fast stage and after it, for each idle time.",
+             unit="Bps", min=0)
 
 b.row("Data-retention studies")
 b.panel("table", "Studies", 24, 7,

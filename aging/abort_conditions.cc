@@ -1,12 +1,11 @@
 #include "aging/abort_conditions.h"
 
-#include <libnvme.h>
-
 #include <cstring>
 
 #include "config/config.h"
 #include "probes/features.h"
 #include "probes/identify.h"
+#include "probes/nvme_drive_layer.h"
 #include "probes/smart_log.h"
 
 namespace drivewatch::aging {
@@ -18,51 +17,36 @@ std::string Kelvin(double k) {
   return buf;
 }
 
+// Reads through the drive layer's controller on the phase's own descriptor.
 class NvmeSource : public HealthSource {
  public:
-  explicit NvmeSource(int fd) : fd_(fd) {}
+  explicit NvmeSource(int fd) : controller_(NvmeControllerOn(fd)) {}
 
   Expected<HealthReading> Read() override {
     HealthReading r;
     if (wctemp_k_ < 0) {
-      std::vector<std::uint8_t> id(4096);
-      if (int rc = nvme_identify_ctrl(fd_, reinterpret_cast<nvme_id_ctrl*>(id.data()));
-          rc != 0) {
-        return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
-                     "Identify Controller failed"};
-      }
-      auto decoded = DecodeIdentifyController(id);
+      auto id = controller_->Identify(kIdentifyCnsController, 0);
+      if (!id) return id.error();
+      auto decoded = DecodeIdentifyController(*id);
       if (!decoded) return decoded.error();
       wctemp_k_ = decoded->wctemp_k;
     }
     r.wctemp_k = static_cast<std::uint16_t>(wctemp_k_);
-    std::vector<std::uint8_t> log(512);
-    nvme_get_log_args args{};
-    args.args_size = sizeof(args);
-    args.fd = fd_;
-    args.lid = NVME_LOG_LID_SMART;
-    args.nsid = NVME_NSID_ALL;
-    args.log = log.data();
-    args.len = static_cast<__u32>(log.size());
-    args.timeout = 5000;
-    args.csi = NVME_CSI_NVM;
-    if (int rc = nvme_get_log(&args); rc != 0) {
-      return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
-                   "Get Log Page 02h failed"};
-    }
-    auto smart = DecodeSmartLog(log);
+    auto log = controller_->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+    if (!log) return log.error();
+    auto smart = DecodeSmartLog(*log);
     if (!smart) return smart.error();
     r.composite_k = smart->composite_temperature_k;
     r.critical_warning = smart->critical_warning;
-    __u32 hctm = 0;
-    if (nvme_get_features_hctm(fd_, NVME_GET_FEATURES_SEL_CURRENT, &hctm) == 0) {
-      r.tmt1_k = DecodeHostThermalManagement(hctm).tmt1_k;
+    // HCTM is optional: a controller without it has no TMT1 to respect.
+    if (auto hctm = controller_->GetFeature(kFeatureHostThermalManagement, 0, 0)) {
+      r.tmt1_k = DecodeHostThermalManagement(hctm->result).tmt1_k;
     }
     return r;
   }
 
  private:
-  int fd_;
+  std::unique_ptr<Controller> controller_;
   int wctemp_k_ = -1;
 };
 

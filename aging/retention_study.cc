@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <libnvme.h>
 #include <sys/file.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -15,7 +14,9 @@
 #include <utility>
 
 #include "aging/durable_file.h"
+#include "probes/identify.h"
 #include "probes/namespace_identity.h"
+#include "probes/nvme_drive_layer.h"
 #include "probes/smart_log.h"
 
 namespace drivewatch::aging {
@@ -191,21 +192,9 @@ RetentionPattern PatternOf(const Json& study) {
 }
 
 Expected<Json> ReadSmartSnapshot(int fd) {
-  std::vector<std::uint8_t> log(512);
-  nvme_get_log_args args{};
-  args.args_size = sizeof(args);
-  args.fd = fd;
-  args.lid = NVME_LOG_LID_SMART;
-  args.nsid = NVME_NSID_ALL;
-  args.log = log.data();
-  args.len = static_cast<__u32>(log.size());
-  args.timeout = 5000;
-  args.csi = NVME_CSI_NVM;
-  if (int rc = nvme_get_log(&args); rc != 0) {
-    return Error{rc < 0 ? errno : EIO, rc > 0 ? rc : -1,
-                 "Get Log Page 02h: " + std::string(rc < 0 ? std::strerror(errno) : "NVMe status")};
-  }
-  auto smart = DecodeSmartLog(log);
+  auto log = NvmeControllerOn(fd)->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  if (!log) return log.error();
+  auto smart = DecodeSmartLog(*log);
   if (!smart) return smart.error();
   auto u = [](unsigned __int128 v) {
     return static_cast<std::uint64_t>(std::min<unsigned __int128>(v, ~std::uint64_t{0}));

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,9 +33,12 @@ std::string Hex2(unsigned value) {
 
 class NvmeController : public Controller {
  public:
-  NvmeController(std::string device, int fd)
-      : device_(std::move(device)), fd_(fd) {}
-  ~NvmeController() override { close(fd_); }
+  // With `owns_fd` the controller closes `fd` when it goes.
+  NvmeController(std::string device, int fd, bool owns_fd = true)
+      : device_(std::move(device)), fd_(fd), owns_fd_(owns_fd) {}
+  ~NvmeController() override {
+    if (owns_fd_) close(fd_);
+  }
   NvmeController(const NvmeController&) = delete;
   NvmeController& operator=(const NvmeController&) = delete;
 
@@ -176,6 +180,7 @@ class NvmeController : public Controller {
  private:
   const std::string device_;
   const int fd_;
+  const bool owns_fd_;
 };
 
 std::string Copy(const char* s) { return s != nullptr ? s : ""; }
@@ -351,6 +356,15 @@ class NvmeDriveLayer : public DriveLayer {
 };
 
 }  // namespace
+
+std::unique_ptr<Controller> NvmeControllerOn(int fd) {
+  std::string device = "fd " + std::to_string(fd);
+  std::error_code ec;
+  const auto target =
+      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+  if (!ec) device = target.string();
+  return std::make_unique<NvmeController>(std::move(device), fd, /*owns_fd=*/false);
+}
 
 namespace detail {
 

@@ -26,6 +26,13 @@ inline constexpr std::uint32_t kAdminCommandTimeoutMs = 5000;
 // first controller (in kernel name order) with a path to it.
 std::unique_ptr<DriveLayer> MakeNvmeDriveLayer();
 
+// A Controller that sends its admin commands through `fd`, which the
+// caller opened and keeps (it is not closed here): a heavy phase holds its
+// namespace's block device open already, and the kernel accepts admin
+// passthrough on a namespace's block device as on the controller's
+// character device. Errors name the file `fd` refers to.
+std::unique_ptr<Controller> NvmeControllerOn(int fd);
+
 namespace detail {
 
 // Turns a libnvme ioctl return code into an Error naming `device` and the

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <filesystem>
 
@@ -122,6 +125,23 @@ TEST_F(NvmeControllerOnDevNullTest, RejectsLogLengthsTheCommandCannotExpress) {
               "/dev/null: get log page 02h: length " + std::to_string(length) +
                   " is not a positive multiple of 4 bytes");
   }
+}
+
+// A phase's own descriptor: the commands go through it, errors name the
+// file it refers to, and the descriptor stays open for its owner.
+TEST(NvmeControllerOnTest, BorrowsTheDescriptorAndNamesItsFile) {
+  const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  {
+    auto ctrl = NvmeControllerOn(fd);
+    const auto log = ctrl->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+    ASSERT_FALSE(log.ok());
+    EXPECT_EQ(log.error().errnum, ENOTTY);
+    EXPECT_EQ(log.error().message,
+              "/dev/null: get log page 02h: Inappropriate ioctl for device");
+  }
+  EXPECT_EQ(::fcntl(fd, F_GETFD), FD_CLOEXEC) << "the descriptor was closed";
+  ::close(fd);
 }
 
 }  // namespace

@@ -20,6 +20,9 @@
 #include <string_view>
 #include <vector>
 
+#include "probes/identify.h"
+#include "probes/nvme_drive_layer.h"
+
 namespace drivewatch::aging {
 namespace {
 
@@ -182,17 +185,11 @@ std::string IdentityDir(const std::string& block_dir) {
 Expected<DeviceIdentity> ReadNvmeIdentity(int fd, const std::string& name) {
   DeviceIdentity id;
   id.nvme = true;
-  nvme_id_ctrl ctrl;
-  std::memset(&ctrl, 0, sizeof ctrl);
-  const int rc = nvme_identify_ctrl(fd, &ctrl);
-  if (rc != 0) {
-    const int err = rc < 0 ? errno : EIO;
-    return Error{err, rc > 0 ? rc : -1,
-                 name + ": identify controller: " +
-                     (rc < 0 ? std::string(std::strerror(err))
-                             : std::string(nvme_status_to_string(rc, false)))};
-  }
-  id.serial = Trim(std::string_view(ctrl.sn, sizeof ctrl.sn));
+  auto data = NvmeControllerOn(fd, name)->Identify(kIdentifyCnsController, 0);
+  if (!data) return data.error();
+  auto ctrl = DecodeIdentifyController(*data);
+  if (!ctrl) return Error{ctrl.error().errnum, -1, name + ": " + ctrl.error().message};
+  id.serial = ctrl->serial;
   __u32 nsid = 0;
   if (nvme_get_nsid(fd, &nsid) != 0) {
     const int err = errno;

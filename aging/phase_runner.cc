@@ -1,7 +1,6 @@
 #include "aging/phase_runner.h"
 
 #include <fcntl.h>
-#include <libnvme.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "aging/retention_study.h"
 #include "probes/identify.h"
 #include "probes/log.h"
+#include "probes/nvme_drive_layer.h"
 #include "probes/pacing.h"
 
 namespace drivewatch::aging {
@@ -409,9 +409,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     if (identity) nsid = identity->nsid;
     if (identity && identity->nvme) {
       nvme = true;
-      std::vector<std::uint8_t> id(4096);
-      if (nvme_identify_ctrl((*io)->fd(), reinterpret_cast<nvme_id_ctrl*>(id.data())) == 0) {
-        if (auto c = DecodeIdentifyController(id)) {
+      if (auto id = NvmeControllerOn((*io)->fd())->Identify(kIdentifyCnsController, 0)) {
+        if (auto c = DecodeIdentifyController(*id)) {
           run.model = c->model;
           run.firmware = c->firmware;
         }

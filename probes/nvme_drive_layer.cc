@@ -357,12 +357,13 @@ class NvmeDriveLayer : public DriveLayer {
 
 }  // namespace
 
-std::unique_ptr<Controller> NvmeControllerOn(int fd) {
-  std::string device = "fd " + std::to_string(fd);
-  std::error_code ec;
-  const auto target =
-      std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
-  if (!ec) device = target.string();
+std::unique_ptr<Controller> NvmeControllerOn(int fd, std::string device) {
+  if (device.empty()) {
+    std::error_code ec;
+    const auto target =
+        std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), ec);
+    device = ec ? "fd " + std::to_string(fd) : target.string();
+  }
   return std::make_unique<NvmeController>(std::move(device), fd, /*owns_fd=*/false);
 }
 

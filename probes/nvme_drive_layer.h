@@ -30,8 +30,9 @@ std::unique_ptr<DriveLayer> MakeNvmeDriveLayer();
 // caller opened and keeps (it is not closed here): a heavy phase holds its
 // namespace's block device open already, and the kernel accepts admin
 // passthrough on a namespace's block device as on the controller's
-// character device. Errors name the file `fd` refers to.
-std::unique_ptr<Controller> NvmeControllerOn(int fd);
+// character device. Errors name `device`, or if it is empty the file `fd`
+// refers to.
+std::unique_ptr<Controller> NvmeControllerOn(int fd, std::string device = "");
 
 namespace detail {
 

@@ -152,7 +152,7 @@ TEST_F(InterlocksTest, NvmeByNameAsksTheDescriptor) {
   WriteFile(Dir("259:0") + "/device/serial", "SYSFS-SERIAL\n");
   auto id = ReadDeviceIdentity(fd_, makedev(259, 0), paths_);
   ASSERT_FALSE(id.ok());
-  EXPECT_THAT(id.error().message, HasSubstr("identify controller"));
+  EXPECT_THAT(id.error().message, HasSubstr("identify CNS 01h NSID 0: Inappropriate ioctl for device"));
 
   target_.block_device = "/dev/nvme0n1";
   target_.serial = "SYSFS-SERIAL";

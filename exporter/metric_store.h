@@ -3,6 +3,8 @@
 // store, never a drive (DESIGN.md decision 1).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,10 +38,27 @@ class BatchSink : public SampleSink {
   std::vector<Sample> samples_;
 };
 
+namespace detail {
+
+// A scope's samples with what rendering needs of their labels, worked out
+// once when they are published rather than at every scrape. For sample i,
+// `text` holds its sort key in [offsets[2i], offsets[2i+1]) and its escaped
+// label text (`a="x",b="y"`, sorted by name) in [offsets[2i+1],
+// offsets[2i+2]).
+struct PreparedScope {
+  std::vector<Sample> samples;
+  std::string text;
+  std::vector<std::uint32_t> offsets;
+};
+
+}  // namespace detail
+
 class MetricStore {
  public:
   // Replaces everything previously published under `scope` ("health/SN1",
-  // "drive/SN1", ...) with `samples`, atomically for readers.
+  // "drive/SN1", ...) with `samples`, atomically for readers. The samples'
+  // labels are sorted and escaped here, outside the lock, once per publish
+  // rather than once per scrape.
   void Publish(const std::string& scope, std::vector<Sample> samples);
   // Drops a scope's series.
   void Remove(const std::string& scope);
@@ -49,12 +68,20 @@ class MetricStore {
   // The text exposition (format 0.0.4) of everything published, families
   // sorted by name and series by labels. Cheap when nothing changed since
   // the last call: the rendered text is cached and shared.
+  //
+  // The text is byte for byte what prometheus-cpp 1.0's TextSerializer
+  // writes for the same families (the unit test holds it to that): values
+  // as printf's "%.16g", NaN as "Nan", infinities as "+Inf"/"-Inf"; label
+  // values escape backslash, double quote and newline; HELP is written as
+  // it is. Where two scopes publish the same series, the first scope wins.
   std::shared_ptr<const std::string> Render() const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::vector<Sample>> scopes_;  // guarded by mu_
+  std::map<std::string, detail::PreparedScope> scopes_;  // guarded by mu_
   mutable std::shared_ptr<const std::string> rendered_;  // guarded by mu_
+  // Size of the last rendering, to reserve the next one in one go.
+  mutable std::size_t rendered_size_ = 0;  // guarded by mu_
 };
 
 }  // namespace drivewatch

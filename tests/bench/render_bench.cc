@@ -10,9 +10,16 @@
 // probe run does, so the whole exposition is rendered every time.
 // BM_RenderCached is the path of a scrape with nothing published since the
 // last one. Counters: series (lines of samples) and bytes of text.
+//
+//   build/tests/render_bench --render_dump=64 > metrics.txt
+// writes the rendered text of 64 drives and exits (for promtool, or to diff
+// the exposition before and after a change to the store).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,4 +77,19 @@ BENCHMARK(BM_RenderCached)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  constexpr const char kDump[] = "--render_dump=";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kDump, sizeof kDump - 1) == 0) {
+      FleetStore& fleet = Fleet(std::atoi(argv[i] + sizeof kDump - 1));
+      fleet.Touch();
+      std::cout << *fleet.store().Render();
+      return std::cout ? 0 : 1;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

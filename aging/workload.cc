@@ -311,7 +311,16 @@ class Engine {
 Engine::~Engine() {
   // I/O still in flight after a stop keeps its pages pinned past the ring's
   // exit; unmapping only drops our mapping.
-  if (ring_ok_) io_uring_queue_exit(&ring_);
+  if (ring_ok_) {
+    // The ring's own reference to the registered file goes only when the
+    // kernel tears the ring down, asynchronously after the close in
+    // io_uring_queue_exit. For a block device opened O_EXCL that kept the
+    // device claimed after the phase ended, and the next phase's exclusive
+    // open failed with EBUSY. Unregistering waits until the ring holds the
+    // file no more.
+    io_uring_unregister_files(&ring_);
+    io_uring_queue_exit(&ring_);
+  }
   if (memory_ != nullptr) ::munmap(memory_, memory_size_);
 }
 

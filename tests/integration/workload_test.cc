@@ -402,5 +402,22 @@ TEST_F(WorkloadLoop, WriteVerifyAndDiscard) {
   close(fd);
 }
 
+// The exclusive claim goes with the target: the next phase opens the device
+// O_EXCL right after this one closed it. The io_uring ring's reference to
+// its registered file used to outlive the run (the kernel frees a ring
+// asynchronously), and that open failed with EBUSY now and then.
+TEST_F(WorkloadLoop, DeviceIsFreeAsSoonAsTheTargetCloses) {
+  for (int round = 0; round < 20; ++round) {
+    WorkloadSpec w = Spec(0, 100, 0, 128 * kKiB, 8);
+    w.length = 1 * kMiB;
+    WorkloadResult r = RunOk(*target_, w);
+    ASSERT_EQ(r.errors, 0u) << r.first_error;
+    target_.reset();
+    auto reopened = WorkloadTarget::Open(device_, WorkloadTarget::kReadWrite);
+    ASSERT_TRUE(reopened) << "round " << round << ": " << reopened.error().message;
+    target_ = std::move(*reopened);
+  }
+}
+
 }  // namespace
 }  // namespace drivewatch::aging

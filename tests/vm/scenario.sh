@@ -14,6 +14,8 @@
 # retention (a data-retention study across a guest power-off: write in
 # boot 1, blocks damaged on the host, the daemon's verify in boot 2).
 # liveproof: every dashboard and rule expression against a real Prometheus.
+# unplug: a controller hot-unplugged mid SMART read and mid read-latency
+# probe, several times (fault 1 of docs/faults.md).
 # Artefacts go to $DW_VM_OUT/NAME (default /tmp/drivewatch-vm-out).
 set -euo pipefail
 name=${1:?usage: scenario.sh NAME (thermal, latency, power or smartd)}

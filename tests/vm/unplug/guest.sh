@@ -1,0 +1,120 @@
+# Guest side of the "unplug" VM scenario (host side: tests/vm/unplug/host.sh).
+# Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
+#
+# drivewatch runs as the guest's daemon; the host hot-unplugs and re-plugs
+# DWSN0001 over QMP and asks, on the control port, for what only the guest
+# can see. One command per line, each answered by a marker:
+#   gone N SERIAL   wait until SERIAL's controller is out of sysfs and the
+#                   daemon holds no file of a deleted /dev/nvme* node (a
+#                   leaked descriptor keeps the kernel from reusing the
+#                   name); mark "gone-N alive=0|1 pid=P waited=S fds=..."
+#                   and send the daemon's log so far as service-N.log
+#   back N SERIAL   wait until SERIAL's controller is live with a namespace
+#                   block device; mark "back-N name=nvmeX ns=nvmeXnY
+#                   alive=0|1 pid=P"
+#   finish          daemon stats, SIGTERM (service-exit RC), the state
+#                   directory as state.tar; then the daemon is started
+#                   again on that directory ("restart-up pid=P"), for the
+#                   host to read its /metrics
+#   stop2           stops it (service-exit RC again), sends its log as
+#                   service2.log, marks unplug-done and ends the scenario
+# A command already handled is ignored: the host sends again when its
+# marker is slow to come (a line can be lost on the control port).
+
+dw_drivewatch_start
+UNPLUG_PID=$DW_SERVICE_PID
+
+# The daemon's open files on NVMe nodes, "path[ (deleted)]" comma-separated.
+unplug_fds() {
+	for _f in /proc/"$UNPLUG_PID"/fd/*; do
+		_t=$(readlink "$_f" 2>/dev/null) || continue
+		case $_t in /dev/nvme* | /dev/ng*) printf '%s,' "$_t" ;; esac
+	done
+}
+
+unplug_alive() {
+	if kill -0 "$UNPLUG_PID" 2>/dev/null; then echo 1; else echo 0; fi
+}
+
+unplug_gone() { # N SERIAL
+	_t0=$(dw_uptime)
+	_i=0
+	while [ $_i -lt 150 ]; do
+		if ! dw_ctrl_by_serial "$2" >/dev/null && ! unplug_fds | grep -q deleted; then
+			break
+		fi
+		usleep 200000
+		_i=$((_i + 1))
+	done
+	_w=$(awk -v a="$_t0" -v b="$(dw_uptime)" 'BEGIN{printf "%.1f", b - a}')
+	_fds=$(unplug_fds)
+	cp /tmp/service.log "/tmp/service-$1.log"
+	dw_send_file "service-$1.log" "/tmp/service-$1.log"
+	dw_mark "gone-$1" "alive=$(unplug_alive) pid=$UNPLUG_PID waited=$_w fds=${_fds:-none}"
+}
+
+unplug_back() { # N SERIAL
+	_i=0 _c='' _ns=''
+	while [ $_i -lt 150 ]; do
+		if _c=$(dw_ctrl_by_serial "$2") && [ "$(dw_attr "/sys/class/nvme/$_c/state")" = live ]; then
+			_ns=$(dw_ns_of_ctrl "$_c" | head -n 1)
+			[ -n "$_ns" ] && [ -b "/dev/$_ns" ] && break
+		fi
+		usleep 200000
+		_i=$((_i + 1))
+	done
+	dw_mark "back-$1" "name=${_c:-none} ns=${_ns:-none} alive=$(unplug_alive) pid=$UNPLUG_PID"
+}
+
+unplug_finish() {
+	dw_daemon_stats "$UNPLUG_PID"
+	dw_service_stop TERM 20
+	ls -la /var/lib/drivewatch >/tmp/state-ls.txt 2>&1 || true
+	dw_send_file state-ls.txt /tmp/state-ls.txt
+	tar -cf /tmp/state.tar -C /var/lib/drivewatch .
+	dw_send_file state.tar /tmp/state.tar
+	# The same daemon again, on the state it left: it reads the known
+	# drives and the probes' state files back (and says so if it cannot).
+	cp /tmp/service.log /tmp/service1.log
+	dw_service_start
+	if ! dw_wait_tcp "${DWVM_PORT:-9647}" 30; then
+		dw_fail "restarted drivewatch does not listen: $(tail -n 5 /tmp/service.log | tr '\n' '|')"
+		return 1
+	fi
+	dw_mark restart-up "pid=$DW_SERVICE_PID"
+}
+
+unplug_stop2() {
+	dw_service_stop TERM 20
+	cp /tmp/service.log /tmp/service2.log
+	dw_send_file service2.log /tmp/service2.log
+	# /init ships /tmp/service.log at the end: the first run's.
+	cp /tmp/service1.log /tmp/service.log
+}
+
+dw_mark cmd-ready
+_done='|'
+_end=$(($(cut -d. -f1 /proc/uptime) + 900))
+while [ "$(cut -d. -f1 /proc/uptime)" -lt "$_end" ]; do
+	read -r -t 1 _line <&3 || continue
+	_line=$(echo "$_line" | tr -d '\r')
+	case $_done in *"|$_line|"*) continue ;; esac
+	# shellcheck disable=SC2086 # split the command into words
+	set -- $_line
+	case ${1:-} in
+	gone) unplug_gone "$2" "$3" ;;
+	back) unplug_back "$2" "$3" ;;
+	finish) unplug_finish ;;
+	stop2)
+		unplug_stop2
+		dw_mark unplug-done
+		_end=0
+		;;
+	*)
+		[ -z "${1:-}" ] || dw_mark unknown-command "$_line"
+		continue
+		;;
+	esac
+	_done="$_done$_line|"
+done
+[ "$_end" = 0 ] || dw_fail "unplug: no stop2 from the host within 900 s"

@@ -29,6 +29,11 @@ constexpr MetricDesc kProbeDuration{
     "drivewatch_probe_duration_seconds",
     "Wall time taken by the last run of the probe on the drive.",
     MetricType::kGauge};
+constexpr MetricDesc kProbeFailures{
+    "drivewatch_probe_failures_total",
+    "Runs of the probe on the drive that failed (a command refused or timed "
+    "out, the controller gone mid-run), since drivewatch started.",
+    MetricType::kCounter};
 constexpr MetricDesc kProbeLastSuccess{
     "drivewatch_probe_last_success_timestamp_seconds",
     "Unix time of the last successful run of the probe on the drive.",
@@ -118,6 +123,9 @@ struct DriveMonitor::ProbeState {
   // Touched only on the drive's strand.
   bool failing = false;
   double last_success = 0;
+  // Kept while the drive is away, so a run the unplug cut short is still
+  // counted when the drive comes back under its serial.
+  std::uint64_t failures = 0;
 };
 
 struct DriveMonitor::Drive {
@@ -497,6 +505,7 @@ void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
                 " (logged once until it recovers)");
     }
     state.failing = true;
+    ++state.failures;
     // A controller that went away leaves a dead file descriptor behind.
     if (status.error().errnum == ENODEV || status.error().errnum == ENXIO) {
       drive->controller.reset();
@@ -505,6 +514,7 @@ void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
   const Labels labels = {{"probe", probe_name}, {"serial", info.serial}};
   samples.push_back({&kProbeSuccess, labels, status ? 1.0 : 0.0});
   samples.push_back({&kProbeDuration, labels, duration});
+  samples.push_back({&kProbeFailures, labels, static_cast<double>(state.failures)});
   if (state.last_success > 0) {
     samples.push_back({&kProbeLastSuccess, labels, state.last_success});
   }

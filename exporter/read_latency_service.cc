@@ -97,7 +97,15 @@ ReadLatencyService::Targets ReadLatencyService::NamespaceTargets(
   return out;
 }
 
-void ReadLatencyService::SyncLocked(const Targets& wanted) {
+void ReadLatencyService::SyncLocked(const Targets& wanted, bool park) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (config_ && now - it->second.since >= config_->drive_grace_period) {
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = workers_.begin(); it != workers_.end();) {
     auto w = wanted.find(it->first);
     if (w != wanted.end() && SameTarget(w->second, it->second->target)) {
@@ -114,22 +122,40 @@ void ReadLatencyService::SyncLocked(const Targets& wanted) {
     log::Info("read latency: stopping " + it->second->target.path);
     it->second->thread = {};  // request stop and join
     store_.Remove(it->first);
+    if (park && w == wanted.end() && it->second->target.kind == ReadTarget::Kind::kNamespace) {
+      parked_[it->first] = Parked{std::move(it->second), now};
+    }
     it = workers_.erase(it);
   }
   for (const auto& [scope, target] : wanted) {
     if (workers_.count(scope)) continue;
-    auto worker = std::make_unique<Worker>();
-    worker->scope = scope;
-    worker->target = target;
-    if (target.kind == ReadTarget::Kind::kNamespace) {
-      worker->serial = target.labels.front().second;
+    std::unique_ptr<Worker> worker;
+    if (auto p = parked_.find(scope); p != parked_.end()) {
+      if (SameTarget(target, p->second.worker->target) ||
+          SameButPath(target, p->second.worker->target)) {
+        worker = std::move(p->second.worker);
+        worker->probe->MoveBlockDevice(target.path);
+        worker->target = target;
+        log::Info("read latency: serial=" + worker->serial + " nsid " +
+                  std::to_string(target.nsid) + " is back, at " + target.path +
+                  "; its counts continue");
+      }
+      parked_.erase(p);
     }
-    worker->probe = std::make_unique<ReadLatencyProbe>(target, settings_);
-    if (load_board_ != nullptr && !worker->serial.empty()) {
-      worker->probe->SetLoadObserver(load_board_->Observe(worker->serial));
-    }
-    if (auto p = paused_.find(worker->serial); p != paused_.end()) {
-      for (int i = 0; i < p->second; ++i) worker->probe->Pause();
+    if (!worker) {
+      worker = std::make_unique<Worker>();
+      worker->scope = scope;
+      worker->target = target;
+      if (target.kind == ReadTarget::Kind::kNamespace) {
+        worker->serial = target.labels.front().second;
+      }
+      worker->probe = std::make_unique<ReadLatencyProbe>(target, settings_);
+      if (load_board_ != nullptr && !worker->serial.empty()) {
+        worker->probe->SetLoadObserver(load_board_->Observe(worker->serial));
+      }
+      if (auto p = paused_.find(worker->serial); p != paused_.end()) {
+        for (int i = 0; i < p->second; ++i) worker->probe->Pause();
+      }
     }
     ReadLatencyProbe* probe = worker->probe.get();
     worker->thread = std::jthread([probe](std::stop_token stop) { probe->Run(stop); });
@@ -155,6 +181,7 @@ void ReadLatencyService::Reconfigure(const config::Config& config) {
   const ReadLatencySettings next = ProbeSettings(config);
   if (!SameSettings(next, settings_)) {
     SyncLocked({});  // every target restarts with the new settings
+    parked_.clear();
     settings_ = next;
   }
   config_ = config;
@@ -170,6 +197,7 @@ void ReadLatencyService::Stop() {
   config_.reset();  // a discovery pass still in flight starts nothing
   for (auto& [scope, worker] : workers_) worker->thread.request_stop();
   workers_.clear();  // joins
+  parked_.clear();
 }
 
 void ReadLatencyService::DrivesPresent(const std::vector<ControllerInfo>& drives) {
@@ -178,7 +206,7 @@ void ReadLatencyService::DrivesPresent(const std::vector<ControllerInfo>& drives
   if (!config_) return;
   Targets wanted = ConfiguredTargets(*config_);
   wanted.merge(NamespaceTargets(*config_, drives_, sysfs_root_));
-  SyncLocked(wanted);
+  SyncLocked(wanted, /*park=*/true);
 }
 
 void ReadLatencyService::Pause(const std::string& serial) {
@@ -186,6 +214,9 @@ void ReadLatencyService::Pause(const std::string& serial) {
   ++paused_[serial];
   for (auto& [scope, worker] : workers_) {
     if (worker->serial == serial) worker->probe->Pause();
+  }
+  for (auto& [scope, parked] : parked_) {
+    if (parked.worker->serial == serial) parked.worker->probe->Pause();
   }
 }
 
@@ -196,6 +227,9 @@ void ReadLatencyService::Resume(const std::string& serial) {
   if (--it->second == 0) paused_.erase(it);
   for (auto& [scope, worker] : workers_) {
     if (worker->serial == serial) worker->probe->Resume();
+  }
+  for (auto& [scope, parked] : parked_) {
+    if (parked.worker->serial == serial) parked.worker->probe->Resume();
   }
 }
 

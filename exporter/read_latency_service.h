@@ -11,6 +11,7 @@
 // them) and "target/<name>/read_latency" for a configured target.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,7 +57,10 @@ class ReadLatencyService : public DriveListener {
   void Stop();
 
   // DriveListener: starts namespaces that appeared (or moved to another
-  // block device), stops those that vanished.
+  // block device), stops those that vanished. A vanished namespace's probe
+  // is kept, stopped, for the drive grace period: if its drive comes back
+  // under the same serial, the namespace's counts continue (the read that
+  // failed at the unplug included) instead of starting again from zero.
   void DrivesPresent(const std::vector<ControllerInfo>& drives) override;
 
   // The hook for heavy phases: pause every namespace target of the drive
@@ -90,8 +94,9 @@ class ReadLatencyService : public DriveListener {
   static Targets NamespaceTargets(const config::Config& config,
                                   const std::vector<ControllerInfo>& drives,
                                   const std::string& sysfs_root);
-  // Makes the running set equal `wanted`; mu_ held.
-  void SyncLocked(const Targets& wanted);
+  // Makes the running set equal `wanted`; mu_ held. With `park`, namespace
+  // targets no longer wanted are parked rather than dropped.
+  void SyncLocked(const Targets& wanted, bool park = false);
 
   MetricStore& store_;
   Scheduler& scheduler_;
@@ -103,6 +108,11 @@ class ReadLatencyService : public DriveListener {
   std::vector<ControllerInfo> drives_;           // mu_, last discovery
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // mu_, by scope
   std::map<std::string, int> paused_;            // mu_, by serial
+  struct Parked {
+    std::unique_ptr<Worker> worker;  // thread stopped
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<std::string, Parked> parked_;         // mu_, by scope
   std::optional<Scheduler::JobId> publish_job_;  // mu_
 };
 

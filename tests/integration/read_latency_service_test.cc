@@ -154,6 +154,44 @@ TEST_F(ServiceHotPlugTest, TargetsFollowDiscovery) {
   EXPECT_TRUE(WaitFor([&] { return Reads("SNB") >= b + 20; }));
 }
 
+// Unplugged and plugged back within the grace period, under another kernel
+// name: the namespace's series go while it is away and come back counting
+// on, not from zero (so a read that failed at the unplug stays counted).
+TEST_F(ServiceHotPlugTest, ReturningNamespaceContinuesItsCounts) {
+  Identity(0, "SNA", 1);
+  Identity(1, "SNB", 1);
+  service_->DrivesPresent({Drive("SNA", loops_[0]), Drive("SNB", loops_[1])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNA") >= 50; })) << Metrics();
+  service_->DrivesPresent({Drive("SNB", loops_[1])});
+  const std::string away = Metrics();
+  EXPECT_EQ(away.find("serial=\"SNA\""), std::string::npos) << away;
+
+  Identity(2, "SNA", 1);  // back, as another block device
+  service_->DrivesPresent({Drive("SNA", loops_[2]), Drive("SNB", loops_[1])});
+  double back = -1;
+  ASSERT_TRUE(WaitFor([&] { return (back = Reads("SNA")) >= 0; })) << Metrics();
+  EXPECT_GE(back, 50) << "counting on from before the unplug, not from zero";
+  EXPECT_TRUE(WaitFor([&] { return Reads("SNA") >= back + 20; })) << Metrics();
+  EXPECT_EQ(Find(Metrics(), "drivewatch_read_latency_target_info",
+                 {"path=\"" + loops_[2] + "\""}), 1);
+}
+
+// Past the grace period a returning drive starts afresh.
+TEST_F(ServiceHotPlugTest, NamespaceBackAfterTheGracePeriodStartsAfresh) {
+  config_.drive_grace_period = std::chrono::milliseconds(200);
+  service_->Reconfigure(config_);
+  Identity(0, "SNA", 1);
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  ASSERT_TRUE(WaitFor([&] { return Reads("SNA") >= 200; })) << Metrics();
+  service_->DrivesPresent({});
+  std::this_thread::sleep_for(300ms);
+  service_->DrivesPresent({});  // a discovery pass after the grace period
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  double fresh = -1;
+  ASSERT_TRUE(WaitFor([&] { return (fresh = Reads("SNA")) >= 0; })) << Metrics();
+  EXPECT_LT(fresh, 200);
+}
+
 TEST_F(ServiceHotPlugTest, RenamedNamespaceKeepsItsSeries) {
   Identity(0, "SNA", 1);
   service_->DrivesPresent({Drive("SNA", loops_[0])});

@@ -230,13 +230,20 @@ TEST_F(DriveMonitorTest, FailingProbeOnOneDriveLeavesTheOthersAlone) {
       << Metrics();
   EXPECT_TRUE(Has("drivewatch_probe_success{probe=\"test\",serial=\"SN2\"} 1"));
   EXPECT_TRUE(Has("drivewatch_test_probe_value{serial=\"SN2\"} 7"));
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN1\"} 1"));
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN2\"} 0"));
+  clock_.Advance(seconds(60));
+  Settle();
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN1\"} 2"));
 
   script_.fail["SN1"] = false;
   clock_.Advance(seconds(60));
   Settle();
+  // The count of failures stays; only the last run's success changes.
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN1\"} 2"));
   EXPECT_TRUE(Has("drivewatch_probe_success{probe=\"test\",serial=\"SN1\"} 1"));
   EXPECT_TRUE(Has("drivewatch_probe_last_success_timestamp_seconds{probe=\"test\","
-                  "serial=\"SN1\"} 1767225720"))
+                  "serial=\"SN1\"} 1767225780"))
       << Metrics();
 }
 

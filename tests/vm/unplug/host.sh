@@ -34,8 +34,9 @@
 #      read error and no timeout ever, its health probe never failed
 #      (Prometheus min_over_time)
 #   U5 the unplug hit work in flight. drivewatch exports no per-command
-#      error counter, and a failed run's probe_success 0 is replaced within
-#      a discovery interval by the drive's removal, so the evidence is the
+#      error counter (U9 counts failed runs, not which command failed), and
+#      a failed run's probe_success 0 is replaced within a discovery
+#      interval by the drive's removal, so the evidence is the
 #      daemon's "probe P on drive ... failed: DEVICE: COMMAND: ERROR" line
 #      (the daemon's log up to each unplug is shipped as service-N.log):
 #      a  every cycle: the health or thermal probe (the two that read the
@@ -53,6 +54,12 @@
 #   U6 nothing leaks: once the drive is down the daemon holds no file of a
 #      deleted /dev/nvme* node (guest /proc/PID/fd), so the kernel can
 #      reuse the name
+#   U9 the faults are counted: drivewatch_probe_failures_total of
+#      DWSN0001's health and thermal probes is at least the number of
+#      cycles (U5a: one failed run a cycle at least), DWSN0002's is 0
+#   U10 the reads that failed at the unplugs stay counted: the sum of
+#      DWSN0001's drivewatch_read_errors_total is at least the number of
+#      cycles (its counts continue across the re-plug)
 #   U7 the daemon never restarted (same PID at every check, alive) and
 #      exits 0 on SIGTERM
 #   U8 nothing lost: the state directory parses (known-drives.tsv: header,
@@ -99,6 +106,17 @@ up_url() { echo "http://127.0.0.1:$VM_HOSTPORT/metrics"; }
 up_value() { up_check value "$(up_url)" "$@" 2>/dev/null || true; }
 up_json() { dw_python -c 'import json,sys; v=json.load(sys.stdin); print(eval(sys.argv[1], {}, {"v": v}))' "$1"; }
 up_gt() { awk -v a="${1:-}" -v b="${2:-}" 'BEGIN{exit !(a != "" && b != "" && a + 0 > b + 0)}'; }
+
+# up_failures SERIAL PROBE_REGEX: the drive's failed probe runs, summed.
+up_failures() {
+	prom_value "sum(drivewatch_probe_failures_total{serial=\"$1\",probe=~\"$2\"})"
+}
+# up_failures_at_least N: DWSN0001's health+thermal failures >= N, DWSN0002's 0.
+up_failures_at_least() {
+	local v
+	v=$(up_failures "$UNPLUG_SERIAL" 'health|thermal')
+	! up_gt "$1" "${v:-0}" && [[ -n $v && $(up_failures "$UNPLUG_OTHER" '.*') == 0 ]]
+}
 
 # up_poll TIMEOUT_S CMD...: retry CMD every 0.2 s; prints seconds waited.
 up_poll() {
@@ -345,6 +363,23 @@ for r in json.load(sys.stdin)["data"]["result"]:
 		up_pass "U5b SMART read in flight" "cycle(s) ${UP_SMART_CYCLES% } of $n: a Get Log Page 02h failed right after the same run's Identify Controller succeeded (files/service-N.log)"
 	else
 		up_fail "U5b SMART read in flight" "in none of $n cycles did the health or thermal probe fail at its SMART read after its Identify (cycles.txt)"
+	fi
+	# U9: every cycle's failed health/thermal run on DWSN0001 (U5a: at least
+	# one per cycle) is counted in drivewatch_probe_failures_total, which
+	# the drive keeps across the unplug; DWSN0002 has none.
+	if up_poll 30 up_failures_at_least "$n" >/dev/null; then
+		up_pass "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = $(up_failures "$UNPLUG_SERIAL" 'health|thermal') after $n cycles; $UNPLUG_OTHER: $(up_failures "$UNPLUG_OTHER" '.*')"
+	else
+		up_fail "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = '$(up_failures "$UNPLUG_SERIAL" 'health|thermal')' after $n cycles (want >= $n); $UNPLUG_OTHER: '$(up_failures "$UNPLUG_OTHER" '.*')' (want 0)"
+	fi
+	# U10: the reads that failed at each unplug (U5a) stay counted: the
+	# namespace's probe is kept through the grace period and its counts go
+	# on after the re-plug, so its errors are exported once it is back.
+	v=$(prom_value "sum(drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"})")
+	if up_gt "$n" "${v:-0}"; then
+		up_fail "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = '${v}' after $n cycles, each with a failed read (want >= $n)"
+	else
+		up_pass "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = $v after $n cycles: $(prom_query "drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"}" | dw_python -c 'import json,sys; print(", ".join(r["metric"].get("error","?")+"="+r["value"][1] for r in json.load(sys.stdin)["data"]["result"]))')"
 	fi
 	for v in U2 U3 U4 U6 U7; do
 		[[ " ${UNPLUG_FAILED[*]} " == *" $v "* ]] || up_pass "$v" "all $n cycles"

@@ -152,7 +152,9 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
     if (r.Find("first_lba")->AsUint() == 100) {
       EXPECT_EQ(r.Find("first_difference")->AsUint(), 517u);
     }
-    if (r.Find("first_lba")->AsUint() == 3000) EXPECT_EQ(r.Find("found_lba")->AsUint(), 3001u);
+    if (r.Find("first_lba")->AsUint() == 3000) {
+      EXPECT_EQ(r.Find("found_lba")->AsUint(), 3001u);
+    }
     if (r.Find("class")->AsString() == "stale") {
       EXPECT_EQ(r.Find("found_study")->AsString(), Study("old").Find("id")->AsString());
     }
@@ -205,7 +207,9 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
   EXPECT_EQ(last.Find("bad")->Find("misplaced")->AsUint(), 1u);
   EXPECT_EQ(last.Find("ok")->AsUint(), 4096u - 5);
   for (const Json& r : last.Find("ranges")->items()) {
-    if (r.Find("first_lba")->AsUint() == 7) EXPECT_EQ(r.Find("first_difference")->AsUint(), 71u);
+    if (r.Find("first_lba")->AsUint() == 7) {
+      EXPECT_EQ(r.Find("first_difference")->AsUint(), 71u);
+    }
   }
 }
 

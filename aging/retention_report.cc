@@ -61,6 +61,15 @@ std::optional<double> Num(const Json& root,
   return Num(At(root, path));
 }
 
+// An LBA or a count: a number from 0 to below 2^64, else nothing (a study
+// file edited by hand, or damaged, may hold anything).
+std::optional<std::uint64_t> Whole(const Json& root,
+                                   std::initializer_list<std::string_view> path) {
+  const auto v = Num(root, path);
+  if (!v || !(*v >= 0) || *v >= 18446744073709551616.0) return std::nullopt;
+  return At(root, path)->AsUint();
+}
+
 std::string Str(const Json& root, std::initializer_list<std::string_view> path) {
   const Json* j = At(root, path);
   if (j == nullptr) return "-";
@@ -709,10 +718,10 @@ std::string RenderText(const Json& study, const Summary& s, double now) {
     if (const Json* ranges = judged->json->Find("ranges"); ranges && !ranges->items().empty()) {
       rows.clear();
       for (const Json& range : ranges->items()) {
-        const auto first = Num(range, {"first_lba"});
-        const auto last = Num(range, {"last_lba"});
-        std::string lbas = "LBA " + (first ? Count(static_cast<std::uint64_t>(*first)) : "-");
-        if (last && first && *last != *first) lbas += "-" + Count(static_cast<std::uint64_t>(*last));
+        const auto first = Whole(range, {"first_lba"});
+        const auto last = Whole(range, {"last_lba"});
+        std::string lbas = "LBA " + (first ? Count(*first) : "-");
+        if (last && first && *last != *first) lbas += "-" + Count(*last);
         std::string detail;
         if (range.Find("error")) detail = Str(range, {"error"});
         if (range.Find("first_difference")) detail = "first difference at byte " + Str(range, {"first_difference"});

@@ -178,6 +178,21 @@ TEST(RetentionReportTest, UnknownStorageTemperature) {
             std::string::npos);
 }
 
+// A study file is state on disk: damaged or edited, an LBA may be negative,
+// fractional or huge. The report shows "-" for it (found by the
+// retention_study fuzz target: a negative last_lba cast to unsigned was UB).
+TEST(RetentionReportTest, ImpossibleLbasShowAsADash) {
+  Json study = Load("bad_blocks");
+  EditItem(study, "verifies", -1, [](Json& verify) {
+    EditItem(verify, "ranges", 0, [](Json& range) { range["last_lba"] = -9001.0; });
+    EditItem(verify, "ranges", 1, [](Json& range) { range["first_lba"] = 1e30; });
+  });
+  const std::string text = RenderRetentionReport(study, ReportFormat::kText, kNow);
+  EXPECT_NE(text.find("LBA 9,000 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("9,001"), std::string::npos) << text;
+  EXPECT_NE(text.find("LBA - "), std::string::npos) << text;
+}
+
 TEST(RetentionReportTest, FailedStudyShowsItsReason) {
   Json study = Load("writing");
   study["state"] = "failed";

@@ -704,3 +704,83 @@ vm_boot_drivewatch() {
 	DW_VM_BOOT_SECONDS=$(dw_elapsed "$VM_T0")
 	dw_log "drivewatch up in the guest: ${DW_VM_SERIALS}(${DW_VM_BOOT_SECONDS}s after QEMU start)"
 }
+
+# ---------------------------------------------------------------- scenario assertions
+
+# vm_assert_init NAME OUTDIR: start a scenario's record.  Creates OUTDIR,
+# sets VM_ASSERT_NAME (the log tag) and VM_ASSERT_OUT (OUTDIR, absolute),
+# empties OUTDIR/assertions.txt and OUTDIR/measurements.txt and VM_FAILED
+# (the ids of the failed assertions).  Call it in the scenario's shell (not
+# in $(...)): it sets globals.
+vm_assert_init() {
+	VM_ASSERT_NAME=$1
+	mkdir -p "$2" && VM_ASSERT_OUT=$(cd "$2" && pwd) || { dw_die "$1" "cannot create $2"; return 1; }
+	: >"$VM_ASSERT_OUT/assertions.txt"
+	: >"$VM_ASSERT_OUT/measurements.txt"
+	VM_FAILED=()
+}
+
+# vm_log TEXT...: a timestamped progress line on stderr, tagged with NAME.
+vm_log() { printf '[%s %s] %s\n' "$VM_ASSERT_NAME" "$(date +%T)" "$*" >&2; }
+
+# vm_pass ID TEXT: a passed assertion, into assertions.txt and the log.
+vm_pass() {
+	printf 'PASS %s: %s\n' "$1" "$2" >>"$VM_ASSERT_OUT/assertions.txt"
+	vm_log "PASS $1: $2"
+}
+
+# vm_fail ID TEXT [DETAILS_FILE]: a failed assertion, into assertions.txt
+# and on stderr (with DETAILS_FILE's lines indented, if it is not empty);
+# ID goes into VM_FAILED.  The run goes on.
+vm_fail() {
+	local id=$1 text=$2 details=${3:-}
+	{
+		printf 'ASSERTION FAILED %s: %s\n' "$id" "$text"
+		if [[ -n $details && -s $details ]]; then sed 's/^/    /' "$details"; fi
+	} | tee -a "$VM_ASSERT_OUT/assertions.txt" >&2
+	VM_FAILED+=("$id")
+}
+
+# vm_measure LABEL VALUE: a measurement, into measurements.txt and on stderr.
+vm_measure() {
+	printf '%-56s %s\n' "$1" "$2" | tee -a "$VM_ASSERT_OUT/measurements.txt" >&2
+}
+
+# vm_assert_result [NOUN]: the scenario's verdict: fails, listing
+# VM_FAILED, if any assertion failed; else logs "all NOUNs passed".
+# NOUN: check (default) or assertion.
+vm_assert_result() {
+	local noun=${1:-check}
+	if ((${#VM_FAILED[@]})); then
+		printf '[%s] %d %s(s) FAILED: %s\n' "$VM_ASSERT_NAME" "${#VM_FAILED[@]}" "$noun" "$(printf '%s; ' "${VM_FAILED[@]}")" >&2
+		return 1
+	fi
+	vm_log "all ${noun}s passed ($VM_ASSERT_OUT/assertions.txt)"
+}
+
+# vm_boot_scenario DIR FRAGMENTS INITRD [EXTRA_QEMU_ARGS...]: vm_boot_drivewatch
+# into VM_ASSERT_OUT with the scenario's DIR/drivewatch.toml, the fragments
+# of DIR/FRAGMENTS (a missing directory: none) and the guest script
+# DIR/guest.sh; measures the boot.  DW_VM_APPEND etc. pass through.
+vm_boot_scenario() {
+	local dir=$1 frags=$2 initrd=$3
+	shift 3
+	DW_VM_DRIVEWATCH_CONFIG=$dir/drivewatch.toml \
+		DW_VM_DRIVEWATCH_FRAGMENTS=$dir/$frags \
+		vm_boot_drivewatch "$VM_ASSERT_OUT" "$initrd" "$dir/guest.sh" "$@" || return 1
+	vm_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+}
+
+# vm_guest_finish DONE_MARKER: the end of a guest that waits for "finish"
+# (dw_wait_host finish) and then marks DONE_MARKER: send it, wait for the
+# power-off, measure the wall time, decode the guest's files into
+# VM_ASSERT_OUT/files (their names in files.list).
+vm_guest_finish() {
+	local wall
+	vm_wait_marker wait-host-finish 60 >/dev/null
+	vm_send finish
+	vm_wait_marker "$1" 60 >/dev/null
+	wall=$(vm_wait_exit 60)
+	vm_measure "QEMU start -> exit (s)" "$wall"
+	vm_extract_files "$VM_LOG" "$VM_ASSERT_OUT/files" >"$VM_ASSERT_OUT/files.list"
+}

@@ -53,20 +53,7 @@ AGING_S4_AFTER_BYTES=${AGING_S4_AFTER_BYTES:-33554432} # qom-set once S4 wrote t
 AGING_ABORT_MAX=${AGING_ABORT_MAX:-3}                # seconds
 AGING_LEVEL_TOLERANCE=${AGING_LEVEL_TOLERANCE:-0.15}
 AGING_NEW_SERIAL=DWSN0005
-AGING_FAILED=()
 
-ag_log() { printf '[aging %s] %s\n' "$(date +%T)" "$*" >&2; }
-ag_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$AG_OUT/assertions.txt"
-	ag_log "PASS $1: $2"
-}
-ag_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$AG_OUT/assertions.txt" >&2
-	AGING_FAILED+=("$1")
-}
-ag_measure() {
-	printf '%-60s %s\n' "$1" "$2" | tee -a "$AG_OUT/measurements.txt" >&2
-}
 ag_py() { dw_python "$AGING_DIR/aging.py" "$@"; }
 ag_wr() { ag_py wr "$VM_QMP" "$1"; }
 # ag_get NAME PATH: a value of run NAME's record (files/NAME.json).
@@ -102,15 +89,15 @@ ag_check_refused() {
 	rc=${m%% *}
 	outcome=$(ag_get "$name" outcome)
 	reason=$(ag_get "$name" reason)
-	ag_measure "$name: exit status, outcome" "$rc $outcome"
-	ag_measure "$name: reason" "$reason"
+	vm_measure "$name: exit status, outcome" "$rc $outcome"
+	vm_measure "$name: reason" "$reason"
 	if [[ $rc != 2 || $outcome != refused ]]; then
-		ag_fail "$id" "$name: exit $rc, outcome '$outcome' (wanted 2, refused); reason '$reason'; stderr: $(tail -n 3 "$AG_OUT/files/$name.err" 2>/dev/null | tr '\n' '|')"
+		vm_fail "$id" "$name: exit $rc, outcome '$outcome' (wanted 2, refused); reason '$reason'; stderr: $(tail -n 3 "$AG_OUT/files/$name.err" 2>/dev/null | tr '\n' '|')"
 		ok=0
 	fi
 	for t in "$@"; do
 		if [[ $reason != *"$t"* ]]; then
-			ag_fail "$id" "$name: the reason does not mention '$t': '$reason'"
+			vm_fail "$id" "$name: the reason does not mention '$t': '$reason'"
 			ok=0
 		fi
 	done
@@ -125,17 +112,17 @@ aging_s1() {
 	vm_wait_marker wait-host-s1 60 >/dev/null || return 1
 	vm_send s1
 	vm_wait_marker s1-done 60 >/dev/null || return 1
-	ag_measure "S1 two refused runs (s)" "$(dw_elapsed "$t0")"
+	vm_measure "S1 two refused runs (s)" "$(dw_elapsed "$t0")"
 	ag_files s1-wrongsn.json s1-wrongsn.err s1-ns2.json s1-ns2.err || true
 	w1=$(ag_wr c0)
-	ag_measure "S1 DWSN0001 wr_bytes before / after" "$w0 / $w1"
+	vm_measure "S1 DWSN0001 wr_bytes before / after" "$w0 / $w1"
 	ag_check_refused "S1 serial check" s1-wrongsn "/dev/$AG_NS1" WRONGSN DWSN0001 || ok=0
 	ag_check_refused "S1 serial check" s1-ns2 "/dev/$AG_NS1" "namespace 2" || ok=0
 	if [[ -z $w0 || $w0 != "$w1" ]]; then
-		ag_fail "S1 serial check" "DWSN0001's wr_bytes moved from '$w0' to '$w1': a refused run wrote"
+		vm_fail "S1 serial check" "DWSN0001's wr_bytes moved from '$w0' to '$w1': a refused run wrote"
 		ok=0
 	fi
-	((ok)) && ag_pass "S1 serial check" "WRONGSN and namespace 2 on /dev/$AG_NS1 (DWSN0001) refused with exit 2, the reasons name the device and the serials/namespaces; wr_bytes stayed $w1"
+	((ok)) && vm_pass "S1 serial check" "WRONGSN and namespace 2 on /dev/$AG_NS1 (DWSN0001) refused with exit 2, the reasons name the device and the serials/namespaces; wr_bytes stayed $w1"
 	return 0
 }
 
@@ -145,9 +132,9 @@ aging_s2() {
 	vm_wait_marker wait-host-s2-unplugged 60 >/dev/null || return 1
 	t0=$(dw_now)
 	vm_device_del c0 30 || return 1
-	ag_measure "S2 device_del c0 -> DEVICE_DELETED (s)" "$(dw_elapsed "$t0")"
+	vm_measure "S2 device_del c0 -> DEVICE_DELETED (s)" "$(dw_elapsed "$t0")"
 	vm_send s2-unplugged
-	ag_measure "S2 guest block devices after the unplug" "$(vm_wait_marker s2-gone 30)"
+	vm_measure "S2 guest block devices after the unplug" "$(vm_wait_marker s2-gone 30)"
 	vm_device_add "\"driver\":\"nvme\",\"id\":\"c5\",\"serial\":\"$AGING_NEW_SERIAL\",\"drive\":\"n5\"" || return 1
 	w0=$(ag_wr c5)
 	vm_wait_marker wait-host-s2-plugged 60 >/dev/null || return 1
@@ -155,22 +142,22 @@ aging_s2() {
 	new=$(vm_wait_marker s2-new 40) || return 1
 	path=${new%% *}           # "nvmeX/nvmeXnY was=... nsid=N"
 	path=/dev/${path#*/}
-	ag_measure "S2 $AGING_NEW_SERIAL's controller/namespace (DWSN0001's before)" "$new"
+	vm_measure "S2 $AGING_NEW_SERIAL's controller/namespace (DWSN0001's before)" "$new"
 	if [[ $path == "/dev/$AG_NS1" ]]; then
-		ag_measure "S2 kernel name of the unplugged drive re-used" "yes: $path was DWSN0001's, is $AGING_NEW_SERIAL's"
+		vm_measure "S2 kernel name of the unplugged drive re-used" "yes: $path was DWSN0001's, is $AGING_NEW_SERIAL's"
 	else
-		ag_measure "S2 kernel name of the unplugged drive re-used" "no: DWSN0001 was /dev/$AG_NS1, $AGING_NEW_SERIAL is $path (the config names $path)"
+		vm_measure "S2 kernel name of the unplugged drive re-used" "no: DWSN0001 was /dev/$AG_NS1, $AGING_NEW_SERIAL is $path (the config names $path)"
 	fi
 	vm_wait_marker s2-done 60 >/dev/null || return 1
 	ag_files s2-renamed.json s2-renamed.err || true
 	w1=$(ag_wr c5)
-	ag_measure "S2 $AGING_NEW_SERIAL wr_bytes after device_add / after the run" "$w0 / $w1"
+	vm_measure "S2 $AGING_NEW_SERIAL wr_bytes after device_add / after the run" "$w0 / $w1"
 	ag_check_refused "S2 renamed device" s2-renamed "$path" DWSN0001 "$AGING_NEW_SERIAL" || ok=0
 	if [[ -z $w0 || $w0 != "$w1" ]]; then
-		ag_fail "S2 renamed device" "$AGING_NEW_SERIAL's wr_bytes moved from '$w0' to '$w1': the refused run wrote to the other drive"
+		vm_fail "S2 renamed device" "$AGING_NEW_SERIAL's wr_bytes moved from '$w0' to '$w1': the refused run wrote to the other drive"
 		ok=0
 	fi
-	((ok)) && ag_pass "S2 renamed device" "after device_del DWSN0001 / device_add $AGING_NEW_SERIAL, a target saying DWSN0001 at $path was refused (exit 2, both serials named); $AGING_NEW_SERIAL's wr_bytes stayed $w1"
+	((ok)) && vm_pass "S2 renamed device" "after device_del DWSN0001 / device_add $AGING_NEW_SERIAL, a target saying DWSN0001 at $path was refused (exit 2, both serials named); $AGING_NEW_SERIAL's wr_bytes stayed $w1"
 	return 0
 }
 
@@ -178,8 +165,8 @@ aging_s2() {
 aging_s3() {
 	local ok=1 base tpid trig t0 m rc outcome slc lb before after written wend truth err how fixture
 	base=$(ag_wr c2)
-	ag_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
-	ag_measure "S3 DWSN0003 image allocated on the host before (bytes)" "$(ag_alloc)"
+	vm_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
+	vm_measure "S3 DWSN0003 image allocated on the host before (bytes)" "$(ag_alloc)"
 	ag_py throttle "$VM_QMP" c2 "$AGING_FAST_BPS" || return 1
 	vm_wait_marker wait-host-s3 60 >/dev/null || return 1
 	t0=$(dw_now)
@@ -190,23 +177,23 @@ aging_s3() {
 	sleep 0.2
 	vm_send s3
 	if ! wait "$tpid"; then
-		ag_fail "S3 SLC cache" "the QMP trigger failed: $(cat "$AG_OUT/trigger.err")"
+		vm_fail "S3 SLC cache" "the QMP trigger failed: $(cat "$AG_OUT/trigger.err")"
 		vm_wait_marker s3-done 120 >/dev/null || return 1
 		return 0
 	fi
 	trig=$(cat "$AG_OUT/trigger.json")
-	ag_measure "S3 trigger (JSON)" "$trig"
+	vm_measure "S3 trigger (JSON)" "$trig"
 	truth=$(ag_py get "$AG_OUT/trigger.json" truth)
-	ag_measure "S3 truth: first polled wr_bytes >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
-	ag_measure "S3 slop: crossing poll -> wr_bytes after the throttle cmd" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; throttle cmd $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
-	ag_measure "S3 knee of wr_bytes (slow line at cmd return) - truth" "$(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes"
-	ag_measure "S3 QEMU-side rates fast / slow (B/s)" "$(ag_py get "$AG_OUT/trigger.json" fast_bps) / $(ag_py get "$AG_OUT/trigger.json" slow_bps)"
+	vm_measure "S3 truth: first polled wr_bytes >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
+	vm_measure "S3 slop: crossing poll -> wr_bytes after the throttle cmd" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; throttle cmd $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
+	vm_measure "S3 knee of wr_bytes (slow line at cmd return) - truth" "$(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes"
+	vm_measure "S3 QEMU-side rates fast / slow (B/s)" "$(ag_py get "$AG_OUT/trigger.json" fast_bps) / $(ag_py get "$AG_OUT/trigger.json" slow_bps)"
 	vm_wait_marker s3-done 120 >/dev/null || return 1
-	ag_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
+	vm_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
 	ag_files s3.json s3.err s3.toml || true
 	wend=$(ag_wr c2)
-	ag_measure "S3 DWSN0003 blockstats after the fill" "$(ag_py stats "$VM_QMP" c2)"
-	ag_measure "S3 DWSN0003 image allocated on the host after (bytes)" "$(ag_alloc)"
+	vm_measure "S3 DWSN0003 blockstats after the fill" "$(ag_py stats "$VM_QMP" c2)"
+	vm_measure "S3 DWSN0003 image allocated on the host after (bytes)" "$(ag_alloc)"
 	m=$(ag_run_marker s3)
 	rc=${m%% *}
 	outcome=$(ag_get s3 outcome)
@@ -215,36 +202,36 @@ aging_s3() {
 	before=$(ag_get s3 results.before_cache_bytes_per_second)
 	after=$(ag_get s3 results.after_cache_bytes_per_second)
 	written=$(ag_get s3 results.written_bytes)
-	ag_measure "S3 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s3 duration_seconds)"
-	ag_measure "S3 written_bytes / QEMU wr_bytes delta" "$written / $((wend - base))"
-	ag_measure "S3 slc_cache_bytes detected / truth" "${slc:-none (lower bound $lb)} / $truth"
+	vm_measure "S3 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s3 duration_seconds)"
+	vm_measure "S3 written_bytes / QEMU wr_bytes delta" "$written / $((wend - base))"
+	vm_measure "S3 slc_cache_bytes detected / truth" "${slc:-none (lower bound $lb)} / $truth"
 	if [[ -n $slc ]]; then
 		err=$(ag_awk "printf \"%.3f\", ($slc - $truth) * 100 / $truth")
-		ag_measure "S3 detected - truth (% of truth)" "$err %"
+		vm_measure "S3 detected - truth (% of truth)" "$err %"
 	fi
-	ag_measure "S3 before / after cache (B/s), throttles" "$before / $after, $AGING_FAST_BPS / $AGING_SLOW_BPS"
-	ag_measure "S3 series (B/s)" "$(ag_get s3 series.throughput_bytes_per_second | tr ',' ' ' | awk '{for (i = 1; i <= NF; i++) printf "%.1f ", $i / 1048576; print "MiB/s"}')"
+	vm_measure "S3 before / after cache (B/s), throttles" "$before / $after, $AGING_FAST_BPS / $AGING_SLOW_BPS"
+	vm_measure "S3 series (B/s)" "$(ag_get s3 series.throughput_bytes_per_second | tr ',' ' ' | awk '{for (i = 1; i <= NF; i++) printf "%.1f ", $i / 1048576; print "MiB/s"}')"
 	if [[ $rc != 0 || $outcome != completed ]]; then
-		ag_fail "S3 SLC cache" "the fill exited $rc, outcome '$outcome', reason '$(ag_get s3 reason)'; stderr: $(tail -n 3 "$AG_OUT/files/s3.err" | tr '\n' '|')"
+		vm_fail "S3 SLC cache" "the fill exited $rc, outcome '$outcome', reason '$(ag_get s3 reason)'; stderr: $(tail -n 3 "$AG_OUT/files/s3.err" | tr '\n' '|')"
 		ok=0
 	fi
 	if [[ -z $slc ]]; then
-		ag_fail "S3 SLC cache" "no slc_cache_bytes (no sustained drop found; lower bound '$lb'), truth $truth"
+		vm_fail "S3 SLC cache" "no slc_cache_bytes (no sustained drop found; lower bound '$lb'), truth $truth"
 		ok=0
 	elif ! ag_awk "exit !(($slc - $truth) <= 0.05 * $truth && ($truth - $slc) <= 0.05 * $truth)"; then
-		ag_fail "S3 SLC cache" "slc_cache_bytes $slc is not within 5% of the truth $truth ($err %)"
+		vm_fail "S3 SLC cache" "slc_cache_bytes $slc is not within 5% of the truth $truth ($err %)"
 		ok=0
 	fi
 	if [[ -z $written || $written != "$((wend - base))" ]]; then
-		ag_fail "S3 SLC cache" "written_bytes '$written' but QEMU counted $((wend - base)) written bytes (did the trim write?)"
+		vm_fail "S3 SLC cache" "written_bytes '$written' but QEMU counted $((wend - base)) written bytes (did the trim write?)"
 		ok=0
 	fi
 	if ! ag_awk "exit !(\"$before\" != \"\" && $before + 0 >= $AGING_FAST_BPS * (1 - $AGING_LEVEL_TOLERANCE) && $before + 0 <= $AGING_FAST_BPS * (1 + $AGING_LEVEL_TOLERANCE))"; then
-		ag_fail "S3 SLC cache" "before_cache_bytes_per_second '$before' is not the fast throttle $AGING_FAST_BPS +-$AGING_LEVEL_TOLERANCE"
+		vm_fail "S3 SLC cache" "before_cache_bytes_per_second '$before' is not the fast throttle $AGING_FAST_BPS +-$AGING_LEVEL_TOLERANCE"
 		ok=0
 	fi
 	if ! ag_awk "exit !(\"$after\" != \"\" && $after + 0 >= $AGING_SLOW_BPS * (1 - $AGING_LEVEL_TOLERANCE) && $after + 0 <= $AGING_SLOW_BPS * (1 + $AGING_LEVEL_TOLERANCE))"; then
-		ag_fail "S3 SLC cache" "after_cache_bytes_per_second '$after' is not the slow throttle $AGING_SLOW_BPS +-$AGING_LEVEL_TOLERANCE"
+		vm_fail "S3 SLC cache" "after_cache_bytes_per_second '$after' is not the slow throttle $AGING_SLOW_BPS +-$AGING_LEVEL_TOLERANCE"
 		ok=0
 	fi
 	if [[ -s $AG_OUT/files/s3.json && -n $truth ]]; then
@@ -253,14 +240,14 @@ throttled over QMP block_set_io_throttle to bps_wr=$AGING_FAST_BPS from the star
 The truth above is the first polled wr_bytes at or above that; wr_bytes read right after the throttle command returned was $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes higher, and the slow level's line meets the fast one $(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes after the truth.
 One bytes/second value per line (results.series.throughput_bytes_per_second), oldest first."
 		ag_py series "$AG_OUT/files/s3.json" "$truth" "$AG_OUT/vm_fill_series.txt" "$how" ||
-			ag_fail "S3 SLC cache" "cannot write the series file"
+			vm_fail "S3 SLC cache" "cannot write the series file"
 		if [[ ${AGING_RECORD_FIXTURE:-0} == 1 ]]; then
 			fixture=${DW_FIXTURE_OUT:-$AGING_DIR/../../fixtures}/slc
 			mkdir -p "$fixture" && cp "$AG_OUT/vm_fill_series.txt" "$fixture/vm_fill_series.txt" &&
-				ag_log "fixture written: $fixture/vm_fill_series.txt"
+				vm_log "fixture written: $fixture/vm_fill_series.txt"
 		fi
 	fi
-	((ok)) && ag_pass "S3 SLC cache" "slc_cache_bytes $slc vs truth $truth ($err %); before $before B/s, after $after B/s; written_bytes = QEMU's wr_bytes delta $written"
+	((ok)) && vm_pass "S3 SLC cache" "slc_cache_bytes $slc vs truth $truth ($err %); before $before B/s, after $after B/s; written_bytes = QEMU's wr_bytes delta $written"
 	return 0
 }
 
@@ -275,7 +262,7 @@ aging_s4() {
 		w=$(ag_wr c2)
 		((w - base >= AGING_S4_AFTER_BYTES)) && break
 		if (($(date +%s) > end)) || [[ -n $(ag_run_marker s4) ]]; then
-			ag_fail "S4 critical warning" "the long fill did not write $AGING_S4_AFTER_BYTES bytes (wr_bytes delta $((w - base)); run marker '$(ag_run_marker s4)')"
+			vm_fail "S4 critical warning" "the long fill did not write $AGING_S4_AFTER_BYTES bytes (wr_bytes delta $((w - base)); run marker '$(ag_run_marker s4)')"
 			vm_wait_marker s4-done 120 >/dev/null || return 1
 			return 0
 		fi
@@ -299,22 +286,22 @@ aging_s4() {
 	rc=${m%% *}
 	outcome=$(ag_get s4 outcome)
 	reason=$(ag_get s4 reason)
-	ag_measure "S4 qom-set command (s)" "$(ag_awk "printf \"%.3f\", $tq1 - $tq")"
-	ag_measure "S4 qom-set -> run ended (guest marker seen, s)" "$delay"
-	ag_measure "S4 bytes written by the fill before / after the warning" "$((wq - base)) / $((wend - wq))"
-	ag_measure "S4 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s4 duration_seconds)"
-	ag_measure "S4 reason" "$reason"
-	ag_measure "S4 DWSN0003 blockstats after the run" "$(ag_py stats "$VM_QMP" c2)"
-	ag_measure "S4 DWSN0003 image allocated on the host (trim, then the bytes above)" "$(ag_alloc)"
+	vm_measure "S4 qom-set command (s)" "$(ag_awk "printf \"%.3f\", $tq1 - $tq")"
+	vm_measure "S4 qom-set -> run ended (guest marker seen, s)" "$delay"
+	vm_measure "S4 bytes written by the fill before / after the warning" "$((wq - base)) / $((wend - wq))"
+	vm_measure "S4 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s4 duration_seconds)"
+	vm_measure "S4 reason" "$reason"
+	vm_measure "S4 DWSN0003 blockstats after the run" "$(ag_py stats "$VM_QMP" c2)"
+	vm_measure "S4 DWSN0003 image allocated on the host (trim, then the bytes above)" "$(ag_alloc)"
 	if [[ $rc != 1 || $outcome != aborted || $reason != *"critical warning"* ]]; then
-		ag_fail "S4 critical warning" "exit $rc, outcome '$outcome', reason '$reason' (wanted 1, aborted, 'critical warning ...')"
+		vm_fail "S4 critical warning" "exit $rc, outcome '$outcome', reason '$reason' (wanted 1, aborted, 'critical warning ...')"
 		ok=0
 	fi
 	if ! ag_awk "exit !($delay <= $AGING_ABORT_MAX)"; then
-		ag_fail "S4 critical warning" "the run ended ${delay}s after the qom-set, wanted <= ${AGING_ABORT_MAX}s"
+		vm_fail "S4 critical warning" "the run ended ${delay}s after the qom-set, wanted <= ${AGING_ABORT_MAX}s"
 		ok=0
 	fi
-	((ok)) && ag_pass "S4 critical warning" "smart_critical_warning 0x04 during the fill -> aborted in ${delay}s: '$reason'"
+	((ok)) && vm_pass "S4 critical warning" "smart_critical_warning 0x04 during the fill -> aborted in ${delay}s: '$reason'"
 	return 0
 }
 
@@ -326,24 +313,22 @@ aging_history() {
 	vm_wait_marker aging-done 60 >/dev/null || return 1
 	m=$(vm_wait_marker history-rc 5)
 	ag_files history.jsonl state.txt || true
-	ag_measure "S5 drivewatch history exit" "$m"
+	vm_measure "S5 drivewatch history exit" "$m"
 	if out=$(ag_py history "$AG_OUT/files/history.jsonl" fill:refused fill:refused fill:refused \
 		slcfill:completed longfill:aborted 2>&1); then
-		ag_pass "S5 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted"
+		vm_pass "S5 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted"
 	else
-		ag_fail "S5 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
+		vm_fail "S5 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
 	fi
 	return 0
 }
 
 # ---------------------------------------------------------------- driver
 aging_run() {
-	AG_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	vm_assert_init aging "$1"
+	AG_OUT=$VM_ASSERT_OUT
 	local work=$2 t0 wall devices err
 	AG_WORK=$work
-	: >"$AG_OUT/assertions.txt"
-	: >"$AG_OUT/measurements.txt"
-	AGING_FAILED=()
 	t0=$(dw_now)
 	[[ -n ${DRIVEWATCH_BIN:-} && -x $DRIVEWATCH_BIN ]] ||
 		{ dw_die aging "DRIVEWATCH_BIN='${DRIVEWATCH_BIN:-}' is not an executable (build the drivewatch target)"; return 1; }
@@ -360,8 +345,8 @@ aging_run() {
 	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL" \
 		vm_start "$AG_OUT" "$work/aging.cpio.gz" "${AGING_QEMU_ARGS[@]}" || return 1
 	devices=$(vm_wait_marker aging-devices 120) || return 1
-	ag_measure "QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"
-	ag_measure "guest devices" "$devices"
+	vm_measure "QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"
+	vm_measure "guest devices" "$devices"
 	AG_NS1=$(sed -n 's/.*DWSN0001=[^/]*\/\([^ ]*\).*/\1/p' <<<"$devices")
 	aging_s1 || return 1
 	aging_s2 || return 1
@@ -369,12 +354,8 @@ aging_run() {
 	aging_s4 || return 1
 	aging_history || return 1
 	wall=$(vm_wait_exit 60) || return 1
-	ag_measure "QEMU start -> exit (s)" "$wall"
+	vm_measure "QEMU start -> exit (s)" "$wall"
 	vm_extract_files "$VM_LOG" "$AG_OUT/files" >"$AG_OUT/files.list" || true
-	ag_measure "aging scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#AGING_FAILED[@]})); then
-		printf '[aging] %d check(s) FAILED: %s\n' "${#AGING_FAILED[@]}" "$(printf '%s; ' "${AGING_FAILED[@]}")" >&2
-		return 1
-	fi
-	ag_log "all checks passed ($AG_OUT/assertions.txt)"
+	vm_measure "aging scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

@@ -30,20 +30,7 @@ LATENCY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LATENCY_RATE=50               # rates of latency/drivewatch.toml
 LATENCY_SLOW_NS=3000000000    # null-co latency of DWSN0004's reads
 LATENCY_SCRAPE_MAX=${LATENCY_SCRAPE_MAX:-0.5}  # seconds
-LATENCY_FAILED=()
 
-lt_log() { printf '[latency %s] %s\n' "$(date +%T)" "$*" >&2; }
-lt_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$LT_OUT/assertions.txt"
-	lt_log "PASS $1: $2"
-}
-lt_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$LT_OUT/assertions.txt" >&2
-	LATENCY_FAILED+=("$1")
-}
-lt_measure() {
-	printf '%-56s %s\n' "$1" "$2" | tee -a "$LT_OUT/measurements.txt" >&2
-}
 lt_check() { dw_python "$LATENCY_DIR/check.py" "$@"; }
 lt_metrics_url() { echo "http://127.0.0.1:$VM_HOSTPORT/metrics"; }
 
@@ -66,15 +53,15 @@ latency_rate() {
 	local ok=1 out r v sn=DWSN0001 ids
 	# The probe started with the daemon; let the first publish land.
 	out=$(prom_wait "drivewatch_read_latency_target_up{serial=\"$sn\",nsid=\"1\"}" 1 30 2>&1) || {
-		lt_fail "L1 probe on a namespace" "target not up: $out"
+		vm_fail "L1 probe on a namespace" "target not up: $out"
 		return 0
 	}
 	out=$(lt_check rate "$(lt_metrics_url)" drivewatch_read_latency_seconds_count \
 		"serial=$sn,nsid=1,rate=$LATENCY_RATE" 16) || true
-	lt_measure "DWSN0001 achieved read rate (IOPS, configured $LATENCY_RATE)" "$out"
+	vm_measure "DWSN0001 achieved read rate (IOPS, configured $LATENCY_RATE)" "$out"
 	r=$(sed -n 's/^rate=\([^ ]*\).*/\1/p' <<<"$out")
 	if ! awk -v r="$r" -v w="$LATENCY_RATE" 'BEGIN{exit !(r > w * 0.9 && r < w * 1.1)}'; then
-		lt_fail "L1 probe on a namespace" "DWSN0001 nsid 1 read at $out, wanted $LATENCY_RATE IOPS +-10%"
+		vm_fail "L1 probe on a namespace" "DWSN0001 nsid 1 read at $out, wanted $LATENCY_RATE IOPS +-10%"
 		ok=0
 	fi
 	for v in "drivewatch_read_latency_seconds_bucket{serial=\"$sn\",nsid=\"1\",rate=\"$LATENCY_RATE\",le=\"10\"}" \
@@ -84,26 +71,26 @@ latency_rate() {
 		"drivewatch_read_latency_window_samples{serial=\"$sn\",nsid=\"1\",rate=\"$LATENCY_RATE\",window=\"1m\"}"; do
 		out=$(prom_value "$v" 2>/dev/null) || out=
 		if ! awk -v a="${out:-0}" 'BEGIN{exit !(a > 0)}'; then
-			lt_fail "L1 probe on a namespace" "$v is '${out:-absent}' in Prometheus, wanted > 0"
+			vm_fail "L1 probe on a namespace" "$v is '${out:-absent}' in Prometheus, wanted > 0"
 			ok=0
 		fi
 	done
-	lt_measure "DWSN0001 p50 / p99 over 1m (s)" "$(prom_value "drivewatch_read_latency_window_seconds{serial=\"$sn\",nsid=\"1\",window=\"1m\",percentile=\"50\"}") / $(prom_value "drivewatch_read_latency_window_seconds{serial=\"$sn\",nsid=\"1\",window=\"1m\",percentile=\"99\"}")"
+	vm_measure "DWSN0001 p50 / p99 over 1m (s)" "$(prom_value "drivewatch_read_latency_window_seconds{serial=\"$sn\",nsid=\"1\",window=\"1m\",percentile=\"50\"}") / $(prom_value "drivewatch_read_latency_window_seconds{serial=\"$sn\",nsid=\"1\",window=\"1m\",percentile=\"99\"}")"
 	# Five namespaces: DWSN0001, DWSN0002 (two), DWSN0003, DWSN0004. The
 	# slow one opens only after the kernel's partition scan (3 s a read).
 	ids=$(vm_markers | sed -n 's/^DWVM-MARK: ns-identity //p' | tr '\n' ';')
-	lt_measure "guest sysfs identities (name maj:min serial nsid)" "$ids"
+	vm_measure "guest sysfs identities (name maj:min serial nsid)" "$ids"
 	out=$(prom_wait 'count(drivewatch_read_latency_target_up == 1 and on(serial, nsid) drivewatch_read_latency_target_info{kind="namespace"})' 5 60 2>&1) || {
-		lt_fail "L1 probe on a namespace" "not all 5 namespace targets up: $out; guest sysfs: $ids"
+		vm_fail "L1 probe on a namespace" "not all 5 namespace targets up: $out; guest sysfs: $ids"
 		ok=0
 	}
-	lt_measure "all 5 namespaces open (s waited after L1's rate check)" "${out%% *}"
+	vm_measure "all 5 namespaces open (s waited after L1's rate check)" "${out%% *}"
 	out=$(prom_value "sum(drivewatch_read_latency_identity_mismatches_total)")
 	if [[ $out != 0 ]]; then
-		lt_fail "L1 probe on a namespace" "identity mismatches '$out' (want 0); guest sysfs: $ids"
+		vm_fail "L1 probe on a namespace" "identity mismatches '$out' (want 0); guest sysfs: $ids"
 		ok=0
 	fi
-	((ok)) && lt_pass "L1 probe on a namespace" "DWSN0001 nsid 1 read at ${r} IOPS (configured $LATENCY_RATE); histogram and 1m window gauges in Prometheus; all 5 namespaces up with their sysfs identity verified"
+	((ok)) && vm_pass "L1 probe on a namespace" "DWSN0001 nsid 1 read at ${r} IOPS (configured $LATENCY_RATE); histogram and 1m window gauges in Prometheus; all 5 namespaces up with their sysfs identity verified"
 	return 0
 }
 
@@ -111,17 +98,17 @@ latency_rate() {
 latency_errors() {
 	local ok=1 out sn=DWSN0003 c1 c2 e1 e2 name
 	out=$(prom_wait "count(drivewatch_read_errors_total{serial=\"$sn\"} > 0)" 1 30 2>&1) || {
-		lt_fail "L2 blkdebug errors" "no error counted on $sn within 30 s: $out"
+		vm_fail "L2 blkdebug errors" "no error counted on $sn within 30 s: $out"
 		return 0
 	}
 	name=$(prom_query "drivewatch_read_errors_total{serial=\"$sn\"}" |
 		dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result.0.metric.error)
-	lt_measure "DWSN0003 error label for blkdebug's EIO" "$name"
+	vm_measure "DWSN0003 error label for blkdebug's EIO" "$name"
 	# The kernel turns the controller's Unrecovered Read Error (QEMU's
 	# answer to an EIO from its block layer, NVMe 2.0 status 02h/81h) into
 	# BLK_STS_MEDIUM, which reaches user space as ENODATA, not EIO.
 	if [[ $name != ENODATA && $name != EIO ]]; then
-		lt_fail "L2 blkdebug errors" "$sn's errors are labelled '$name', wanted an errno name (ENODATA or EIO)"
+		vm_fail "L2 blkdebug errors" "$sn's errors are labelled '$name', wanted an errno name (ENODATA or EIO)"
 		ok=0
 	fi
 	c1=$(lt_check value "$(lt_metrics_url)" drivewatch_read_latency_seconds_count "serial=$sn,nsid=1")
@@ -129,26 +116,26 @@ latency_errors() {
 	sleep 11 # two publishes
 	c2=$(lt_check value "$(lt_metrics_url)" drivewatch_read_latency_seconds_count "serial=$sn,nsid=1")
 	e2=$(lt_check value "$(lt_metrics_url)" drivewatch_read_errors_total "serial=$sn,error=$name")
-	lt_measure "DWSN0003 reads / errors, 11 s apart" "$c1 -> $c2 / $e1 -> $e2"
+	vm_measure "DWSN0003 reads / errors, 11 s apart" "$c1 -> $c2 / $e1 -> $e2"
 	if ! awk -v a="${c1:-0}" -v b="${c2:-0}" -v e="${e1:-0}" -v f="${e2:-0}" 'BEGIN{exit !(b > a + 100 && f > e && e > 0)}'; then
-		lt_fail "L2 blkdebug errors" "$sn: reads $c1 -> $c2, errors $e1 -> $e2 over 11 s: reading did not go on after errors"
+		vm_fail "L2 blkdebug errors" "$sn: reads $c1 -> $c2, errors $e1 -> $e2 over 11 s: reading did not go on after errors"
 		ok=0
 	fi
 	# 4 of 64 blocks fail: about 6% of the reads.
 	if ! awk -v c="$c2" -v e="$e2" 'BEGIN{r = e / (c + e); exit !(r > 0.02 && r < 0.12)}'; then
-		lt_fail "L2 blkdebug errors" "$sn: $e2 errors for $c2 good reads; 4/64 = 6% expected"
+		vm_fail "L2 blkdebug errors" "$sn: $e2 errors for $c2 good reads; 4/64 = 6% expected"
 		ok=0
 	fi
 	out=$(prom_value "count(drivewatch_read_errors_total{serial!=\"$sn\"} > 0)")
 	if [[ -n $out ]]; then
-		lt_fail "L2 blkdebug errors" "errors counted on drives without injected errors: $(prom_query "drivewatch_read_errors_total{serial!=\"$sn\"} > 0" | head -c 400)"
+		vm_fail "L2 blkdebug errors" "errors counted on drives without injected errors: $(prom_query "drivewatch_read_errors_total{serial!=\"$sn\"} > 0" | head -c 400)"
 		ok=0
 	fi
 	out=$(prom_wait "drivewatch_read_latency_target_up{serial=\"$sn\"}" 1 5 2>&1) || {
-		lt_fail "L2 blkdebug errors" "$sn target not up: $out"
+		vm_fail "L2 blkdebug errors" "$sn target not up: $out"
 		ok=0
 	}
-	((ok)) && lt_pass "L2 blkdebug errors" "$sn: $e2 reads failed with $name (blkdebug EIO), reads kept growing ($c1 -> $c2 in 11 s), target up, no errors elsewhere"
+	((ok)) && vm_pass "L2 blkdebug errors" "$sn: $e2 reads failed with $name (blkdebug EIO), reads kept growing ($c1 -> $c2 in 11 s), target up, no errors elsewhere"
 	return 0
 }
 
@@ -156,7 +143,7 @@ latency_errors() {
 latency_timeouts() {
 	local ok=1 out sn=DWSN0004 t1 t2 times=() i t max med c1 c2
 	out=$(prom_wait "count(drivewatch_read_timeouts_total{serial=\"$sn\"} >= 2)" 1 60 2>&1) || {
-		lt_fail "L3 timeouts" "fewer than 2 timeouts counted on $sn within 60 s: $out"
+		vm_fail "L3 timeouts" "fewer than 2 timeouts counted on $sn within 60 s: $out"
 		return 0
 	}
 	t1=$(lt_check value "$(lt_metrics_url)" drivewatch_read_timeouts_total "serial=$sn")
@@ -170,32 +157,32 @@ latency_timeouts() {
 	c2=$(lt_check value "$(lt_metrics_url)" drivewatch_read_latency_seconds_count "serial=DWSN0001,nsid=1")
 	max=$(printf '%s\n' "${times[@]}" | sort -g | tail -n 1)
 	med=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 10p)
-	lt_measure "scrape time under a hung namespace, 20 curls: median / max (s)" "$med / $max"
-	lt_measure "DWSN0004 timeouts during the scrapes" "$t1 -> $t2"
+	vm_measure "scrape time under a hung namespace, 20 curls: median / max (s)" "$med / $max"
+	vm_measure "DWSN0004 timeouts during the scrapes" "$t1 -> $t2"
 	if ! awk -v m="$max" -v b="$LATENCY_SCRAPE_MAX" 'BEGIN{exit !(m < b)}'; then
-		lt_fail "L3 timeouts" "slowest of 20 scrapes took ${max}s (median ${med}s), wanted < ${LATENCY_SCRAPE_MAX}s"
+		vm_fail "L3 timeouts" "slowest of 20 scrapes took ${max}s (median ${med}s), wanted < ${LATENCY_SCRAPE_MAX}s"
 		ok=0
 	fi
 	if ! awk -v a="$t1" -v b="$t2" 'BEGIN{exit !(b > a)}'; then
-		lt_fail "L3 timeouts" "$sn timeouts did not grow while scraping: $t1 -> $t2"
+		vm_fail "L3 timeouts" "$sn timeouts did not grow while scraping: $t1 -> $t2"
 		ok=0
 	fi
 	if ! awk -v a="$c1" -v b="$c2" 'BEGIN{exit !(b > a)}'; then
-		lt_fail "L3 timeouts" "DWSN0001 stopped reading while DWSN0004 hung: $c1 -> $c2"
+		vm_fail "L3 timeouts" "DWSN0001 stopped reading while DWSN0004 hung: $c1 -> $c2"
 		ok=0
 	fi
 	# Since the daemon was up (before, the guest was still booting).
 	local since=$(($(date +%s) - LT_UP_AT - 1))
 	out=$(prom_value "max_over_time(scrape_duration_seconds{job=\"drivewatch\"}[${since}s])")
-	lt_measure "Prometheus' slowest scrape since the daemon was up (s)" "$out"
+	vm_measure "Prometheus' slowest scrape since the daemon was up (s)" "$out"
 	out=$(prom_value "min_over_time(up{job=\"drivewatch\"}[${since}s])")
 	if [[ $out != 1 ]]; then
-		lt_fail "L3 timeouts" "a Prometheus scrape failed during the run (min up = '$out')"
+		vm_fail "L3 timeouts" "a Prometheus scrape failed during the run (min up = '$out')"
 		ok=0
 	fi
 	out=$(prom_value "drivewatch_read_latency_window_max_seconds{serial=\"$sn\",window=\"1m\"}")
-	lt_measure "DWSN0004 window max (s; +Inf after a timeout)" "$out"
-	((ok)) && lt_pass "L3 timeouts" "$sn (reads take 3 s, timeout 1 s): timeouts $t1 -> $t2 while 20 scrapes took median ${med}s, max ${max}s (< ${LATENCY_SCRAPE_MAX}s); DWSN0001 kept reading; every Prometheus scrape succeeded"
+	vm_measure "DWSN0004 window max (s; +Inf after a timeout)" "$out"
+	((ok)) && vm_pass "L3 timeouts" "$sn (reads take 3 s, timeout 1 s): timeouts $t1 -> $t2 while 20 scrapes took median ${med}s, max ${max}s (< ${LATENCY_SCRAPE_MAX}s); DWSN0001 kept reading; every Prometheus scrape succeeded"
 	return 0
 }
 
@@ -203,17 +190,12 @@ latency_timeouts() {
 # latency_run OUTDIR WORKDIR: the whole scenario; returns 1 if any check
 # failed (listed in OUTDIR/assertions.txt).
 latency_run() {
-	LT_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	vm_assert_init latency "$1"
+	LT_OUT=$VM_ASSERT_OUT
 	local work=$2 t0 wall rc
-	: >"$LT_OUT/assertions.txt"
-	: >"$LT_OUT/measurements.txt"
-	LATENCY_FAILED=()
 	t0=$(dw_now)
 	latency_qemu_args "$work"
-	DW_VM_DRIVEWATCH_CONFIG=$LATENCY_DIR/drivewatch.toml \
-		DW_VM_DRIVEWATCH_FRAGMENTS=$LATENCY_DIR/drivewatch.d \
-		vm_boot_drivewatch "$LT_OUT" "$work/latency.cpio.gz" "$LATENCY_DIR/guest.sh" "${LATENCY_QEMU_ARGS[@]}" || return 1
-	lt_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	vm_boot_scenario "$LATENCY_DIR" drivewatch.d "$work/latency.cpio.gz" "${LATENCY_QEMU_ARGS[@]}" || return 1
 	LT_UP_AT=$(date +%s)
 	latency_rate
 	latency_errors
@@ -223,18 +205,14 @@ latency_run() {
 	rc=$(vm_wait_marker service-exit 40) || rc=missing
 	vm_wait_marker latency-done 30 >/dev/null
 	wall=$(vm_wait_exit 60)
-	lt_measure "QEMU start -> exit (s)" "$wall"
-	lt_measure "guest daemon CPU seconds / age (s)" "$(vm_wait_marker daemon-cpu 1) / $(vm_wait_marker daemon-age 1)"
+	vm_measure "QEMU start -> exit (s)" "$wall"
+	vm_measure "guest daemon CPU seconds / age (s)" "$(vm_wait_marker daemon-cpu 1) / $(vm_wait_marker daemon-age 1)"
 	if [[ $rc == 0 ]]; then
-		lt_pass "L4 daemon" "up throughout, exit 0 on SIGTERM"
+		vm_pass "L4 daemon" "up throughout, exit 0 on SIGTERM"
 	else
-		lt_fail "L4 daemon" "exit status on SIGTERM: $rc"
+		vm_fail "L4 daemon" "exit status on SIGTERM: $rc"
 	fi
 	vm_extract_files "$VM_LOG" "$LT_OUT/files" >"$LT_OUT/files.list" || true
-	lt_measure "latency scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#LATENCY_FAILED[@]})); then
-		printf '[latency] %d check(s) FAILED: %s\n' "${#LATENCY_FAILED[@]}" "$(printf '%s; ' "${LATENCY_FAILED[@]}")" >&2
-		return 1
-	fi
-	lt_log "all checks passed ($LT_OUT/assertions.txt)"
+	vm_measure "latency scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

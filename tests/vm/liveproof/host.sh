@@ -32,8 +32,6 @@ LP_PHASES=(fill perf reclaim trim retention-write retention-verify)
 LP_SETTLE=${LP_SETTLE:-120}
 LP_HOST_PID=
 
-lp_log() { printf '[liveproof %s] %s\n' "$(date +%T)" "$*" >&2; }
-lp_measure() { printf '%-56s %s\n' "$1" "$2" | tee -a "$LP_OUT/measurements.txt" >&2; }
 
 # lp_host_phases WORK: the host daemon's config, and every phase by hand.
 lp_host_phases() {
@@ -49,7 +47,7 @@ lp_host_phases() {
 		rc=0
 		"$DRIVEWATCH_BIN" phase run "$p" --config.file="$LP_HOST/drivewatch.toml" \
 			>"$LP_HOST/phase-$p.json" 2>"$LP_HOST/phase-$p.log" </dev/null || rc=$?
-		lp_measure "host phase $p by hand (s, exit status)" "$(dw_elapsed "$t") rc=$rc"
+		vm_measure "host phase $p by hand (s, exit status)" "$(dw_elapsed "$t") rc=$rc"
 		((rc == 0)) || { dw_die "host phase $p" "exit $rc: $(tail -n 3 "$LP_HOST/phase-$p.log" | tr '\n' '|')"; return 1; }
 	done
 }
@@ -62,7 +60,7 @@ lp_host_start() {
 	LP_HOST_PID=$!
 	for _ in $(seq 100); do
 		curl -fsS --max-time 1 "http://127.0.0.1:$LP_HOST_PORT/metrics" >/dev/null 2>&1 && {
-			lp_log "host drivewatch pid $LP_HOST_PID on 127.0.0.1:$LP_HOST_PORT"
+			vm_log "host drivewatch pid $LP_HOST_PID on 127.0.0.1:$LP_HOST_PORT"
 			return 0
 		}
 		kill -0 "$LP_HOST_PID" 2>/dev/null || break
@@ -124,7 +122,7 @@ EOF
 	PROM_URL=http://127.0.0.1:$port
 	for _ in $(seq 100); do
 		curl -fsS --max-time 1 "$PROM_URL/-/ready" >/dev/null 2>&1 && {
-			lp_log "prometheus pid $PROM_PID at $PROM_URL scraping $guest (guest) and $host (host)"
+			vm_log "prometheus pid $PROM_PID at $PROM_URL scraping $guest (guest) and $host (host)"
 			return 0
 		}
 		kill -0 "$PROM_PID" 2>/dev/null || break
@@ -136,9 +134,9 @@ EOF
 # liveproof_run OUTDIR WORKDIR: the whole scenario; returns 1 on any FAIL
 # (listed at the top of OUTDIR/liveproof.txt).
 liveproof_run() {
-	LP_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	vm_assert_init liveproof "$1"
+	LP_OUT=$VM_ASSERT_OUT
 	local work=$2 t0 n rc=0 grc wall
-	: >"$LP_OUT/measurements.txt"
 	# scenario.sh's cleanup stops QEMU and Prometheus; the host daemon too.
 	# shellcheck disable=SC2154 # lp_rc is assigned inside the trap
 	trap 'lp_rc=$?; lp_host_stop; (exit $lp_rc); cleanup' EXIT
@@ -161,13 +159,13 @@ liveproof_run() {
 	n=$(vm_wait_marker ctrl-count 10) || return 1
 	prom_wait 'count(drivewatch_probe_success{probe="health"} == 1)' "$n" 60 >/dev/null ||
 		{ dw_die drivewatch "not all $n controllers have a successful health run"; return 1; }
-	lp_measure "QEMU start -> all $n drives probed in Prometheus (s)" "$(dw_elapsed "$VM_T0")"
+	vm_measure "QEMU start -> all $n drives probed in Prometheus (s)" "$(dw_elapsed "$VM_T0")"
 
 	local tc
 	tc=$(dw_now)
 	dw_python "$LIVEPROOF_DIR/check.py" --prom "$PROM_URL" --repo "$LP_REPO" --out "$LP_OUT" \
 		--settle "$LP_SETTLE" >"$LP_OUT/check.txt" || rc=$?
-	lp_measure "check.py (s, incl. waiting for data)" "$(dw_elapsed "$tc")"
+	vm_measure "check.py (s, incl. waiting for data)" "$(dw_elapsed "$tc")"
 	cat "$LP_OUT/check.txt" >&2
 	curl -fsS --max-time 5 "http://127.0.0.1:$VM_HOSTPORT/metrics" >"$LP_OUT/metrics-guest.txt" 2>/dev/null || true
 	curl -fsS --max-time 5 "http://127.0.0.1:$LP_HOST_PORT/metrics" >"$LP_HOST/metrics.txt" 2>/dev/null || true
@@ -179,16 +177,16 @@ liveproof_run() {
 	wall=$(vm_wait_exit 60) || wall=timeout
 	vm_extract_files "$VM_LOG" "$LP_OUT/files" >"$LP_OUT/files.list" || true
 	lp_host_stop
-	lp_measure "QEMU start -> exit (s)" "$wall"
-	lp_measure "daemon exit status on SIGTERM (guest, host)" "$grc, $LP_HOST_RC"
-	lp_measure "liveproof scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_measure "QEMU start -> exit (s)" "$wall"
+	vm_measure "daemon exit status on SIGTERM (guest, host)" "$grc, $LP_HOST_RC"
+	vm_measure "liveproof scenario wall time (s)" "$(dw_elapsed "$t0")"
 	if [[ $grc != 0 || $LP_HOST_RC != 0 ]]; then
-		lp_log "a daemon did not exit 0 on SIGTERM (guest $grc, host $LP_HOST_RC)"
+		vm_log "a daemon did not exit 0 on SIGTERM (guest $grc, host $LP_HOST_RC)"
 		rc=1
 	fi
 	if ((rc != 0)); then
-		lp_log "FAILED: see $LP_OUT/liveproof.txt"
+		vm_log "FAILED: see $LP_OUT/liveproof.txt"
 		return 1
 	fi
-	lp_log "every expression with data returns data, none errors ($LP_OUT/liveproof.txt)"
+	vm_log "every expression with data returns data, none errors ($LP_OUT/liveproof.txt)"
 }

@@ -21,24 +21,11 @@ POWER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 POWER_ONE_NS=DWSN0001
 POWER_TWO_NS=DWSN0002
 POWER_RATE_PERIOD=6  # rate_period and idle_period of power/drivewatch.toml
-POWER_FAILED=()
 
-pw_log() { printf '[power %s] %s\n' "$(date +%T)" "$*" >&2; }
-pw_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$PW_OUT/assertions.txt"
-	pw_log "PASS $1: $2"
-}
-pw_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$PW_OUT/assertions.txt" >&2
-	POWER_FAILED+=("$1")
-}
-pw_measure() {
-	printf '%-52s %s\n' "$1" "$2" | tee -a "$PW_OUT/measurements.txt" >&2
-}
 # pw_check ID EXPR WANT TIMEOUT: prom_wait, failing ID with its output.
 pw_check() {
 	local out
-	out=$(prom_wait "$2" "$3" "$4" 2>&1) || { pw_fail "$1" "$2 != $3: $out"; return 1; }
+	out=$(prom_wait "$2" "$3" "$4" 2>&1) || { vm_fail "$1" "$2 != $3: $out"; return 1; }
 	echo "$out"
 }
 
@@ -47,7 +34,7 @@ power_at_load() {
 	local ok=1 sn=$POWER_ONE_NS t0 out
 	t0=$(dw_now)
 	pw_check W1 "drivewatch_power_at_load_watts{serial=\"$sn\",rate=\"10\",source=\"psd_estimate\"}" 25 90 >/dev/null || ok=0
-	pw_measure "boot done -> first 10-IOPS power value (s)" "$(dw_elapsed "$t0")"
+	vm_measure "boot done -> first 10-IOPS power value (s)" "$(dw_elapsed "$t0")"
 	# The first window may start before the drive's first probe runs are
 	# done; judge the sampling on a later one.
 	pw_check W1 "drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"reported\"} >= bool 2" 1 60 >/dev/null || ok=0
@@ -58,10 +45,10 @@ power_at_load() {
 	pw_check W1 "drivewatch_read_latency_window_samples{serial=\"$sn\",rate=\"10\",window=\"1m\"} > bool 0" 1 5 >/dev/null || ok=0
 	out=$(prom_query "drivewatch_power_window_samples{serial=\"$sn\"} or drivewatch_power_window_duration_seconds{serial=\"$sn\"}" |
 		dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result 2>/dev/null | tr -d '\n ' | head -c 600)
-	pw_log "windows: $out"
-	pw_measure "power_draw run duration, max over 1 min (s)" "$(prom_value 'max(max_over_time(drivewatch_probe_duration_seconds{probe="power_draw"}[1m]))')"
-	pw_measure "10-IOPS window samples / duration (s), $sn" "$(prom_value "drivewatch_power_window_samples{serial=\"$sn\",rate=\"10\"}") / $(prom_value "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"10\"}")"
-	((ok)) && pw_pass W1 "$sn: drivewatch_power_at_load_watts{rate=\"10\",source=\"psd_estimate\"} 25 (QEMU's one 25 W state), window ~${POWER_RATE_PERIOD}s with >= $((POWER_RATE_PERIOD - 2)) samples; no measured source claimed"
+	vm_log "windows: $out"
+	vm_measure "power_draw run duration, max over 1 min (s)" "$(prom_value 'max(max_over_time(drivewatch_probe_duration_seconds{probe="power_draw"}[1m]))')"
+	vm_measure "10-IOPS window samples / duration (s), $sn" "$(prom_value "drivewatch_power_window_samples{serial=\"$sn\",rate=\"10\"}") / $(prom_value "drivewatch_power_window_duration_seconds{serial=\"$sn\",rate=\"10\"}")"
+	((ok)) && vm_pass W1 "$sn: drivewatch_power_at_load_watts{rate=\"10\",source=\"psd_estimate\"} 25 (QEMU's one 25 W state), window ~${POWER_RATE_PERIOD}s with >= $((POWER_RATE_PERIOD - 2)) samples; no measured source claimed"
 	return 0
 }
 
@@ -73,11 +60,11 @@ power_idle() {
 	# A few windows have passed (W1); none may have been rejected.
 	n=$(prom_value "sum(drivewatch_power_windows_total{serial=\"$sn\",result=\"host_io\"})")
 	if [[ -n $n && $n != 0 ]]; then
-		pw_fail W2 "$sn: $n window(s) rejected as host_io although the guest does no I/O of its own: $(prom_query 'drivewatch_power_windows_total' | head -c 800)"
+		vm_fail W2 "$sn: $n window(s) rejected as host_io although the guest does no I/O of its own: $(prom_query 'drivewatch_power_windows_total' | head -c 800)"
 		ok=0
 	fi
-	pw_measure "$sn windows by result" "$(prom_query "drivewatch_power_windows_total{serial=\"$sn\"}" | dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result 2>/dev/null | tr -d '\n ' | head -c 400)"
-	((ok)) && pw_pass W2 "$sn: drivewatch_idle_power_watts{source=\"psd_estimate\"} 25 over ~${POWER_RATE_PERIOD}s idle turns; no window rejected as host_io"
+	vm_measure "$sn windows by result" "$(prom_query "drivewatch_power_windows_total{serial=\"$sn\"}" | dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result 2>/dev/null | tr -d '\n ' | head -c 400)"
+	((ok)) && vm_pass W2 "$sn: drivewatch_idle_power_watts{source=\"psd_estimate\"} 25 over ~${POWER_RATE_PERIOD}s idle turns; no window rejected as host_io"
 	return 0
 }
 
@@ -90,21 +77,21 @@ power_two_namespaces() {
 	# window (too_short), never a reported one.
 	pw_check W3 "drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"reported\"}" absent 2 >/dev/null || ok=0
 	v=$(prom_value "sum(drivewatch_power_windows_total{serial=\"$sn\",rate=\"10\",result=\"too_short\"})")
-	pw_measure "$sn 10-IOPS windows rejected as too_short" "${v:-0}"
+	vm_measure "$sn 10-IOPS windows rejected as too_short" "${v:-0}"
 	pw_check W3 'count(drivewatch_probe_success == 0)' absent 5 >/dev/null || ok=0
 	pw_check W3 'count(drivewatch_probe_success{probe="power_draw"} == 1)' 2 5 >/dev/null || ok=0
-	((ok)) && pw_pass W3 "$sn (2 namespaces, 20 IOPS together): idle power 25 W, no 10-IOPS window reported (a reader starting a moment after the other is too_short); every probe run succeeded"
+	((ok)) && vm_pass W3 "$sn (2 namespaces, 20 IOPS together): idle power 25 W, no 10-IOPS window reported (a reader starting a moment after the other is too_short); every probe run succeeded"
 	return 0
 }
 
 power_log() {
 	local log=$PW_OUT/files/service.log
 	if [[ ! -s $log ]]; then
-		pw_fail "W3 log" "no service.log from the guest"
+		vm_fail "W3 log" "no service.log from the guest"
 	elif grep -qE '(^|[ >])(error|warn):' "$log"; then
-		pw_fail "W3 log" "warnings or errors in service.log: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
+		vm_fail "W3 log" "warnings or errors in service.log: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
 	else
-		pw_pass "W3 log" "no warnings or errors in service.log"
+		vm_pass "W3 log" "no warnings or errors in service.log"
 	fi
 }
 
@@ -112,30 +99,16 @@ power_log() {
 # power_run OUTDIR WORKDIR: the whole scenario; returns 1 if any check
 # failed (listed in OUTDIR/assertions.txt).
 power_run() {
-	PW_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
-	local work=$2 t0 wall
-	: >"$PW_OUT/assertions.txt"
-	: >"$PW_OUT/measurements.txt"
-	POWER_FAILED=()
+	vm_assert_init power "$1"
+	PW_OUT=$VM_ASSERT_OUT
+	local work=$2 t0
 	t0=$(dw_now)
-	DW_VM_DRIVEWATCH_CONFIG=$POWER_DIR/drivewatch.toml \
-		DW_VM_DRIVEWATCH_FRAGMENTS=$POWER_DIR/no-fragments \
-		vm_boot_drivewatch "$PW_OUT" "$work/power.cpio.gz" "$POWER_DIR/guest.sh" || return 1
-	pw_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	vm_boot_scenario "$POWER_DIR" no-fragments "$work/power.cpio.gz" || return 1
 	power_at_load
 	power_idle
 	power_two_namespaces
-	vm_wait_marker wait-host-finish 60 >/dev/null
-	vm_send finish
-	vm_wait_marker power-done 60 >/dev/null
-	wall=$(vm_wait_exit 60)
-	pw_measure "QEMU start -> exit (s)" "$wall"
-	vm_extract_files "$VM_LOG" "$PW_OUT/files" >"$PW_OUT/files.list"
+	vm_guest_finish power-done
 	power_log
-	pw_measure "power scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#POWER_FAILED[@]})); then
-		printf '[power] %d check(s) FAILED: %s\n' "${#POWER_FAILED[@]}" "$(printf '%s; ' "${POWER_FAILED[@]}")" >&2
-		return 1
-	fi
-	pw_log "all checks passed ($PW_OUT/assertions.txt)"
+	vm_measure "power scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

@@ -20,20 +20,7 @@
 # Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt.
 
 PRIVILEGE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-PRIVILEGE_FAILED=()
 
-pv_log() { printf '[privilege %s] %s\n' "$(date +%T)" "$*" >&2; }
-pv_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$PV_OUT/assertions.txt"
-	pv_log "PASS $1: $2"
-}
-pv_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$PV_OUT/assertions.txt" >&2
-	PRIVILEGE_FAILED+=("$1")
-}
-pv_measure() {
-	printf '%-52s %s\n' "$1" "$2" | tee -a "$PV_OUT/measurements.txt" >&2
-}
 
 # Like vm_boot_drivewatch, but waits for the thermal probe: the health probe
 # cannot succeed without CAP_SYS_ADMIN.
@@ -61,31 +48,31 @@ privilege_caps() {
 	local caps cli
 	caps=$(vm_wait_marker caps 20)
 	cli=$(vm_wait_marker nvme-cli 20)
-	pv_measure "daemon capabilities" "$caps"
-	pv_measure "nvme-cli id-ctrl without CAP_SYS_ADMIN" "$cli"
+	vm_measure "daemon capabilities" "$caps"
+	vm_measure "nvme-cli id-ctrl without CAP_SYS_ADMIN" "$cli"
 	local eff bnd
 	eff=$(sed -n 's/.*CapEff:[[:space:]]*\([0-9a-f]*\).*/\1/p' <<<"$caps")
 	bnd=$(sed -n 's/.*CapBnd:[[:space:]]*\([0-9a-f]*\).*/\1/p' <<<"$caps")
 	if [[ -z $eff || -z $bnd ]] || (((16#$eff >> 21) & 1)) || (((16#$bnd >> 21) & 1)); then
-		pv_fail "P1 no CAP_SYS_ADMIN" "CapEff=$eff CapBnd=$bnd ($caps)"
+		vm_fail "P1 no CAP_SYS_ADMIN" "CapEff=$eff CapBnd=$bnd ($caps)"
 	elif [[ $cli != refused* ]]; then
-		pv_fail "P1 no CAP_SYS_ADMIN" "nvme-cli was not refused: $cli"
+		vm_fail "P1 no CAP_SYS_ADMIN" "nvme-cli was not refused: $cli"
 	else
-		pv_pass "P1 no CAP_SYS_ADMIN" "CapEff=$eff CapBnd=$bnd (bit 21 clear); nvme-cli: $cli"
+		vm_pass "P1 no CAP_SYS_ADMIN" "CapEff=$eff CapBnd=$bnd (bit 21 clear); nvme-cli: $cli"
 	fi
 }
 
 privilege_metrics() {
 	local n=$DW_VM_NCTRL_SEEN out ok=1 line sn dir milli want got
 	out=$(prom_wait 'count(drivewatch_admin_commands_permitted == 0)' "$n" 30 2>&1) || {
-		pv_fail "P2 marked" "admin_commands_permitted 0 on $n controllers: $out"
+		vm_fail "P2 marked" "admin_commands_permitted 0 on $n controllers: $out"
 		ok=0
 	}
 	out=$(prom_wait 'count(drivewatch_probe_success{probe="thermal"} == 1)' "$n" 30 2>&1) || {
-		pv_fail "P2 marked" "thermal probe success on $n controllers: $out"
+		vm_fail "P2 marked" "thermal probe success on $n controllers: $out"
 		ok=0
 	}
-	((ok)) && pv_pass "P2 marked" "/metrics answers (up 1); drivewatch_admin_commands_permitted 0 and thermal probe success 1 on all $n controllers"
+	((ok)) && vm_pass "P2 marked" "/metrics answers (up 1); drivewatch_admin_commands_permitted 0 and thermal probe success 1 on all $n controllers"
 
 	ok=1
 	local seen=0
@@ -96,88 +83,77 @@ privilege_metrics() {
 		want=$(awk -v m="$milli" 'BEGIN{printf "%.2f", m/1000}')
 		got=$(prom_value "drivewatch_hwmon_temperature_celsius{serial=\"$sn\",sensor=\"composite\"}")
 		got=$(awk -v g="${got:-nan}" 'BEGIN{printf "%.2f", g}')
-		pv_measure "hwmon composite $sn ($dir)" "guest ${want} °C, drivewatch ${got} °C"
+		vm_measure "hwmon composite $sn ($dir)" "guest ${want} °C, drivewatch ${got} °C"
 		if [[ $got != "$want" ]]; then
-			pv_fail "P3 hwmon" "$sn: drivewatch_hwmon_temperature_celsius $got, guest temp1_input $want"
+			vm_fail "P3 hwmon" "$sn: drivewatch_hwmon_temperature_celsius $got, guest temp1_input $want"
 			ok=0
 		fi
 	done < <(vm_markers | grep '^DWVM-MARK: hwmon ')
 	if ((seen != n)); then
-		pv_fail "P3 hwmon" "the guest has $seen hwmon devices for $n controllers"
+		vm_fail "P3 hwmon" "the guest has $seen hwmon devices for $n controllers"
 		ok=0
 	fi
 	out=$(prom_wait 'count(drivewatch_hwmon_temperature_threshold_celsius{threshold="over"})' "$n" 10 2>&1) || {
-		pv_fail "P3 hwmon" "hwmon over-thresholds: $out"
+		vm_fail "P3 hwmon" "hwmon over-thresholds: $out"
 		ok=0
 	}
 	out=$(prom_wait 'absent(drivewatch_temperature_celsius)' 1 2 2>&1) || {
-		pv_fail "P3 hwmon" "drivewatch_temperature_celsius exported without passthrough: $out"
+		vm_fail "P3 hwmon" "drivewatch_temperature_celsius exported without passthrough: $out"
 		ok=0
 	}
-	((ok)) && pv_pass "P3 hwmon" "composite temperature from hwmon on all $n controllers equals the guest's temp1_input; over-thresholds exported; no admin temperature series"
+	((ok)) && vm_pass "P3 hwmon" "composite temperature from hwmon on all $n controllers equals the guest's temp1_input; over-thresholds exported; no admin temperature series"
 
 	ok=1
 	out=$(prom_wait 'count(drivewatch_read_latency_target_up == 1)' "${DW_VM_NNS:-3}" 60 2>&1) || {
-		pv_fail "P4 read latency" "target_up 1 on ${DW_VM_NNS:-3} namespaces: $out"
+		vm_fail "P4 read latency" "target_up 1 on ${DW_VM_NNS:-3} namespaces: $out"
 		ok=0
 	}
 	sleep 5
 	got=$(prom_value 'count(increase(drivewatch_read_latency_seconds_count[30s]) > 0)')
-	pv_measure "namespaces whose read count grew over 30 s" "${got:-0}"
+	vm_measure "namespaces whose read count grew over 30 s" "${got:-0}"
 	if [[ ${got:-0} != "${DW_VM_NNS:-3}" ]]; then
-		pv_fail "P4 read latency" "read count grew on ${got:-0} of ${DW_VM_NNS:-3} namespaces"
+		vm_fail "P4 read latency" "read count grew on ${got:-0} of ${DW_VM_NNS:-3} namespaces"
 		ok=0
 	fi
-	((ok)) && pv_pass "P4 read latency" "all ${DW_VM_NNS:-3} namespaces up and reading without CAP_SYS_ADMIN"
+	((ok)) && vm_pass "P4 read latency" "all ${DW_VM_NNS:-3} namespaces up and reading without CAP_SYS_ADMIN"
 
 	if ! out=$(prom_wait 'count(drivewatch_probe_success{probe="health"} == 0)' "$n" 10 2>&1); then
-		pv_fail "P5 health marked failed" "$out"
+		vm_fail "P5 health marked failed" "$out"
 	else
-		pv_pass "P5 health marked failed" "drivewatch_probe_success{probe=\"health\"} 0 on all $n controllers"
+		vm_pass "P5 health marked failed" "drivewatch_probe_success{probe=\"health\"} 0 on all $n controllers"
 	fi
 }
 
 privilege_log_once() {
 	local log=$PV_OUT/files/service.log sn n ok=1
-	[[ -s $log ]] || { pv_fail "P6 logged once" "no service.log from the guest"; return 0; }
+	[[ -s $log ]] || { vm_fail "P6 logged once" "no service.log from the guest"; return 0; }
 	for sn in DWSN0001 DWSN0002; do
 		n=$(grep -c "drive serial=$sn (.*): admin passthrough denied (needs CAP_SYS_ADMIN on Linux 6.1)" "$log" || true)
 		if [[ $n != 1 ]]; then
-			pv_fail "P6 logged once" "$sn: warning logged $n times, wanted once"
+			vm_fail "P6 logged once" "$sn: warning logged $n times, wanted once"
 			ok=0
 		fi
 	done
 	grep 'admin passthrough denied' "$log" | head -n 2 >"$PV_OUT/warning.txt"
-	((ok)) && pv_pass "P6 logged once" "one 'admin passthrough denied' warning per drive: $(head -n 1 "$PV_OUT/warning.txt")"
+	((ok)) && vm_pass "P6 logged once" "one 'admin passthrough denied' warning per drive: $(head -n 1 "$PV_OUT/warning.txt")"
 	return 0
 }
 
 privilege_run() {
-	PV_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
-	local work=$2 t0 wall
-	: >"$PV_OUT/assertions.txt"
-	: >"$PV_OUT/measurements.txt"
-	PRIVILEGE_FAILED=()
+	vm_assert_init privilege "$1"
+	PV_OUT=$VM_ASSERT_OUT
+	local work=$2 t0
 	t0=$(dw_now)
 	DW_VM_DRIVEWATCH_CONFIG=$PRIVILEGE_DIR/drivewatch.toml \
 		DW_VM_DRIVEWATCH_FRAGMENTS=$PRIVILEGE_DIR/drivewatch.d \
 		privilege_boot "$PV_OUT" "$work/privilege.cpio.gz" || return 1
-	pv_measure "QEMU start -> /metrics scraped (s)" "$DW_VM_BOOT_SECONDS"
+	vm_measure "QEMU start -> /metrics scraped (s)" "$DW_VM_BOOT_SECONDS"
 	sleep 6 # a few 2 s health/thermal runs before judging "logged once"
 	privilege_caps
 	privilege_metrics
-	curl -fsS --max-time 5 "http://127.0.0.1:$VM_HOSTPORT/metrics" >"$PV_OUT/metrics.txt" || pv_fail "P2 marked" "final scrape failed"
-	vm_wait_marker wait-host-finish 60 >/dev/null
-	vm_send finish
-	vm_wait_marker privilege-done 60 >/dev/null
-	wall=$(vm_wait_exit 60)
-	pv_measure "QEMU start -> exit (s)" "$wall"
-	vm_extract_files "$VM_LOG" "$PV_OUT/files" >"$PV_OUT/files.list"
+	curl -fsS --max-time 5 "http://127.0.0.1:$VM_HOSTPORT/metrics" >"$PV_OUT/metrics.txt" || vm_fail "P2 marked" "final scrape failed"
+	vm_guest_finish privilege-done
 	privilege_log_once
-	pv_measure "privilege scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#PRIVILEGE_FAILED[@]})); then
-		printf '[privilege] %d check(s) FAILED: %s\n' "${#PRIVILEGE_FAILED[@]}" "$(printf '%s; ' "${PRIVILEGE_FAILED[@]}")" >&2
-		return 1
-	fi
-	pv_log "all checks passed ($PV_OUT/assertions.txt)"
+	vm_measure "privilege scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

@@ -51,18 +51,7 @@
 RETENTION_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RT_IO_BLOCKS=32                 # the phases' block_size 128KiB / 4 KiB
 RT_UNREADABLE_LBA=$((4096 + 60000))
-RT_FAILED=()
 
-rt_log() { printf '[retention %s] %s\n' "$(date +%T)" "$*" >&2; }
-rt_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$RT_OUT/assertions.txt"
-	rt_log "PASS $1: $2"
-}
-rt_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$RT_OUT/assertions.txt" >&2
-	RT_FAILED+=("$1")
-}
-rt_measure() { printf '%-58s %s\n' "$1" "$2" | tee -a "$RT_OUT/measurements.txt" >&2; }
 rt_py() { dw_python "$RETENTION_DIR/retention.py" "$@"; }
 rt_get() { rt_py get "$@" 2>/dev/null || true; }
 rt_run_marker() { vm_markers | sed -n "s/^DWVM-MARK: run $1 //p" | head -n 1; }
@@ -133,56 +122,56 @@ retention_boot1() {
 	t0=$(dw_now)
 	rt_boot 1 "$out" || return 1
 	RT_DEV1=$(vm_wait_marker rt-devices 120) || return 1
-	rt_measure "boot 1: QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"
-	rt_measure "boot 1: devices" "$RT_DEV1"
+	vm_measure "boot 1: QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"
+	vm_measure "boot 1: devices" "$RT_DEV1"
 	vm_wait_marker boot1-written 240 >/dev/null || return 1
 	wr0=$(rt_wr c0)
 	wr1=$(rt_wr c1)
 	vm_wait_marker wait-host-poweroff 30 >/dev/null || return 1
 	vm_send poweroff
 	vm_wait_marker state-unmounted 60 >/dev/null || return 1
-	rt_measure "boot 1: QEMU start -> exit (s)" "$(vm_wait_exit 60)" || return 1
+	vm_measure "boot 1: QEMU start -> exit (s)" "$(vm_wait_exit 60)" || return 1
 	vm_extract_files "$VM_LOG" "$out/files" >"$out/files.list" || true
 	cp "$out/files/study-vmstudy-b1.json" "$out/files/study-other-b1.json" "$RT_OUT/" 2>/dev/null || true
 	local ok=1 name
 	for name in rw ow; do
 		m=$(rt_run_marker "$name")
 		rc=${m%% *}
-		rt_measure "boot 1: $name exit, outcome, duration (s)" "$rc $(rt_get "$out/files/$name.json" outcome) $(rt_get "$out/files/$name.json" duration_seconds)"
+		vm_measure "boot 1: $name exit, outcome, duration (s)" "$rc $(rt_get "$out/files/$name.json" outcome) $(rt_get "$out/files/$name.json" duration_seconds)"
 		if [[ $rc != 0 || $(rt_get "$out/files/$name.json" outcome) != completed ]]; then
-			rt_fail "R1 write" "$name exited '$rc', outcome '$(rt_get "$out/files/$name.json" outcome)', reason '$(rt_get "$out/files/$name.json" reason)'; stderr: $(tail -n 3 "$out/files/$name.err" 2>/dev/null | tr '\n' '|')"
+			vm_fail "R1 write" "$name exited '$rc', outcome '$(rt_get "$out/files/$name.json" outcome)', reason '$(rt_get "$out/files/$name.json" reason)'; stderr: $(tail -n 3 "$out/files/$name.err" 2>/dev/null | tr '\n' '|')"
 			ok=0
 		fi
 	done
 	local s=$out/files/study-vmstudy-b1.json
-	rt_measure "boot 1: rw results" "$(rt_get "$out/files/rw.json" results)"
-	rt_measure "boot 1: vmstudy id, state, region" "$(rt_get "$s" id) $(rt_get "$s" state) $(rt_get "$s" region)"
-	rt_measure "boot 1: vmstudy smart_at_write" "$(rt_get "$s" smart_at_write)"
-	rt_measure "boot 1: vmstudy baseline bad, quantiles (s)" "$(rt_get "$s" baseline.bad) $(rt_get "$s" baseline.quantiles)"
-	rt_measure "boot 1: other id, state, region" "$(rt_get "$out/files/study-other-b1.json" id) $(rt_get "$out/files/study-other-b1.json" state) $(rt_get "$out/files/study-other-b1.json" region)"
-	rt_measure "boot 1: QEMU wr_bytes c0 (DWSN0001) / c1 (DWSN0002)" "$wr0 / $wr1"
+	vm_measure "boot 1: rw results" "$(rt_get "$out/files/rw.json" results)"
+	vm_measure "boot 1: vmstudy id, state, region" "$(rt_get "$s" id) $(rt_get "$s" state) $(rt_get "$s" region)"
+	vm_measure "boot 1: vmstudy smart_at_write" "$(rt_get "$s" smart_at_write)"
+	vm_measure "boot 1: vmstudy baseline bad, quantiles (s)" "$(rt_get "$s" baseline.bad) $(rt_get "$s" baseline.quantiles)"
+	vm_measure "boot 1: other id, state, region" "$(rt_get "$out/files/study-other-b1.json" id) $(rt_get "$out/files/study-other-b1.json" state) $(rt_get "$out/files/study-other-b1.json" region)"
+	vm_measure "boot 1: QEMU wr_bytes c0 (DWSN0001) / c1 (DWSN0002)" "$wr0 / $wr1"
 	for st in "$s" "$out/files/study-other-b1.json"; do
 		if [[ $(rt_get "$st" state) != active ]]; then
-			rt_fail "R1 write" "${st##*/}: state '$(rt_get "$st" state)', wanted active (reason '$(rt_get "$st" reason)')"
+			vm_fail "R1 write" "${st##*/}: state '$(rt_get "$st" state)', wanted active (reason '$(rt_get "$st" reason)')"
 			ok=0
 		fi
 	done
 	if [[ $(rt_get "$s" baseline.bad) != '{"misplaced": 0, "stale": 0, "unreadable": 0, "wrong_content": 0}' ]]; then
-		rt_fail "R1 write" "vmstudy's baseline is not clean: $(rt_get "$s" baseline.bad)"
+		vm_fail "R1 write" "vmstudy's baseline is not clean: $(rt_get "$s" baseline.bad)"
 		ok=0
 	fi
 	if [[ -z $(rt_get "$s" smart_at_write.power_cycles) ]]; then
-		rt_fail "R1 write" "vmstudy has no smart_at_write.power_cycles: $(rt_get "$s" smart_at_write)"
+		vm_fail "R1 write" "vmstudy has no smart_at_write.power_cycles: $(rt_get "$s" smart_at_write)"
 		ok=0
 	fi
 	local written
 	written=$(rt_get "$out/files/rw.json" results.written_bytes)
 	if [[ $written != $((256 << 20)) || $wr0 != "$written" ]]; then
-		rt_fail "R1 write" "rw wrote '$written' bytes by its record, QEMU counted '$wr0' on c0; the region is $((256 << 20))"
+		vm_fail "R1 write" "rw wrote '$written' bytes by its record, QEMU counted '$wr0' on c0; the region is $((256 << 20))"
 		ok=0
 	fi
-	((ok)) && rt_pass "R1 write" "rw and ow completed, studies vmstudy ($(rt_get "$s" id)) and other active, baseline clean, $written bytes written = QEMU's wr_bytes of c0"
-	rt_measure "boot 1 wall (s)" "$(dw_elapsed "$t0")"
+	((ok)) && vm_pass "R1 write" "rw and ow completed, studies vmstudy ($(rt_get "$s" id)) and other active, baseline clean, $written bytes written = QEMU's wr_bytes of c0"
+	vm_measure "boot 1 wall (s)" "$(dw_elapsed "$t0")"
 	[[ -s $s && -s $out/files/study-other-b1.json ]] || { dw_die retention "boot 1 sent no study files"; return 1; }
 }
 
@@ -195,8 +184,8 @@ retention_corrupt() {
 		"$RT_OUT/study-other-b1.json" "$RT_OUT/expected.json" "$RT_UNREADABLE_LBA" "$RT_IO_BLOCKS" \
 		>"$RT_OUT/corruption.txt" || { dw_die retention "retention.py corrupt failed"; return 1; }
 	sed 's/^/[retention] corrupt: /' "$RT_OUT/corruption.txt" >&2
-	rt_measure "corruption on the host, guest off (s)" "$(dw_elapsed "$t0")"
-	rt_measure "expected bad blocks" "$(rt_get "$RT_OUT/expected.json" bad)"
+	vm_measure "corruption on the host, guest off (s)" "$(dw_elapsed "$t0")"
+	vm_measure "expected bad blocks" "$(rt_get "$RT_OUT/expected.json" bad)"
 }
 
 # ---------------------------------------------------------------- boot 2
@@ -206,19 +195,19 @@ retention_boot2() {
 	rt_boot 2 "$out" || return 1
 	prom_start "$out" "127.0.0.1:$VM_HOSTPORT" 1s || return 1
 	RT_DEV2=$(vm_wait_marker rt-devices 120) || return 1
-	rt_measure "boot 2: devices" "$RT_DEV2"
+	vm_measure "boot 2: devices" "$RT_DEV2"
 	vm_wait_marker service-up 60 >/dev/null || return 1
-	rt_measure "boot 2: QEMU start -> daemon listening (s)" "$(dw_elapsed "$VM_T0")"
+	vm_measure "boot 2: QEMU start -> daemon listening (s)" "$(dw_elapsed "$VM_T0")"
 	prom_wait_up 60 || return 1
 	tv=$(dw_now)
 	exp_bad=$(($(rt_get "$RT_OUT/expected.json" bad | dw_python -c 'import json,sys; print(sum(json.load(sys.stdin).values()))') * 4096))
 	if waited=$(prom_wait 'drivewatch_phase_runs_total{phase="rv",outcome="completed"}' 1 180); then
-		rt_measure "boot 2: Prometheus up -> rv completed in Prometheus (s)" "${waited%% *}"
+		vm_measure "boot 2: Prometheus up -> rv completed in Prometheus (s)" "${waited%% *}"
 	else
-		rt_fail "R2 metrics" "drivewatch_phase_runs_total{phase=\"rv\",outcome=\"completed\"} did not reach 1 within 180 s: $(prom_query '{__name__=~"drivewatch_phase_runs_total|drivewatch_phase_state",phase="rv"}' | head -c 600)"
+		vm_fail "R2 metrics" "drivewatch_phase_runs_total{phase=\"rv\",outcome=\"completed\"} did not reach 1 within 180 s: $(prom_query '{__name__=~"drivewatch_phase_runs_total|drivewatch_phase_state",phase="rv"}' | head -c 600)"
 		ok=0
 	fi
-	rt_measure "boot 2: QEMU start -> rv completed in Prometheus (s)" "$(dw_elapsed "$VM_T0")"
+	vm_measure "boot 2: QEMU start -> rv completed in Prometheus (s)" "$(dw_elapsed "$VM_T0")"
 	sleep 2 # one more scrape, so every series of the run is in
 	{
 		echo "# drivewatch_phase_* and drivewatch_retention_* in Prometheus after the verify"
@@ -230,46 +219,46 @@ for r in sorted(json.load(sys.stdin)["data"]["result"], key=lambda r: sorted(r["
     print("%s{%s} %s" % (n, ",".join("%s=\"%s\"" % kv for kv in sorted(m.items())), r["value"][1]))'
 	} >"$RT_OUT/prom-metrics.txt" 2>&1 || true
 	v=$(prom_value 'drivewatch_phase_result_bytes{phase="rv",measure="bad"}' 2>/dev/null) || v=
-	rt_measure "boot 2: phase_result_bytes{rv,bad} / expected" "$v / $exp_bad"
+	vm_measure "boot 2: phase_result_bytes{rv,bad} / expected" "$v / $exp_bad"
 	if [[ $v != "$exp_bad" ]]; then
-		rt_fail "R2 metrics" "drivewatch_phase_result_bytes{phase=\"rv\",measure=\"bad\"} = '$v', expected $exp_bad"
+		vm_fail "R2 metrics" "drivewatch_phase_result_bytes{phase=\"rv\",measure=\"bad\"} = '$v', expected $exp_bad"
 		ok=0
 	fi
 	v=$(prom_value 'drivewatch_phase_result_bytes{phase="rv",measure="verified"}' 2>/dev/null) || v=
-	rt_measure "boot 2: phase_result_bytes{rv,verified}" "$v"
+	vm_measure "boot 2: phase_result_bytes{rv,verified}" "$v"
 	v=$(prom_value 'drivewatch_phase_runs_total{phase="rw",outcome="completed"}' 2>/dev/null) || v=
-	rt_measure "boot 2: runs_total{rw,completed} (boot 1's run, from the state disk)" "$v"
+	vm_measure "boot 2: runs_total{rw,completed} (boot 1's run, from the state disk)" "$v"
 	if [[ $v != 1 ]]; then
-		rt_fail "R2 metrics" "drivewatch_phase_runs_total{phase=\"rw\",outcome=\"completed\"} = '$v': boot 1's run is not in the history on the state disk"
+		vm_fail "R2 metrics" "drivewatch_phase_runs_total{phase=\"rw\",outcome=\"completed\"} = '$v': boot 1's run is not in the history on the state disk"
 		ok=0
 	fi
 	m=$(prom_value 'sum(drivewatch_phase_runs_total{phase="rv",outcome!="completed"})' 2>/dev/null) || m=
-	rt_measure "boot 2: rv runs not completed (runs_total, outcome != completed)" "$m"
-	((ok)) && rt_pass "R2 metrics" "rv completed (runs_total 1), result_bytes{measure=bad} $exp_bad, rw's boot-1 run counted"
+	vm_measure "boot 2: rv runs not completed (runs_total, outcome != completed)" "$m"
+	((ok)) && vm_pass "R2 metrics" "rv completed (runs_total 1), result_bytes{measure=bad} $exp_bad, rw's boot-1 run counted"
 	retention_prom_retention
 	vm_wait_marker wait-host-verified 30 >/dev/null || return 1
 	vm_send verified
 	vm_wait_marker state-unmounted 120 >/dev/null || return 1
-	rt_measure "boot 2: QEMU start -> exit (s)" "$(vm_wait_exit 60)" || return 1
+	vm_measure "boot 2: QEMU start -> exit (s)" "$(vm_wait_exit 60)" || return 1
 	prom_stop
 	vm_extract_files "$VM_LOG" "$out/files" >"$out/files.list" || true
 	s=$out/files/study-vmstudy-b2.json
 	cp "$s" "$RT_OUT/" 2>/dev/null || true
-	rt_measure "boot 2: daemon rss/hwm kB, cpu s" "$(vm_markers | sed -n 's/^DWVM-MARK: daemon-rss //p') / $(vm_markers | sed -n 's/^DWVM-MARK: daemon-hwm //p'), $(vm_markers | sed -n 's/^DWVM-MARK: daemon-cpu //p')"
-	rt_measure "boot 2: service exit" "$(vm_markers | sed -n 's/^DWVM-MARK: service-exit //p')"
+	vm_measure "boot 2: daemon rss/hwm kB, cpu s" "$(vm_markers | sed -n 's/^DWVM-MARK: daemon-rss //p') / $(vm_markers | sed -n 's/^DWVM-MARK: daemon-hwm //p'), $(vm_markers | sed -n 's/^DWVM-MARK: daemon-cpu //p')"
+	vm_measure "boot 2: service exit" "$(vm_markers | sed -n 's/^DWVM-MARK: service-exit //p')"
 	retention_check_history "$out/files/history.jsonl"
 	retention_check_verify "$s"
 	retention_check_report "$out/files"
-	rt_measure "boot 2 wall (s)" "$(dw_elapsed "$t0")"
+	vm_measure "boot 2 wall (s)" "$(dw_elapsed "$t0")"
 }
 
 # R6: the retention series, if this drivewatch has them.
 retention_prom_retention() {
 	local names ok=1 c want got n
 	names=$(grep -o '^drivewatch_retention_[a-z_]*' "$RT_OUT/prom-metrics.txt" | sort -u | tr '\n' ' ')
-	rt_measure "boot 2: drivewatch_retention_* names in Prometheus" "${names:-none}"
+	vm_measure "boot 2: drivewatch_retention_* names in Prometheus" "${names:-none}"
 	if [[ -z $names ]]; then
-		rt_measure "R6 retention metrics" "not exported by this binary: skipped"
+		vm_measure "R6 retention metrics" "not exported by this binary: skipped"
 		printf 'SKIP R6 retention metrics: no drivewatch_retention_* series in Prometheus\n' >>"$RT_OUT/assertions.txt"
 		return 0
 	fi
@@ -278,41 +267,41 @@ retention_prom_retention() {
 		want=$(rt_get "$RT_OUT/expected.json" "bad.$c")
 		got=$(prom_value "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"last_verify\"}" 2>/dev/null) || got=
 		if [[ $got != "$want" ]]; then
-			rt_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"last_verify\"} = '$got', expected $want"
+			vm_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"last_verify\"} = '$got', expected $want"
 			ok=0
 		fi
 		got=$(prom_value "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"baseline\"}" 2>/dev/null) || got=
 		if [[ $got != 0 ]]; then
-			rt_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"baseline\"} = '$got', expected 0"
+			vm_fail "R6 retention metrics" "drivewatch_retention_bad_blocks{study=\"vmstudy\",class=\"$c\",read=\"baseline\"} = '$got', expected 0"
 			ok=0
 		fi
 	done
 	got=$(prom_value 'drivewatch_retention_smart_delta{study="vmstudy",counter="power_cycles"}' 2>/dev/null) || got=
-	rt_measure "boot 2: drivewatch_retention_smart_delta{power_cycles}" "${got:-absent}"
+	vm_measure "boot 2: drivewatch_retention_smart_delta{power_cycles}" "${got:-absent}"
 	got=$(prom_value 'drivewatch_retention_blocks_verified{study="vmstudy"}' 2>/dev/null) || got=
 	want=$(rt_get "$RT_OUT/expected.json" blocks)
 	if [[ $got != "$want" ]]; then
-		rt_fail "R6 retention metrics" "drivewatch_retention_blocks_verified{study=\"vmstudy\"} = '$got', expected $want"
+		vm_fail "R6 retention metrics" "drivewatch_retention_blocks_verified{study=\"vmstudy\"} = '$got', expected $want"
 		ok=0
 	fi
 	for n in drivewatch_retention_age_seconds drivewatch_retention_last_verify_timestamp_seconds; do
 		got=$(prom_value "$n{study=\"vmstudy\",serial=\"DWSN0001\",target=\"scratch\"}" 2>/dev/null) || got=
-		rt_measure "boot 2: $n{vmstudy}" "${got:-absent}"
+		vm_measure "boot 2: $n{vmstudy}" "${got:-absent}"
 		if [[ -z $got ]]; then
-			rt_fail "R6 retention metrics" "$n{study=\"vmstudy\",serial=\"DWSN0001\",target=\"scratch\"} is absent"
+			vm_fail "R6 retention metrics" "$n{study=\"vmstudy\",serial=\"DWSN0001\",target=\"scratch\"} is absent"
 			ok=0
 		fi
 	done
 	for want in baseline last_verify; do
 		n=$(prom_query "count(drivewatch_retention_read_latency_seconds{study=\"vmstudy\",read=\"$want\"})" |
 			dw_python "$DW_VM_DIR/vmctl.py" jsonpath data.result.0.value.1)
-		rt_measure "boot 2: read_latency_seconds{read=$want} series" "${n:-0}"
+		vm_measure "boot 2: read_latency_seconds{read=$want} series" "${n:-0}"
 		if [[ -z $n || $n == 0 ]]; then
-			rt_fail "R6 retention metrics" "no drivewatch_retention_read_latency_seconds{study=\"vmstudy\",read=\"$want\"}"
+			vm_fail "R6 retention metrics" "no drivewatch_retention_read_latency_seconds{study=\"vmstudy\",read=\"$want\"}"
 			ok=0
 		fi
 	done
-	((ok)) && rt_pass "R6 retention metrics" "bad_blocks by class, blocks_verified, age, last verify time and read latency (baseline, last_verify) for vmstudy in Prometheus"
+	((ok)) && vm_pass "R6 retention metrics" "bad_blocks by class, blocks_verified, age, last verify time and read latency (baseline, last_verify) for vmstudy in Prometheus"
 	return 0
 }
 
@@ -321,12 +310,12 @@ retention_prom_retention() {
 # not a failure of this scenario: see the "ISSUE" lines.
 retention_check_history() {
 	local h=$1 line
-	[[ -s $h ]] || { rt_fail "R2 metrics" "no history.jsonl from boot 2"; return 0; }
+	[[ -s $h ]] || { vm_fail "R2 metrics" "no history.jsonl from boot 2"; return 0; }
 	while IFS= read -r line; do
-		rt_measure "history" "$line"
+		vm_measure "history" "$line"
 		if [[ $line == rv\ * && $line != *" completed "* ]]; then
 			printf 'ISSUE (drivewatch, not failed here): a scheduled verify did not complete: %s\n' "$line" >>"$RT_OUT/assertions.txt"
-			rt_log "ISSUE: a scheduled verify did not complete: $line"
+			vm_log "ISSUE: a scheduled verify did not complete: $line"
 		fi
 	done < <(dw_python -c '
 import json, sys
@@ -339,20 +328,20 @@ for l in open(sys.argv[1]):
 retention_check_verify() {
 	local s=$1 out sd a b p1 p2 h1 h2 ok=1
 	if [[ ! -s $s ]]; then
-		rt_fail "R3 verdicts" "boot 2 sent no study file"
+		vm_fail "R3 verdicts" "boot 2 sent no study file"
 		return 0
 	fi
-	rt_measure "boot 2: verifies, last outcome" "$(rt_get "$s" verifies | dw_python -c 'import json,sys; print(len(json.load(sys.stdin)))') $(rt_get "$s" verifies.-1.outcome)"
-	rt_measure "boot 2: last verify bad" "$(rt_get "$s" verifies.-1.bad)"
-	rt_measure "boot 2: last verify ranges" "$(rt_get "$s" verifies.-1.ranges)"
-	rt_measure "boot 2: last verify quantiles (s)" "$(rt_get "$s" verifies.-1.quantiles)"
-	rt_measure "boot 2: last verify delta_vs_baseline" "$(rt_get "$s" verifies.-1.delta_vs_baseline)"
-	rt_measure "boot 2: last verify duration (s)" "$(rt_awk "printf \"%.2f\", $(rt_get "$s" verifies.-1.end) - $(rt_get "$s" verifies.-1.start)")"
-	rt_measure "boot 2: ages wall / powered on / off / equivalent (s)" "$(rt_get "$s" verifies.-1.age_seconds) / $(rt_get "$s" verifies.-1.powered_on_seconds) / $(rt_get "$s" verifies.-1.powered_off_seconds) / $(rt_get "$s" verifies.-1.equivalent_age_seconds)"
+	vm_measure "boot 2: verifies, last outcome" "$(rt_get "$s" verifies | dw_python -c 'import json,sys; print(len(json.load(sys.stdin)))') $(rt_get "$s" verifies.-1.outcome)"
+	vm_measure "boot 2: last verify bad" "$(rt_get "$s" verifies.-1.bad)"
+	vm_measure "boot 2: last verify ranges" "$(rt_get "$s" verifies.-1.ranges)"
+	vm_measure "boot 2: last verify quantiles (s)" "$(rt_get "$s" verifies.-1.quantiles)"
+	vm_measure "boot 2: last verify delta_vs_baseline" "$(rt_get "$s" verifies.-1.delta_vs_baseline)"
+	vm_measure "boot 2: last verify duration (s)" "$(rt_awk "printf \"%.2f\", $(rt_get "$s" verifies.-1.end) - $(rt_get "$s" verifies.-1.start)")"
+	vm_measure "boot 2: ages wall / powered on / off / equivalent (s)" "$(rt_get "$s" verifies.-1.age_seconds) / $(rt_get "$s" verifies.-1.powered_on_seconds) / $(rt_get "$s" verifies.-1.powered_off_seconds) / $(rt_get "$s" verifies.-1.equivalent_age_seconds)"
 	if out=$(rt_py check "$s" "$RT_OUT/expected.json" 2>&1); then
-		rt_pass "R3 verdicts" "the verify found exactly the $(rt_get "$RT_OUT/expected.json" bad) bad blocks put there, at the expected LBAs, with first_difference / found_lba / found_study"
+		vm_pass "R3 verdicts" "the verify found exactly the $(rt_get "$RT_OUT/expected.json" bad) bad blocks put there, at the expected LBAs, with first_difference / found_lba / found_study"
 	else
-		rt_fail "R3 verdicts" "$(tr '\n' '|' <<<"$out")"
+		vm_fail "R3 verdicts" "$(tr '\n' '|' <<<"$out")"
 	fi
 	# R4: drivewatch's SMART deltas against nvme-cli's two logs.
 	sd=$(rt_get "$s" verifies.-1.smart_delta)
@@ -362,43 +351,43 @@ retention_check_verify() {
 	p2=$(rt_smart "$b" power_cycles)
 	h1=$(rt_smart "$a" power_on_hours)
 	h2=$(rt_smart "$b" power_on_hours)
-	rt_measure "R4 smart_at_write (drivewatch)" "$(rt_get "$s" smart_at_write)"
-	rt_measure "R4 verify's smart (drivewatch)" "$(rt_get "$s" verifies.-1.smart)"
-	rt_measure "R4 smart_delta (drivewatch)" "$sd"
-	rt_measure "R4 nvme-cli DWSN0001 power_cycles boot 1 / boot 2" "$p1 / $p2"
-	rt_measure "R4 nvme-cli DWSN0001 power_on_hours boot 1 / boot 2" "$h1 / $h2"
-	rt_measure "R4 nvme-cli DWSN0001 unsafe_shutdowns boot 1 / boot 2" "$(rt_smart "$a" unsafe_shutdowns) / $(rt_smart "$b" unsafe_shutdowns)"
-	rt_measure "R4 nvme-cli DWSN0001 media_errors boot 1 / boot 2" "$(rt_smart "$a" media_errors) / $(rt_smart "$b" media_errors)"
-	rt_measure "R4 nvme-cli DWSN0001 num_err_log_entries boot 1 / boot 2" "$(rt_smart "$a" num_err_log_entries) / $(rt_smart "$b" num_err_log_entries)"
+	vm_measure "R4 smart_at_write (drivewatch)" "$(rt_get "$s" smart_at_write)"
+	vm_measure "R4 verify's smart (drivewatch)" "$(rt_get "$s" verifies.-1.smart)"
+	vm_measure "R4 smart_delta (drivewatch)" "$sd"
+	vm_measure "R4 nvme-cli DWSN0001 power_cycles boot 1 / boot 2" "$p1 / $p2"
+	vm_measure "R4 nvme-cli DWSN0001 power_on_hours boot 1 / boot 2" "$h1 / $h2"
+	vm_measure "R4 nvme-cli DWSN0001 unsafe_shutdowns boot 1 / boot 2" "$(rt_smart "$a" unsafe_shutdowns) / $(rt_smart "$b" unsafe_shutdowns)"
+	vm_measure "R4 nvme-cli DWSN0001 media_errors boot 1 / boot 2" "$(rt_smart "$a" media_errors) / $(rt_smart "$b" media_errors)"
+	vm_measure "R4 nvme-cli DWSN0001 num_err_log_entries boot 1 / boot 2" "$(rt_smart "$a" num_err_log_entries) / $(rt_smart "$b" num_err_log_entries)"
 	if [[ -z $p1 || -z $p2 || $(rt_get "$s" verifies.-1.smart_delta.power_cycles) != $((p2 - p1)) ]]; then
-		rt_fail "R4 SMART delta" "smart_delta.power_cycles '$(rt_get "$s" verifies.-1.smart_delta.power_cycles)', nvme-cli says $p1 -> $p2"
+		vm_fail "R4 SMART delta" "smart_delta.power_cycles '$(rt_get "$s" verifies.-1.smart_delta.power_cycles)', nvme-cli says $p1 -> $p2"
 		ok=0
 	fi
 	if [[ -z $h1 || -z $h2 || $(rt_get "$s" verifies.-1.smart_delta.power_on_hours) != $((h2 - h1)) ]]; then
-		rt_fail "R4 SMART delta" "smart_delta.power_on_hours '$(rt_get "$s" verifies.-1.smart_delta.power_on_hours)', nvme-cli says $h1 -> $h2"
+		vm_fail "R4 SMART delta" "smart_delta.power_on_hours '$(rt_get "$s" verifies.-1.smart_delta.power_on_hours)', nvme-cli says $h1 -> $h2"
 		ok=0
 	fi
 	if ((ok)); then
 		if [[ $((p2 - p1)) == 1 ]]; then
-			rt_pass "R4 SMART delta" "power_cycles delta 1 = nvme-cli's $p1 -> $p2 (the power cycle is seen)"
+			vm_pass "R4 SMART delta" "power_cycles delta 1 = nvme-cli's $p1 -> $p2 (the power cycle is seen)"
 		else
-			rt_pass "R4 SMART delta" "smart_delta.power_cycles $((p2 - p1)) = nvme-cli's $p1 -> $p2, power_on_hours $((h2 - h1)) = $h1 -> $h2. NOTE: QEMU 7.2's emulated controller does not count power cycles and restarts power-on hours with each QEMU process, so the power-off between the boots is NOT visible in SMART here; a real drive would show power_cycles +1"
+			vm_pass "R4 SMART delta" "smart_delta.power_cycles $((p2 - p1)) = nvme-cli's $p1 -> $p2, power_on_hours $((h2 - h1)) = $h1 -> $h2. NOTE: QEMU 7.2's emulated controller does not count power cycles and restarts power-on hours with each QEMU process, so the power-off between the boots is NOT visible in SMART here; a real drive would show power_cycles +1"
 		fi
 	fi
 	# R5: identity by serial across the renaming.
 	local n1 n2
 	n1=$(sed -n 's/.*DWSN0001=\([^ ]*\).*/\1/p' <<<"$RT_DEV1")
 	n2=$(sed -n 's/.*DWSN0001=\([^ ]*\).*/\1/p' <<<"$RT_DEV2")
-	rt_measure "R5 DWSN0001 controller/namespace boot 1 -> boot 2" "$n1 -> $n2"
-	rt_measure "R5 boot 2 config's scratch block_device" "$(sed -n 's/^block_device = //p' "$RT_OUT/boot2/files/rt-2.toml" 2>/dev/null | head -n 1)"
+	vm_measure "R5 DWSN0001 controller/namespace boot 1 -> boot 2" "$n1 -> $n2"
+	vm_measure "R5 boot 2 config's scratch block_device" "$(sed -n 's/^block_device = //p' "$RT_OUT/boot2/files/rt-2.toml" 2>/dev/null | head -n 1)"
 	if [[ $(rt_get "$s" verifies.-1.outcome) == completed && $(rt_get "$s" serial) == DWSN0001 ]]; then
 		if [[ ${n1#*/} != "${n2#*/}" ]]; then
-			rt_pass "R5 identity" "DWSN0001's namespace moved from /dev/${n1#*/} to /dev/${n2#*/}; the verify on the new path found the study (serial DWSN0001)"
+			vm_pass "R5 identity" "DWSN0001's namespace moved from /dev/${n1#*/} to /dev/${n2#*/}; the verify on the new path found the study (serial DWSN0001)"
 		else
-			rt_pass "R5 identity" "the verify found the study on DWSN0001; NOTE: the kernel gave DWSN0001 the same name /dev/${n2#*/} in both boots despite the reversed PCI order, so the rename was not exercised"
+			vm_pass "R5 identity" "the verify found the study on DWSN0001; NOTE: the kernel gave DWSN0001 the same name /dev/${n2#*/} in both boots despite the reversed PCI order, so the rename was not exercised"
 		fi
 	else
-		rt_fail "R5 identity" "no completed verify of vmstudy on DWSN0001 in boot 2 (outcome '$(rt_get "$s" verifies.-1.outcome)')"
+		vm_fail "R5 identity" "no completed verify of vmstudy on DWSN0001 in boot 2 (outcome '$(rt_get "$s" verifies.-1.outcome)')"
 	fi
 }
 
@@ -408,37 +397,35 @@ retention_check_report() {
 	for fmt in txt json html; do
 		rc=$(rt_cli_rc "report.$fmt")
 		cp "$f/report.$fmt" "$RT_OUT/report.$fmt" 2>/dev/null || true
-		rt_measure "R7 report --format=${fmt/txt/text}: exit, bytes" "${rc#* } $(stat -c %s "$f/report.$fmt" 2>/dev/null)"
+		vm_measure "R7 report --format=${fmt/txt/text}: exit, bytes" "${rc#* } $(stat -c %s "$f/report.$fmt" 2>/dev/null)"
 		if [[ ${rc#* } != 0 || ! -s $f/report.$fmt ]]; then
-			rt_fail "R7 report" "retention report vmstudy --format=${fmt/txt/text}: exit '${rc#* }', $(stat -c %s "$f/report.$fmt" 2>/dev/null) bytes; stderr: $(head -c 300 "$f/report.$fmt.err" 2>/dev/null)"
+			vm_fail "R7 report" "retention report vmstudy --format=${fmt/txt/text}: exit '${rc#* }', $(stat -c %s "$f/report.$fmt" 2>/dev/null) bytes; stderr: $(head -c 300 "$f/report.$fmt.err" 2>/dev/null)"
 			ok=0
 		fi
 	done
 	if [[ -s $f/report.json ]] && ! grep -q '"wrong_content"' "$f/report.json"; then
-		rt_fail "R7 report" "report.json does not mention wrong_content"
+		vm_fail "R7 report" "report.json does not mention wrong_content"
 		ok=0
 	fi
 	if [[ -s $f/report.html ]] && ! grep -qi '<html' "$f/report.html"; then
-		rt_fail "R7 report" "report.html is not an HTML page"
+		vm_fail "R7 report" "report.html is not an HTML page"
 		ok=0
 	fi
 	if [[ -s $f/report.html ]] && ! grep -q 'vmstudy' "$f/report.html"; then
-		rt_fail "R7 report" "report.html does not name the study"
+		vm_fail "R7 report" "report.html does not name the study"
 		ok=0
 	fi
-	rt_measure "R7 retention list (boot 2)" "$(tr '\n' '|' <"$f/list-b2.txt" 2>/dev/null)"
-	((ok)) && rt_pass "R7 report" "text, json and html rendered in the guest (artefacts report.txt, report.json, report.html)"
+	vm_measure "R7 retention list (boot 2)" "$(tr '\n' '|' <"$f/list-b2.txt" 2>/dev/null)"
+	((ok)) && vm_pass "R7 report" "text, json and html rendered in the guest (artefacts report.txt, report.json, report.html)"
 	return 0
 }
 
 # ---------------------------------------------------------------- driver
 retention_run() {
-	RT_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	vm_assert_init retention "$1"
+	RT_OUT=$VM_ASSERT_OUT
 	RT_WORK=$2
 	local t0 err
-	: >"$RT_OUT/assertions.txt"
-	: >"$RT_OUT/measurements.txt"
-	RT_FAILED=()
 	t0=$(dw_now)
 	[[ -n ${DRIVEWATCH_BIN:-} && -x $DRIVEWATCH_BIN ]] ||
 		{ dw_die retention "DRIVEWATCH_BIN='${DRIVEWATCH_BIN:-}' is not an executable (build the drivewatch target)"; return 1; }
@@ -455,10 +442,6 @@ retention_run() {
 	retention_boot1 || return 1
 	retention_corrupt || return 1
 	retention_boot2 || return 1
-	rt_measure "retention scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#RT_FAILED[@]})); then
-		printf '[retention] %d check(s) FAILED: %s\n' "${#RT_FAILED[@]}" "$(printf '%s; ' "${RT_FAILED[@]}")" >&2
-		return 1
-	fi
-	rt_log "all checks passed ($RT_OUT/assertions.txt)"
+	vm_measure "retention scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

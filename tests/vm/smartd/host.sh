@@ -25,20 +25,7 @@
 SMARTD_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SMARTD_SERIAL=DWSN0001
 SMARTD_OTHER=DWSN0002
-SMARTD_FAILED=()
 
-sm_log() { printf '[smartd %s] %s\n' "$(date +%T)" "$*" >&2; }
-sm_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$SM_OUT/assertions.txt"
-	sm_log "PASS $1: $2"
-}
-sm_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$SM_OUT/assertions.txt" >&2
-	SMARTD_FAILED+=("$1")
-}
-sm_measure() {
-	printf '%-52s %s\n' "$1" "$2" | tee -a "$SM_OUT/measurements.txt" >&2
-}
 
 # The error-log series of a drive on /metrics, sorted, one per line.
 sm_error_series() {
@@ -62,27 +49,27 @@ smartd_unsupported() {
 	for sn in $SMARTD_SERIAL $SMARTD_OTHER; do
 		for f in self_test persistent_event_log; do
 			out=$(prom_wait "drivewatch_feature_supported{serial=\"$sn\",feature=\"$f\"}" 0 20 2>&1) || {
-				sm_fail "S1 unsupported" "$sn $f: $out"
+				vm_fail "S1 unsupported" "$sn $f: $out"
 				ok=0
 			}
 		done
 		for p in self_test error_log persistent_event_log; do
 			out=$(prom_wait "drivewatch_probe_success{serial=\"$sn\",probe=\"$p\"}" 1 20 2>&1) || {
-				sm_fail "S1 unsupported" "$sn probe $p: $out"
+				vm_fail "S1 unsupported" "$sn probe $p: $out"
 				ok=0
 			}
 		done
 		v=$(prom_value "changes(drivewatch_probe_last_success_timestamp_seconds{probe=\"self_test\",serial=\"$sn\"}[5m])")
 		if ! awk -v a="${v:-0}" 'BEGIN{exit !(a >= 2)}'; then
-			sm_fail "S1 unsupported" "$sn: the self_test probe ran only $((${v:-0} + 1)) times; 'logged once' needs several runs"
+			vm_fail "S1 unsupported" "$sn: the self_test probe ran only $((${v:-0} + 1)) times; 'logged once' needs several runs"
 			ok=0
 		fi
 	done
 	out=$(prom_wait 'absent(drivewatch_self_test_in_progress)' 1 2 2>&1) || {
-		sm_fail "S1 unsupported" "self-test series exported for a drive without self-test: $out"
+		vm_fail "S1 unsupported" "self-test series exported for a drive without self-test: $out"
 		ok=0
 	}
-	((ok)) && sm_pass "S1 unsupported" "feature_supported{self_test,persistent_event_log} 0 on both drives; self_test, error_log and persistent_event_log probes succeed, self_test ran >= 3 times each"
+	((ok)) && vm_pass "S1 unsupported" "feature_supported{self_test,persistent_event_log} 0 on both drives; self_test, error_log and persistent_event_log probes succeed, self_test ran >= 3 times each"
 	return 0
 }
 
@@ -91,7 +78,7 @@ SM_BEFORE=
 smartd_error_log() {
 	local ok=1 out before after cli_before cli_after seq
 	out=$(prom_wait "drivewatch_error_log_newest_sequence{serial=\"$SMARTD_SERIAL\"}" 0 20 2>&1) || {
-		sm_fail "S2 error log" "QEMU's empty error log should read as sequence 0: $out"
+		vm_fail "S2 error log" "QEMU's empty error log should read as sequence 0: $out"
 		ok=0
 	}
 	before=$(sm_error_series "$SMARTD_SERIAL")
@@ -102,10 +89,10 @@ smartd_error_log() {
 	vm_extract_files "$VM_LOG" "$SM_OUT/files" provoke.txt >/dev/null
 	cli_before=$(sm_cli_count before)
 	cli_after=$(sm_cli_count after)
-	sm_measure "nvme-cli error_count before / after provoking" "$cli_before / $cli_after"
+	vm_measure "nvme-cli error_count before / after provoking" "$cli_before / $cli_after"
 	if ! grep -q 'does not support device self-test (Identify Controller OACS bit 4 is clear)' "$SM_OUT/files/provoke.txt" ||
 		! awk '/^== drivewatch selftest run/ {on = 1; next} /^== / {on = 0} on && /^rc=/ {print}' "$SM_OUT/files/provoke.txt" | grep -qx 'rc=2'; then
-		sm_fail "S2 selftest run" "drivewatch selftest run did not refuse the drive with exit status 2: $(awk '/^== drivewatch selftest run/ {on = 1; next} /^== / {on = 0} on' "$SM_OUT/files/provoke.txt" | tr '\n' '|')"
+		vm_fail "S2 selftest run" "drivewatch selftest run did not refuse the drive with exit status 2: $(awk '/^== drivewatch selftest run/ {on = 1; next} /^== / {on = 0} on' "$SM_OUT/files/provoke.txt" | tr '\n' '|')"
 		ok=0
 	fi
 	# Two probe intervals for drivewatch to catch up.
@@ -114,21 +101,21 @@ smartd_error_log() {
 	printf '%s\n' "$after" >"$SM_OUT/error-series-after.txt"
 	seq=$(awk '/^drivewatch_error_log_newest_sequence/ {print $2}' <<<"$after")
 	if [[ $seq != "$cli_after" ]]; then
-		sm_fail "S2 error log" "drivewatch_error_log_newest_sequence is '$seq', nvme-cli's error-log says $cli_after"
+		vm_fail "S2 error log" "drivewatch_error_log_newest_sequence is '$seq', nvme-cli's error-log says $cli_after"
 		ok=0
 	fi
 	if ((cli_after > cli_before)); then
 		if ! grep -q '^drivewatch_error_log_new_entries_total' <<<"$after"; then
-			sm_fail "S2 error log" "QEMU recorded $((cli_after - cli_before)) entries but no new_entries_total series appeared"
+			vm_fail "S2 error log" "QEMU recorded $((cli_after - cli_before)) entries but no new_entries_total series appeared"
 			ok=0
 		fi
 		SM_PROVOKED="QEMU recorded $((cli_after - cli_before)) entries and the counters moved: $(grep new_entries_total <<<"$after" | tr '\n' ' ')"
 	else
 		SM_PROVOKED="QEMU 7.2 recorded no Error Information log entry for a read past the namespace end, a reserved admin opcode or an unsupported self-test (nvme-cli error_count stays $cli_after; the commands' statuses are in provoke.txt), so the counters cannot move here"
 	fi
-	sm_measure "error log provoking" "$SM_PROVOKED"
+	vm_measure "error log provoking" "$SM_PROVOKED"
 	SM_BEFORE=$after
-	((ok)) && sm_pass "S2 error log" "read on every run; sequence $seq = nvme-cli's $cli_after; $SM_PROVOKED; 'drivewatch selftest run' refused the drive (exit 2, OACS bit 4 clear)"
+	((ok)) && vm_pass "S2 error log" "read on every run; sequence $seq = nvme-cli's $cli_after; $SM_PROVOKED; 'drivewatch selftest run' refused the drive (exit 2, OACS bit 4 clear)"
 	return 0
 }
 
@@ -139,9 +126,9 @@ smartd_restart() {
 	vm_send restart
 	vm_wait_marker restarted 60 >/dev/null
 	state=$(vm_wait_marker state-dir 5)
-	sm_measure "state directory after the first run" "$state"
+	vm_measure "state directory after the first run" "$state"
 	if [[ $state != *"error-log-$SMARTD_SERIAL.state"* || $state != *"error-log-$SMARTD_OTHER.state"* ]]; then
-		sm_fail "S3 restart" "no error-log state files in /var/lib/drivewatch: '$state'"
+		vm_fail "S3 restart" "no error-log state files in /var/lib/drivewatch: '$state'"
 		ok=0
 	fi
 	# The restarted daemon's probes have run (fresh last-success stamps).
@@ -150,10 +137,10 @@ smartd_restart() {
 	after=$(sm_error_series "$SMARTD_SERIAL")
 	printf '%s\n' "$after" >"$SM_OUT/error-series-restarted.txt"
 	if [[ -z $after || $after != "$SM_BEFORE" ]]; then
-		sm_fail "S3 restart" "error-log series changed across the restart: before [$(tr '\n' ' ' <<<"$SM_BEFORE")] after [$(tr '\n' ' ' <<<"$after")]"
+		vm_fail "S3 restart" "error-log series changed across the restart: before [$(tr '\n' ' ' <<<"$SM_BEFORE")] after [$(tr '\n' ' ' <<<"$after")]"
 		ok=0
 	fi
-	((ok)) && sm_pass "S3 restart" "error-log series identical across a SIGTERM restart ($(tr '\n' ' ' <<<"$after")); state files: $state"
+	((ok)) && vm_pass "S3 restart" "error-log series identical across a SIGTERM restart ($(tr '\n' ' ' <<<"$after")); state files: $state"
 	return 0
 }
 
@@ -162,7 +149,7 @@ smartd_log_once() {
 	local ok=1 sn what n log
 	for log in "$SM_OUT/files/service-1.log" "$SM_OUT/files/service.log"; do
 		if [[ ! -s $log ]]; then
-			sm_fail "S4 logged once" "no ${log##*/} from the guest"
+			vm_fail "S4 logged once" "no ${log##*/} from the guest"
 			ok=0
 			continue
 		fi
@@ -170,53 +157,39 @@ smartd_log_once() {
 			for what in "device self-test" "the persistent event log"; do
 				n=$(grep -c "drive serial=$sn does not support $what" "$log" || true)
 				if [[ $n != 1 ]]; then
-					sm_fail "S4 logged once" "${log##*/}: $sn: \"does not support $what\" logged $n times, wanted once"
+					vm_fail "S4 logged once" "${log##*/}: $sn: \"does not support $what\" logged $n times, wanted once"
 					ok=0
 				fi
 			done
 		done
 		if grep -E '(^|[ >])(error|warn):' "$log" | grep -qv 'error log entry'; then
-			sm_fail "S4 logged once" "${log##*/}: warnings or errors: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
+			vm_fail "S4 logged once" "${log##*/}: warnings or errors: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
 			ok=0
 		fi
 		if grep -q 'self-test' "$log" && grep -q 'started the scheduled' "$log"; then
-			sm_fail "S4 logged once" "${log##*/}: a scheduled self-test was started on a drive without self-test"
+			vm_fail "S4 logged once" "${log##*/}: a scheduled self-test was started on a drive without self-test"
 			ok=0
 		fi
 	done
-	((ok)) && sm_pass "S4 logged once" "self-test and persistent event log missing logged exactly once per drive in each daemon run; no warnings or errors"
+	((ok)) && vm_pass "S4 logged once" "self-test and persistent event log missing logged exactly once per drive in each daemon run; no warnings or errors"
 	return 0
 }
 
 # ---------------------------------------------------------------- driver
 smartd_run() {
-	SM_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
-	local work=$2 t0 wall
-	: >"$SM_OUT/assertions.txt"
-	: >"$SM_OUT/measurements.txt"
-	SMARTD_FAILED=()
+	vm_assert_init smartd "$1"
+	SM_OUT=$VM_ASSERT_OUT
+	local work=$2 t0
 	t0=$(dw_now)
-	DW_VM_DRIVEWATCH_CONFIG=$SMARTD_DIR/drivewatch.toml \
-		DW_VM_DRIVEWATCH_FRAGMENTS=$SMARTD_DIR/drivewatch.d \
-		DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_SMARTD_SERIAL=$SMARTD_SERIAL" \
-		vm_boot_drivewatch "$SM_OUT" "$work/smartd.cpio.gz" "$SMARTD_DIR/guest.sh" || return 1
-	sm_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_SMARTD_SERIAL=$SMARTD_SERIAL" \
+		vm_boot_scenario "$SMARTD_DIR" drivewatch.d "$work/smartd.cpio.gz" || return 1
 	# A few runs of the 2 s probes before judging "logged once".
 	sleep 4
 	smartd_unsupported
 	smartd_error_log
 	smartd_restart
-	vm_wait_marker wait-host-finish 60 >/dev/null
-	vm_send finish
-	vm_wait_marker smartd-done 60 >/dev/null
-	wall=$(vm_wait_exit 60)
-	sm_measure "QEMU start -> exit (s)" "$wall"
-	vm_extract_files "$VM_LOG" "$SM_OUT/files" >"$SM_OUT/files.list"
+	vm_guest_finish smartd-done
 	smartd_log_once
-	sm_measure "smartd scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#SMARTD_FAILED[@]})); then
-		printf '[smartd] %d check(s) FAILED: %s\n' "${#SMARTD_FAILED[@]}" "$(printf '%s; ' "${SMARTD_FAILED[@]}")" >&2
-		return 1
-	fi
-	sm_log "all checks passed ($SM_OUT/assertions.txt)"
+	vm_measure "smartd scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

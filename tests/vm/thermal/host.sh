@@ -23,20 +23,7 @@ THERMAL_SERIAL=DWSN0002
 THERMAL_OTHER=DWSN0001
 THERMAL_POLL=60  # health/thermal interval of thermal/drivewatch.toml
 THERMAL_BOUND=${THERMAL_BOUND:-10}  # seconds an AEN-driven change may take
-THERMAL_FAILED=()
 
-th_log() { printf '[thermal %s] %s\n' "$(date +%T)" "$*" >&2; }
-th_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$TH_OUT/assertions.txt"
-	th_log "PASS $1: $2"
-}
-th_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$TH_OUT/assertions.txt" >&2
-	THERMAL_FAILED+=("$1")
-}
-th_measure() {
-	printf '%-52s %s\n' "$1" "$2" | tee -a "$TH_OUT/measurements.txt" >&2
-}
 
 # th_metric_value SERIES: the value of one series (exact name{labels} as
 # drivewatch writes it, labels sorted) on the guest's /metrics, or empty.
@@ -78,7 +65,7 @@ thermal_thresholds() {
 			'threshold="over",sensor="composite"} 69.85' \
 			'threshold="under",sensor="composite"} -273.15'; do
 			out=$(prom_wait "drivewatch_temperature_threshold_celsius{serial=\"$sn\",${v% *}" "${v##* }" 30 2>&1) || {
-				th_fail "T1 thresholds" "$sn: $out"
+				vm_fail "T1 thresholds" "$sn: $out"
 				ok=0
 			}
 		done
@@ -86,16 +73,16 @@ thermal_thresholds() {
 			"drivewatch_feature_supported{serial=\"$sn\",feature=\"temperature_threshold\"} 1" \
 			"drivewatch_feature_supported{serial=\"$sn\",feature=\"async_event_config\"} 1"; do
 			out=$(prom_wait "${v% *}" "${v##* }" 30 2>&1) || {
-				th_fail "T1 thresholds" "$sn: $out"
+				vm_fail "T1 thresholds" "$sn: $out"
 				ok=0
 			}
 		done
 	done
 	out=$(prom_wait 'drivewatch_async_event_listener_up' 1 10 2>&1) || {
-		th_fail "T1 thresholds" "listener: $out"
+		vm_fail "T1 thresholds" "listener: $out"
 		ok=0
 	}
-	((ok)) && th_pass "T1 thresholds" "WCTEMP 69.85, CCTEMP 99.85, composite over 69.85 / under -273.15 (0 K) on $THERMAL_OTHER and $THERMAL_SERIAL via Prometheus; AEN listener up, 0Bh bits 7:0 set on both"
+	((ok)) && vm_pass "T1 thresholds" "WCTEMP 69.85, CCTEMP 99.85, composite over 69.85 / under -273.15 (0 K) on $THERMAL_OTHER and $THERMAL_SERIAL via Prometheus; AEN listener up, 0Bh bits 7:0 set on both"
 	return 0
 }
 
@@ -112,12 +99,12 @@ thermal_aen_step() {
 		d=$(dw_elapsed "$t0")
 		TH_DELAYS+=("$d")
 		r=$(vm_wait_marker "$token-done" 10)
-		th_log "$token: $series = $v after ${d}s (guest: $r)"
-		th_measure "AEN delay, set-feature ($token) -> /metrics (s)" "$d"
+		vm_log "$token: $series = $v after ${d}s (guest: $r)"
+		vm_measure "AEN delay, set-feature ($token) -> /metrics (s)" "$d"
 		return 0
 	fi
 	r=$(vm_wait_marker "$token-done" 10 || true)
-	th_fail "T2 AEN ($token)" "$series is '$v', not $want, ${THERMAL_BOUND}s after the guest's set-feature ($r); poll interval is ${THERMAL_POLL}s"
+	vm_fail "T2 AEN ($token)" "$series is '$v', not $want, ${THERMAL_BOUND}s after the guest's set-feature ($r); poll interval is ${THERMAL_POLL}s"
 	return 1
 }
 
@@ -130,7 +117,7 @@ thermal_aen() {
 	thermal_aen_step over-low "$over" 26.85 || ok=0
 	# The health probe ran with it: the temperature warning bit is set.
 	out=$(prom_wait "drivewatch_critical_warning{serial=\"$sn\",bit=\"temperature\"}" 1 5 2>&1) || {
-		th_fail "T2 AEN (health ran)" "$out"
+		vm_fail "T2 AEN (health ran)" "$out"
 		ok=0
 	}
 	thermal_aen_step under-high "$under" 56.85 || ok=0
@@ -144,21 +131,21 @@ thermal_aen() {
 	sleep 3
 	v=$(th_metric_value "$over")
 	if ! awk -v a="$v" 'BEGIN{exit !(a > 26.84 && a < 26.86)}'; then
-		th_fail "T2 AEN (no event, no change)" "$over changed to '$v' within $(dw_elapsed "$t0")s although no event was raised: something other than the AEN re-ran the probe"
+		vm_fail "T2 AEN (no event, no change)" "$over changed to '$v' within $(dw_elapsed "$t0")s although no event was raised: something other than the AEN re-ran the probe"
 		ok=0
 	fi
 	out=$(prom_wait "drivewatch_async_events_total{serial=\"$sn\",type=\"smart\",event=\"temperature\"}" 3 10 2>&1) || {
-		th_fail "T2 AEN (event count)" "$out"
+		vm_fail "T2 AEN (event count)" "$out"
 		ok=0
 	}
 	out=$(prom_wait "absent(drivewatch_async_events_total{serial=\"$THERMAL_OTHER\"})" 1 5 2>&1) || {
-		th_fail "T2 AEN (event count)" "events counted for $THERMAL_OTHER, which raised none: $out"
+		vm_fail "T2 AEN (event count)" "events counted for $THERMAL_OTHER, which raised none: $out"
 		ok=0
 	}
 	local sorted
 	sorted=$(printf '%s\n' "${TH_DELAYS[@]}" | sort -n | tr '\n' ' ')
-	th_measure "AEN delays min..max (s), poll interval ${THERMAL_POLL}s" "$sorted"
-	((ok)) && th_pass "T2 AEN" "over 300 K, under 330 K, under 0 K each reached /metrics in ${sorted}s (poll interval ${THERMAL_POLL}s; bound ${THERMAL_BOUND}s); 3 temperature events counted; 343 K (no event) unchanged after 3 s"
+	vm_measure "AEN delays min..max (s), poll interval ${THERMAL_POLL}s" "$sorted"
+	((ok)) && vm_pass "T2 AEN" "over 300 K, under 330 K, under 0 K each reached /metrics in ${sorted}s (poll interval ${THERMAL_POLL}s; bound ${THERMAL_BOUND}s); 3 temperature events counted; 343 K (no event) unchanged after 3 s"
 	return 0
 }
 
@@ -168,53 +155,53 @@ thermal_unsupported_metrics() {
 	for sn in $THERMAL_OTHER $THERMAL_SERIAL; do
 		for v in apst host_thermal_management; do
 			out=$(prom_wait "drivewatch_feature_supported{serial=\"$sn\",feature=\"$v\"}" 0 20 2>&1) || {
-				th_fail "T3 unsupported" "$sn $v: $out"
+				vm_fail "T3 unsupported" "$sn $v: $out"
 				ok=0
 			}
 		done
 		# QEMU has one power state, and does implement feature 02h
 		# (tests/fixtures/qemu/features-*.txt relies on this).
 		out=$(prom_wait "drivewatch_current_power_state{serial=\"$sn\"}" 0 10 2>&1) || {
-			th_fail "T3 unsupported" "$sn current power state: $out"
+			vm_fail "T3 unsupported" "$sn current power state: $out"
 			ok=0
 		}
 		v=$(prom_value "changes(drivewatch_probe_last_success_timestamp_seconds{probe=\"power\",serial=\"$sn\"}[5m])")
-		th_log "$sn: power probe last-success changed $v times while watched"
+		vm_log "$sn: power probe last-success changed $v times while watched"
 		if ! awk -v a="${v:-0}" 'BEGIN{exit !(a >= 3)}'; then
-			th_fail "T3 unsupported" "$sn: the power probe ran only $((${v:-0} + 1)) times; 'logged once' needs several runs"
+			vm_fail "T3 unsupported" "$sn: the power probe ran only $((${v:-0} + 1)) times; 'logged once' needs several runs"
 			ok=0
 		fi
 	done
 	out=$(prom_wait 'count(drivewatch_probe_success == 0)' absent 5 2>&1) || {
-		th_fail "T3 unsupported" "a probe run failed: $(prom_query 'drivewatch_probe_success == 0' | head -c 500)"
+		vm_fail "T3 unsupported" "a probe run failed: $(prom_query 'drivewatch_probe_success == 0' | head -c 500)"
 		ok=0
 	}
-	((ok)) && th_pass "T3 unsupported (metrics)" "drivewatch_feature_supported{feature=apst|host_thermal_management} 0 on both drives, every probe run succeeded, power probe ran >= 4 times each"
+	((ok)) && vm_pass "T3 unsupported (metrics)" "drivewatch_feature_supported{feature=apst|host_thermal_management} 0 on both drives, every probe run succeeded, power probe ran >= 4 times each"
 	return 0
 }
 
 thermal_unsupported_log() {
 	local ok=1 sn what n log=$TH_OUT/files/service.log
 	if [[ ! -s $log ]]; then
-		th_fail "T3 unsupported (log)" "no service.log from the guest"
+		vm_fail "T3 unsupported (log)" "no service.log from the guest"
 		return 0
 	fi
 	for sn in $THERMAL_OTHER $THERMAL_SERIAL; do
 		for what in "autonomous power state transitions" "host controlled thermal management"; do
 			n=$(grep -c "drive serial=$sn does not support $what" "$log" || true)
 			if [[ $n != 1 ]]; then
-				th_fail "T3 unsupported (log)" "$sn: \"does not support $what\" logged $n times, wanted once"
+				vm_fail "T3 unsupported (log)" "$sn: \"does not support $what\" logged $n times, wanted once"
 				ok=0
 			fi
 		done
 	done
 	if grep -qE '(^|[ >])(error|warn):' "$log"; then
-		th_fail "T3 unsupported (log)" "warnings or errors in service.log: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
+		vm_fail "T3 unsupported (log)" "warnings or errors in service.log: $(grep -E '(^|[ >])(error|warn):' "$log" | head -n 3 | tr '\n' '|')"
 		ok=0
 	fi
 	n=$(grep -c 'raised asynchronous event' "$log" || true)
-	th_log "service.log: $n asynchronous event lines"
-	((ok)) && th_pass "T3 unsupported (log)" "APST and HCTM missing logged exactly once per drive; no warnings or errors"
+	vm_log "service.log: $n asynchronous event lines"
+	((ok)) && vm_pass "T3 unsupported (log)" "APST and HCTM missing logged exactly once per drive; no warnings or errors"
 	return 0
 }
 
@@ -222,31 +209,17 @@ thermal_unsupported_log() {
 # thermal_run OUTDIR WORKDIR: the whole scenario; returns 1 if any check
 # failed (listed in OUTDIR/assertions.txt).
 thermal_run() {
-	TH_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
-	local work=$2 t0 wall
-	: >"$TH_OUT/assertions.txt"
-	: >"$TH_OUT/measurements.txt"
-	THERMAL_FAILED=()
+	vm_assert_init thermal "$1"
+	TH_OUT=$VM_ASSERT_OUT
+	local work=$2 t0
 	t0=$(dw_now)
-	DW_VM_DRIVEWATCH_CONFIG=$THERMAL_DIR/drivewatch.toml \
-		DW_VM_DRIVEWATCH_FRAGMENTS=$THERMAL_DIR/drivewatch.d \
-		DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_THERMAL_SERIAL=$THERMAL_SERIAL" \
-		vm_boot_drivewatch "$TH_OUT" "$work/thermal.cpio.gz" "$THERMAL_DIR/guest.sh" || return 1
-	th_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_THERMAL_SERIAL=$THERMAL_SERIAL" \
+		vm_boot_scenario "$THERMAL_DIR" drivewatch.d "$work/thermal.cpio.gz" || return 1
 	thermal_thresholds
 	thermal_aen
 	thermal_unsupported_metrics
-	vm_wait_marker wait-host-finish 60 >/dev/null
-	vm_send finish
-	vm_wait_marker thermal-done 60 >/dev/null
-	wall=$(vm_wait_exit 60)
-	th_measure "QEMU start -> exit (s)" "$wall"
-	vm_extract_files "$VM_LOG" "$TH_OUT/files" >"$TH_OUT/files.list"
+	vm_guest_finish thermal-done
 	thermal_unsupported_log
-	th_measure "thermal scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#THERMAL_FAILED[@]})); then
-		printf '[thermal] %d check(s) FAILED: %s\n' "${#THERMAL_FAILED[@]}" "$(printf '%s; ' "${THERMAL_FAILED[@]}")" >&2
-		return 1
-	fi
-	th_log "all checks passed ($TH_OUT/assertions.txt)"
+	vm_measure "thermal scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

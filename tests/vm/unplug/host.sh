@@ -87,20 +87,7 @@ UNPLUG_DOWN=${UNPLUG_DOWN:-3}                    # seconds unplugged
 # and a loaded CI host stalls it (1-2 s seen at load 11 on 2 cores).
 UNPLUG_SCRAPE_MEDIAN=${UNPLUG_SCRAPE_MEDIAN:-0.5}
 UNPLUG_SCRAPE_MAX=${UNPLUG_SCRAPE_MAX:-3.0}
-UNPLUG_FAILED=()
 
-up_log() { printf '[unplug %s] %s\n' "$(date +%T)" "$*" >&2; }
-up_pass() {
-	printf 'PASS %s: %s\n' "$1" "$2" >>"$UP_OUT/assertions.txt"
-	up_log "PASS $1: $2"
-}
-up_fail() {
-	printf 'ASSERTION FAILED %s: %s\n' "$1" "$2" | tee -a "$UP_OUT/assertions.txt" >&2
-	UNPLUG_FAILED+=("$1")
-}
-up_measure() {
-	printf '%-56s %s\n' "$1" "$2" | tee -a "$UP_OUT/measurements.txt" >&2
-}
 up_check() { dw_python "$UNPLUG_DIR/check.py" "$@"; }
 up_url() { echo "http://127.0.0.1:$VM_HOSTPORT/metrics"; }
 up_value() { up_check value "$(up_url)" "$@" 2>/dev/null || true; }
@@ -148,7 +135,7 @@ up_guest() {
 			vm_wait_marker "$2" 1
 			return 1
 		fi
-		up_log "no $2 from the guest yet; sending '$1' again"
+		vm_log "no $2 from the guest yet; sending '$1' again"
 	done
 }
 
@@ -159,16 +146,16 @@ unplug_cycle() {
 	local n=$1 delay ok=1 out trig t_del t_deleted c1a c1b gone back name ns pid alive fds scan win
 	local ns_before=$UP_NS d_down d_up d_read read_hit errs
 	delay=${UNPLUG_DELAYS[$(((n - 1) % ${#UNPLUG_DELAYS[@]}))]}
-	up_log "---- cycle $n: SMART event storm, device_del c0 after ${delay} ms ($UNPLUG_SERIAL at $UP_NAME, $ns_before)"
+	vm_log "---- cycle $n: SMART event storm, device_del c0 after ${delay} ms ($UNPLUG_SERIAL at $UP_NAME, $ns_before)"
 	c1a=$(up_value sum:drivewatch_read_latency_seconds_count "serial=$UNPLUG_OTHER")
 	trig=$(up_check trigger "$VM_QMP" c0 "$delay" 40) || {
-		up_fail "U2 cycle $n" "QMP qom-set/device_del of c0 failed: $trig"
+		vm_fail "U2 cycle $n" "QMP qom-set/device_del of c0 failed: $trig"
 		return 1
 	}
 	t_del=$(up_json 'v["t_del"]' <<<"$trig")
 	t_deleted=$(up_json 'v["t_deleted"]' <<<"$trig")
 	if ! d_down=$(up_poll 30 up_is drivewatch_drive_up "serial=$UNPLUG_SERIAL" 0.0); then
-		up_fail "U2 cycle $n" "drivewatch_drive_up{serial=$UNPLUG_SERIAL} not 0 within 30 s of DEVICE_DELETED"
+		vm_fail "U2 cycle $n" "drivewatch_drive_up{serial=$UNPLUG_SERIAL} not 0 within 30 s of DEVICE_DELETED"
 		ok=0
 	fi
 	d_down=$(dw_elapsed "$t_deleted")
@@ -177,11 +164,11 @@ unplug_cycle() {
 	alive=$(sed -n 's/.*alive=\([01]\).*/\1/p' <<<"$gone")
 	fds=$(sed -n 's/.*fds=\(.*\)$/\1/p' <<<"$gone")
 	if [[ $alive != 1 || $pid != "$UP_PID" ]]; then
-		up_fail "U7 cycle $n" "daemon after the unplug: '$gone' (want alive=1 pid=$UP_PID)"
+		vm_fail "U7 cycle $n" "daemon after the unplug: '$gone' (want alive=1 pid=$UP_PID)"
 		ok=0
 	fi
 	if [[ -z $gone || $fds == *deleted* ]]; then
-		up_fail "U6 cycle $n" "the daemon still holds a deleted NVMe node after the unplug: '$gone'"
+		vm_fail "U6 cycle $n" "the daemon still holds a deleted NVMe node after the unplug: '$gone'"
 		ok=0
 	fi
 	local name_before=$UP_NAME
@@ -191,7 +178,7 @@ unplug_cycle() {
 	while ! up_gt "$(dw_elapsed "$t_deleted")" "$UNPLUG_DOWN"; do sleep 0.2; done
 
 	vm_device_add "$UNPLUG_ADD" || {
-		up_fail "U2 cycle $n" "QMP device_add of c0 failed"
+		vm_fail "U2 cycle $n" "QMP device_add of c0 failed"
 		return 1
 	}
 	local t_add
@@ -201,24 +188,24 @@ unplug_cycle() {
 	ns=$(sed -n 's/.*ns=\([^ ]*\).*/\1/p' <<<"$back")
 	# Nothing held the old controller: the kernel gives its name back.
 	if [[ $name != "$name_before" ]]; then
-		up_fail "U6 cycle $n" "the re-plugged controller is $name, not $name_before: something still held the old one (guest after the unplug: $gone)"
+		vm_fail "U6 cycle $n" "the re-plugged controller is $name, not $name_before: something still held the old one (guest after the unplug: $gone)"
 		ok=0
 	fi
 	if ! d_up=$(up_poll 40 up_is drivewatch_drive_up "serial=$UNPLUG_SERIAL" 1.0); then
-		up_fail "U2 cycle $n" "drivewatch_drive_up{serial=$UNPLUG_SERIAL} not back to 1 within 40 s of device_add (guest: $back)"
+		vm_fail "U2 cycle $n" "drivewatch_drive_up{serial=$UNPLUG_SERIAL} not back to 1 within 40 s of device_add (guest: $back)"
 		ok=0
 	fi
 	d_up=$(dw_elapsed "$t_add")
 	if ! out=$(up_poll 20 up_is drivewatch_drive_info "serial=$UNPLUG_SERIAL,kernel_name=$name" 1.0) ||
 		! up_is drivewatch_drives state=up 2.0; then
-		up_fail "U2 cycle $n" "after the re-plug: drive_info{serial=$UNPLUG_SERIAL,kernel_name=$name} '$(up_value drivewatch_drive_info "serial=$UNPLUG_SERIAL")', drives up '$(up_value drivewatch_drives state=up)' (want 1 and 2)"
+		vm_fail "U2 cycle $n" "after the re-plug: drive_info{serial=$UNPLUG_SERIAL,kernel_name=$name} '$(up_value drivewatch_drive_info "serial=$UNPLUG_SERIAL")', drives up '$(up_value drivewatch_drives state=up)' (want 1 and 2)"
 		ok=0
 	fi
 	# U3: the new namespace is read again (the first publish comes within
 	# 5 s of the target opening; then it must grow).
 	local r1 r2
 	if ! d_read=$(up_poll 40 up_above drivewatch_read_latency_seconds_count "serial=$UNPLUG_SERIAL,nsid=1" 0); then
-		up_fail "U3 cycle $n" "no read counted on $UNPLUG_SERIAL nsid 1 within 40 s of the re-plug (target_up '$(up_value drivewatch_read_latency_target_up "serial=$UNPLUG_SERIAL,nsid=1")')"
+		vm_fail "U3 cycle $n" "no read counted on $UNPLUG_SERIAL nsid 1 within 40 s of the re-plug (target_up '$(up_value drivewatch_read_latency_target_up "serial=$UNPLUG_SERIAL,nsid=1")')"
 		ok=0
 	else
 		d_read=$(dw_elapsed "$t_add")
@@ -227,7 +214,7 @@ unplug_cycle() {
 		# (the later ones only look for U5's SMART evidence).
 		if ((n <= UNPLUG_CYCLES)) && ! up_poll 20 up_above drivewatch_read_latency_seconds_count "serial=$UNPLUG_SERIAL,nsid=1" "$r1" >/dev/null ||
 			! up_is drivewatch_read_latency_target_up "serial=$UNPLUG_SERIAL,nsid=1" 1.0; then
-			up_fail "U3 cycle $n" "$UNPLUG_SERIAL nsid 1 read count stuck at $r1 after the re-plug (target_up '$(up_value drivewatch_read_latency_target_up "serial=$UNPLUG_SERIAL,nsid=1")')"
+			vm_fail "U3 cycle $n" "$UNPLUG_SERIAL nsid 1 read count stuck at $r1 after the re-plug (target_up '$(up_value drivewatch_read_latency_target_up "serial=$UNPLUG_SERIAL,nsid=1")')"
 			ok=0
 		fi
 		r2=$(up_value drivewatch_read_latency_seconds_count "serial=$UNPLUG_SERIAL,nsid=1")
@@ -235,12 +222,12 @@ unplug_cycle() {
 	# U4: the other drive.
 	c1b=$(up_value sum:drivewatch_read_latency_seconds_count "serial=$UNPLUG_OTHER")
 	if ! up_gt "$c1b" "$c1a"; then
-		up_fail "U4 cycle $n" "$UNPLUG_OTHER read count did not grow over the cycle: $c1a -> $c1b"
+		vm_fail "U4 cycle $n" "$UNPLUG_OTHER read count did not grow over the cycle: $c1a -> $c1b"
 		ok=0
 	fi
 	errs=$(up_value sum:drivewatch_read_errors_total "serial=$UNPLUG_OTHER")/$(up_value sum:drivewatch_read_timeouts_total "serial=$UNPLUG_OTHER")
 	if [[ $errs != /0.0 && $errs != 0.0/0.0 ]]; then
-		up_fail "U4 cycle $n" "$UNPLUG_OTHER has read errors/timeouts: $errs"
+		vm_fail "U4 cycle $n" "$UNPLUG_OTHER has read errors/timeouts: $errs"
 		ok=0
 	fi
 	# U1 for this cycle: the watcher's scrapes from device_del until it saw
@@ -254,7 +241,7 @@ unplug_cycle() {
 	prom_up=$(up_check prom-min "$PROM_URL" 'up{job="drivewatch"}' "$t_del" "$t_back" 2>&1) || true
 	if [[ $(up_json 'v["failures"]' <<<"$win") != 0 ]] || ! up_gt "$UNPLUG_SCRAPE_MAX" "$(up_json 'v["max_dur"]' <<<"$win")" ||
 		! up_gt "$UNPLUG_SCRAPE_MEDIAN" "$(up_json 'v["median_dur"]' <<<"$win")" || [[ $(up_json 'v["n"]' <<<"$win") -lt 5 ]]; then
-		up_fail "U1 cycle $n" "/metrics from device_del until the drive was back: $win (want no failure, median < ${UNPLUG_SCRAPE_MEDIAN}s, slowest < ${UNPLUG_SCRAPE_MAX}s)"
+		vm_fail "U1 cycle $n" "/metrics from device_del until the drive was back: $win (want no failure, median < ${UNPLUG_SCRAPE_MEDIAN}s, slowest < ${UNPLUG_SCRAPE_MAX}s)"
 		ok=0
 	fi
 	UP_PROM_UP+="$n:${prom_up:-?} "
@@ -272,7 +259,7 @@ unplug_cycle() {
 	UP_READ_HITS+=("$n:$read_hit")
 	printf '{"cycle": %d, "prom_min_up": "%s", "delay_ms": %s, "trigger": %s, "drive_up0_after_deleted_s": %s, "drive_up1_after_add_s": %s, "reads_after_add_s": "%s", "name_before": "%s", "name_after": "%s", "ns_before": "%s", "ns_after": "%s", "guest_gone": "%s", "reads_hit": "%s", "published_errors_before_down": "%s", "log": %s, "scrapes": %s, "other_reads": "%s -> %s", "reads_after": "%s -> %s"}\n' \
 		"$n" "$prom_up" "$delay" "$trig" "$d_down" "$d_up" "${d_read:-}" "$UP_NAME" "$name" "$ns_before" "$ns" "$gone" "$read_hit" "$pub" "$scan" "$win" "$c1a" "$c1b" "${r1:-}" "${r2:-}" >>"$UP_OUT/cycles.txt"
-	up_log "cycle $n: drive_up 0 ${d_down}s after DEVICE_DELETED, 1 ${d_up}s after device_add; $UP_NAME -> $name; reads hit: $read_hit; log: $(up_json '"smart_in_flight=%s failures=%s read_gone=%s" % (v.get("smart_in_flight"), v.get("probe_failures"), v.get("read_gone"))' <<<"$scan")"
+	vm_log "cycle $n: drive_up 0 ${d_down}s after DEVICE_DELETED, 1 ${d_up}s after device_add; $UP_NAME -> $name; reads hit: $read_hit; log: $(up_json '"smart_in_flight=%s failures=%s read_gone=%s" % (v.get("smart_in_flight"), v.get("probe_failures"), v.get("read_gone"))' <<<"$scan")"
 	UP_NAMES+="$UP_NAME->$name "
 	UP_NAME=$name
 	UP_NS=$ns
@@ -282,38 +269,33 @@ unplug_cycle() {
 
 # ---------------------------------------------------------------- driver
 unplug_run() {
-	UP_OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+	vm_assert_init unplug "$1"
+	UP_OUT=$VM_ASSERT_OUT
 	local work=$2 t0 wall rc rc2 out n v since watcher
-	: >"$UP_OUT/assertions.txt"
-	: >"$UP_OUT/measurements.txt"
 	: >"$UP_OUT/cycles.txt"
 	: >"$UP_OUT/scrapes.jsonl"
-	UNPLUG_FAILED=()
 	UP_PROM_UP='' UP_SMART_SEEN=0 UP_SMART_CYCLES='' UP_READ_HITS=() UP_ADMIN_HITS=() UP_NAMES='' UP_CYCLES_OK=0
 	t0=$(dw_now)
 	# Up to UNPLUG_MAX_CYCLES cycles: more than lib.sh's default deadline.
 	((DW_VM_TIMEOUT >= 600)) || DW_VM_TIMEOUT=600
-	DW_VM_DRIVEWATCH_CONFIG=$UNPLUG_DIR/drivewatch.toml \
-		DW_VM_DRIVEWATCH_FRAGMENTS=$UNPLUG_DIR/drivewatch.d \
-		vm_boot_drivewatch "$UP_OUT" "$work/unplug.cpio.gz" "$UNPLUG_DIR/guest.sh" || return 1
-	up_measure "QEMU start -> all drives probed in Prometheus (s)" "$DW_VM_BOOT_SECONDS"
+	vm_boot_scenario "$UNPLUG_DIR" drivewatch.d "$work/unplug.cpio.gz" || return 1
 	UP_PID=$(vm_wait_marker service-up 5 | sed -n 's/.*pid=\([0-9]*\).*/\1/p')
 	UP_NAME=$(tr ' ' '\n' <<<"$DW_VM_SERIALS" | sed -n "s/^$UNPLUG_SERIAL=//p")
 	vm_wait_marker cmd-ready 30 >/dev/null || return 1
 	# Every namespace read and published before the first unplug.
 	out=$(prom_wait 'count(drivewatch_read_latency_target_up == 1)' 3 60 2>&1) || {
-		up_fail "U3 setup" "not all 3 namespaces read: $out"
+		vm_fail "U3 setup" "not all 3 namespaces read: $out"
 		return 1
 	}
 	if ! up_poll 30 up_above drivewatch_read_latency_seconds_count "serial=$UNPLUG_SERIAL,nsid=1" 0 >/dev/null; then
-		up_fail "U3 setup" "no read counted on $UNPLUG_SERIAL before the first unplug"
+		vm_fail "U3 setup" "no read counted on $UNPLUG_SERIAL before the first unplug"
 		return 1
 	fi
 	UP_NS=$(dw_python -c '
 import json,sys
 for r in json.load(sys.stdin)["data"]["result"]:
     print(r["metric"]["path"].rsplit("/",1)[-1]); break' < <(prom_query "drivewatch_read_latency_target_info{serial=\"$UNPLUG_SERIAL\",nsid=\"1\"}"))
-	up_measure "daemon PID / DWSN0001 controller / namespace at boot" "$UP_PID / $UP_NAME / $UP_NS"
+	vm_measure "daemon PID / DWSN0001 controller / namespace at boot" "$UP_PID / $UP_NAME / $UP_NS"
 	UP_T_FIRST=$(date +%s)
 	rm -f "$work/stop-watch"
 	dw_python "$UNPLUG_DIR/check.py" watch "$(up_url)" "$UP_OUT/scrapes.jsonl" "$work/stop-watch" &
@@ -326,111 +308,107 @@ for r in json.load(sys.stdin)["data"]["result"]:
 	done
 	touch "$work/stop-watch"
 	wait "$watcher" 2>/dev/null || true
-	up_measure "cycles run / all checks passed in" "$n / $UP_CYCLES_OK"
-	up_measure "DWSN0001 kernel names across the cycles" "$UP_NAMES"
-	up_measure "cycles whose SMART read was hit (U5b)" "${UP_SMART_CYCLES:-none}"
-	up_measure "cycles whose read latency probe hit the unplug" "${UP_READ_HITS[*]}"
-	up_measure "cycles whose health/thermal failed on the open controller" "${UP_ADMIN_HITS[*]}"
-	up_measure "watcher scrapes (all / failed / slowest s)" "$(up_check window "$UP_OUT/scrapes.jsonl" 0 1e12 | up_json '"%d / %d / %.3f" % (v["n"], v["failures"], v["max_dur"] or 0)')"
+	vm_measure "cycles run / all checks passed in" "$n / $UP_CYCLES_OK"
+	vm_measure "DWSN0001 kernel names across the cycles" "$UP_NAMES"
+	vm_measure "cycles whose SMART read was hit (U5b)" "${UP_SMART_CYCLES:-none}"
+	vm_measure "cycles whose read latency probe hit the unplug" "${UP_READ_HITS[*]}"
+	vm_measure "cycles whose health/thermal failed on the open controller" "${UP_ADMIN_HITS[*]}"
+	vm_measure "watcher scrapes (all / failed / slowest s)" "$(up_check window "$UP_OUT/scrapes.jsonl" 0 1e12 | up_json '"%d / %d / %.3f" % (v["n"], v["failures"], v["max_dur"] or 0)')"
 
 	# U1 over the whole run: the watcher never failed (5 s timeout).
 	# Prometheus' 1 s scrape timeout trips when the loaded host stalls the
 	# guest for a second: its min up over each unplug is only measured.
-	up_measure "Prometheus min up over each unplug (cycle:value)" "$UP_PROM_UP"
+	vm_measure "Prometheus min up over each unplug (cycle:value)" "$UP_PROM_UP"
 	since=$(($(date +%s) - UP_T_FIRST + 2))
 	out=$(up_check window "$UP_OUT/scrapes.jsonl" 0 1e12)
 	if [[ $(up_json 'v["failures"]' <<<"$out") != 0 ]]; then
-		up_fail "U1 /metrics answers" "a watcher scrape failed: $out"
+		vm_fail "U1 /metrics answers" "a watcher scrape failed: $out"
 	fi
-	up_measure "Prometheus scrapes failed / slowest (s) during the cycles" "$(prom_value "count_over_time((up{job=\"drivewatch\"} == 0)[${since}s:1s])" || true) / $(prom_value "max_over_time(scrape_duration_seconds{job=\"drivewatch\"}[${since}s])")"
-	[[ " ${UNPLUG_FAILED[*]} " == *" U1 "* ]] || up_pass "U1 /metrics answers" "every watcher scrape (every 0.2 s, $(up_json 'v["n"]' <<<"$out") in all) succeeded; during each of the $n unplugs the median took < ${UNPLUG_SCRAPE_MEDIAN}s, the slowest < ${UNPLUG_SCRAPE_MAX}s"
+	vm_measure "Prometheus scrapes failed / slowest (s) during the cycles" "$(prom_value "count_over_time((up{job=\"drivewatch\"} == 0)[${since}s:1s])" || true) / $(prom_value "max_over_time(scrape_duration_seconds{job=\"drivewatch\"}[${since}s])")"
+	[[ " ${VM_FAILED[*]} " == *" U1 "* ]] || vm_pass "U1 /metrics answers" "every watcher scrape (every 0.2 s, $(up_json 'v["n"]' <<<"$out") in all) succeeded; during each of the $n unplugs the median took < ${UNPLUG_SCRAPE_MEDIAN}s, the slowest < ${UNPLUG_SCRAPE_MAX}s"
 	# U4 over the whole run: DWSN0002's health probe never failed.
 	v=$(prom_value "min_over_time(drivewatch_probe_success{probe=\"health\",serial=\"$UNPLUG_OTHER\"}[${since}s])")
 	if [[ $v != 1 ]]; then
-		up_fail "U4 other drive" "min_over_time(drivewatch_probe_success{health,$UNPLUG_OTHER}) = '$v' during the cycles"
+		vm_fail "U4 other drive" "min_over_time(drivewatch_probe_success{health,$UNPLUG_OTHER}) = '$v' during the cycles"
 	fi
 	out=$(up_check window "$UP_OUT/scrapes.jsonl" 0 1e12)
 	if [[ $(up_json 'v["err1_max"]' <<<"$out") != 0 || $(up_json 'v["to1_max"]' <<<"$out") != 0 ]]; then
-		up_fail "U4 other drive" "$UNPLUG_OTHER read errors/timeouts seen by the watcher: $out"
+		vm_fail "U4 other drive" "$UNPLUG_OTHER read errors/timeouts seen by the watcher: $out"
 	fi
 	# U5.
 	if [[ " ${UP_READ_HITS[*]} ${UP_ADMIN_HITS[*]} " == *":no "* ]]; then
-		up_fail "U5a work in flight" "a cycle's unplug did not hit DWSN0001's probes while they ran: reads ${UP_READ_HITS[*]}; health/thermal on the open controller ${UP_ADMIN_HITS[*]}"
+		vm_fail "U5a work in flight" "a cycle's unplug did not hit DWSN0001's probes while they ran: reads ${UP_READ_HITS[*]}; health/thermal on the open controller ${UP_ADMIN_HITS[*]}"
 	else
-		up_pass "U5a work in flight" "every cycle: a read of DWSN0001's namespace failed at the unplug (${UP_READ_HITS[*]}) and the health or thermal probe failed on the open controller (${UP_ADMIN_HITS[*]})"
+		vm_pass "U5a work in flight" "every cycle: a read of DWSN0001's namespace failed at the unplug (${UP_READ_HITS[*]}) and the health or thermal probe failed on the open controller (${UP_ADMIN_HITS[*]})"
 	fi
 	if ((UP_SMART_SEEN)); then
-		up_pass "U5b SMART read in flight" "cycle(s) ${UP_SMART_CYCLES% } of $n: a Get Log Page 02h failed right after the same run's Identify Controller succeeded (files/service-N.log)"
+		vm_pass "U5b SMART read in flight" "cycle(s) ${UP_SMART_CYCLES% } of $n: a Get Log Page 02h failed right after the same run's Identify Controller succeeded (files/service-N.log)"
 	else
-		up_fail "U5b SMART read in flight" "in none of $n cycles did the health or thermal probe fail at its SMART read after its Identify (cycles.txt)"
+		vm_fail "U5b SMART read in flight" "in none of $n cycles did the health or thermal probe fail at its SMART read after its Identify (cycles.txt)"
 	fi
 	# U9: every cycle's failed health/thermal run on DWSN0001 (U5a: at least
 	# one per cycle) is counted in drivewatch_probe_failures_total, which
 	# the drive keeps across the unplug; DWSN0002 has none.
 	if up_poll 30 up_failures_at_least "$n" >/dev/null; then
-		up_pass "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = $(up_failures "$UNPLUG_SERIAL" 'health|thermal') after $n cycles; $UNPLUG_OTHER: $(up_failures "$UNPLUG_OTHER" '.*')"
+		vm_pass "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = $(up_failures "$UNPLUG_SERIAL" 'health|thermal') after $n cycles; $UNPLUG_OTHER: $(up_failures "$UNPLUG_OTHER" '.*')"
 	else
-		up_fail "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = '$(up_failures "$UNPLUG_SERIAL" 'health|thermal')' after $n cycles (want >= $n); $UNPLUG_OTHER: '$(up_failures "$UNPLUG_OTHER" '.*')' (want 0)"
+		vm_fail "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = '$(up_failures "$UNPLUG_SERIAL" 'health|thermal')' after $n cycles (want >= $n); $UNPLUG_OTHER: '$(up_failures "$UNPLUG_OTHER" '.*')' (want 0)"
 	fi
 	# U10: the reads that failed at each unplug (U5a) stay counted: the
 	# namespace's probe is kept through the grace period and its counts go
 	# on after the re-plug, so its errors are exported once it is back.
 	v=$(prom_value "sum(drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"})")
 	if up_gt "$n" "${v:-0}"; then
-		up_fail "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = '${v}' after $n cycles, each with a failed read (want >= $n)"
+		vm_fail "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = '${v}' after $n cycles, each with a failed read (want >= $n)"
 	else
-		up_pass "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = $v after $n cycles: $(prom_query "drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"}" | dw_python -c 'import json,sys; print(", ".join(r["metric"].get("error","?")+"="+r["value"][1] for r in json.load(sys.stdin)["data"]["result"]))')"
+		vm_pass "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = $v after $n cycles: $(prom_query "drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"}" | dw_python -c 'import json,sys; print(", ".join(r["metric"].get("error","?")+"="+r["value"][1] for r in json.load(sys.stdin)["data"]["result"]))')"
 	fi
 	for v in U2 U3 U4 U6 U7; do
-		[[ " ${UNPLUG_FAILED[*]} " == *" $v "* ]] || up_pass "$v" "all $n cycles"
+		[[ " ${VM_FAILED[*]} " == *" $v "* ]] || vm_pass "$v" "all $n cycles"
 	done
 
 	# U7 + U8: stop, state, restart on the state.
-	up_guest finish restart-up 120 >/dev/null || up_fail "U8 state" "the daemon did not start again on its state"
+	up_guest finish restart-up 120 >/dev/null || vm_fail "U8 state" "the daemon did not start again on its state"
 	rc=$(vm_wait_marker service-exit 1) || rc=missing
-	up_measure "guest daemon CPU seconds / age (s)" "$(vm_wait_marker daemon-cpu 1) / $(vm_wait_marker daemon-age 1)"
-	up_measure "guest daemon VmRSS / VmHWM (kB) / threads" "$(vm_wait_marker daemon-rss 1) / $(vm_wait_marker daemon-hwm 1) / $(vm_wait_marker daemon-threads 1)"
+	vm_measure "guest daemon CPU seconds / age (s)" "$(vm_wait_marker daemon-cpu 1) / $(vm_wait_marker daemon-age 1)"
+	vm_measure "guest daemon VmRSS / VmHWM (kB) / threads" "$(vm_wait_marker daemon-rss 1) / $(vm_wait_marker daemon-hwm 1) / $(vm_wait_marker daemon-threads 1)"
 	if [[ $rc == 0 ]]; then
-		up_pass "U7 daemon" "same PID $UP_PID at every check, exit 0 on SIGTERM"
+		vm_pass "U7 daemon" "same PID $UP_PID at every check, exit 0 on SIGTERM"
 	else
-		up_fail "U7 daemon" "exit status on SIGTERM: $rc"
+		vm_fail "U7 daemon" "exit status on SIGTERM: $rc"
 	fi
 	local ok8=1 t_r
 	t_r=$(dw_now)
 	for v in "$UNPLUG_SERIAL" "$UNPLUG_OTHER"; do
 		up_poll 30 up_is drivewatch_drive_up "serial=$v" 1.0 >/dev/null || {
-			up_fail "U8 state" "after the restart drivewatch_drive_up{serial=$v} is '$(up_value drivewatch_drive_up "serial=$v")'"
+			vm_fail "U8 state" "after the restart drivewatch_drive_up{serial=$v} is '$(up_value drivewatch_drive_up "serial=$v")'"
 			ok8=0
 		}
 	done
-	up_measure "restart -> both drives up (s)" "$(dw_elapsed "$t_r")"
+	vm_measure "restart -> both drives up (s)" "$(dw_elapsed "$t_r")"
 	up_guest stop2 unplug-done 60 >/dev/null || true
 	rc2=$(vm_wait_marker service-exit 1 2) || rc2=missing
 	wall=$(vm_wait_exit 60) || wall=
-	up_measure "QEMU start -> exit (s)" "$wall"
+	vm_measure "QEMU start -> exit (s)" "$wall"
 	vm_extract_files "$VM_LOG" "$UP_OUT/files" >"$UP_OUT/files.list" || true
-	[[ $rc2 == 0 ]] || { up_fail "U8 state" "the restarted daemon's exit status on SIGTERM: $rc2"; ok8=0; }
+	[[ $rc2 == 0 ]] || { vm_fail "U8 state" "the restarted daemon's exit status on SIGTERM: $rc2"; ok8=0; }
 	if out=$(up_check state "$UP_OUT/files/state.tar" "$UNPLUG_SERIAL,$UNPLUG_OTHER" 2>&1); then
-		up_measure "state directory" "$(up_json '"; ".join(v["files"])' <<<"$out")"
+		vm_measure "state directory" "$(up_json '"; ".join(v["files"])' <<<"$out")"
 	else
-		up_fail "U8 state" "state directory: $out"
+		vm_fail "U8 state" "state directory: $out"
 		ok8=0
 	fi
 	if out=$(grep -E '(warn|error): .*(ignored|malformed|cannot|starting with no known|state)' "$UP_OUT/files/service2.log" 2>&1); then
-		up_fail "U8 state" "the restarted daemon complained about its state: $out"
+		vm_fail "U8 state" "the restarted daemon complained about its state: $out"
 		ok8=0
 	elif [[ ! -s $UP_OUT/files/service2.log ]]; then
-		up_fail "U8 state" "no log of the restarted daemon"
+		vm_fail "U8 state" "no log of the restarted daemon"
 		ok8=0
 	fi
-	((ok8)) && up_pass "U8 state" "known-drives.tsv and the probes' state files parse, no temporary file; restarted on them, both drives up, no complaint, exit 0"
+	((ok8)) && vm_pass "U8 state" "known-drives.tsv and the probes' state files parse, no temporary file; restarted on them, both drives up, no complaint, exit 0"
 	if out=$(grep -E '^[^ ]+ error: ' "$UP_OUT/files/service.log"); then
-		up_log "error lines in the daemon's log (for the record): $out"
+		vm_log "error lines in the daemon's log (for the record): $out"
 	fi
-	up_measure "unplug scenario wall time (s)" "$(dw_elapsed "$t0")"
-	if ((${#UNPLUG_FAILED[@]})); then
-		printf '[unplug] %d check(s) FAILED: %s\n' "${#UNPLUG_FAILED[@]}" "$(printf '%s; ' "${UNPLUG_FAILED[@]}")" >&2
-		return 1
-	fi
-	up_log "all checks passed ($UP_OUT/assertions.txt)"
+	vm_measure "unplug scenario wall time (s)" "$(dw_elapsed "$t0")"
+	vm_assert_result
 }

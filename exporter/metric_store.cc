@@ -168,7 +168,11 @@ std::shared_ptr<const std::string> MetricStore::Render() const {
   const auto less = [](const Series& a, const Series& b) {
     return a.key < b.key;
   };
-  for (auto& [name, family] : families) {
+  // Not a structured binding: the lambdas below capture `name`, which
+  // clang 14 (the fuzzing build) does not allow for a binding.
+  for (auto& entry : families) {
+    const auto& name = entry.first;
+    auto& family = entry.second;
     auto& series = family.series;
     // Scopes are sorted by serial, so a family is often in order already.
     if (!std::is_sorted(series.begin(), series.end(), less)) {

@@ -137,7 +137,7 @@ lint=$(promtool check metrics <"$work/scrape.prom" 2>&1) || fail "promtool: $lin
 [[ -z $lint ]] || fail "promtool complains: $lint"
 pass "GET /metrics answers and passes promtool check metrics"
 
-curl -fsS "$base/" | grep -q '<a href="metrics">' || fail "landing page"
+curl -fsS "$base/" | grep '<a href="metrics">' >/dev/null || fail "landing page"
 curl -fsS "$base/-/healthy" | grep -q healthy || fail "/-/healthy"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$base/metrics")
 [[ $code != 200 ]] || fail "POST /metrics must not succeed"
@@ -150,11 +150,11 @@ pings=$(grep -c '^WATCHDOG=1' "$work/notify.log" || true)
 pass "sd_notify: READY=1, then $pings watchdog pings so far (one per 200 ms asked)"
 
 # Gzip, as Prometheus asks for it.
-curl -fsS --compressed "$url" | grep -q '^drivewatch_build_info{' || fail "gzip scrape"
+curl -fsS --compressed "$url" | grep '^drivewatch_build_info{' >/dev/null || fail "gzip scrape"
 
 if [[ $no_nvme -eq 1 ]]; then
   sleep 2.5  # a few discovery passes at 1 s
-  curl -fsS "$url" | grep -q '^drivewatch_drives{state="up"} 0$' || fail "expected no drives up"
+  curl -fsS "$url" | grep '^drivewatch_drives{state="up"} 0$' >/dev/null || fail "expected no drives up"
   n=$(grep -c "no NVMe controllers found" "$work/daemon.log" || true)
   [[ $n -eq 1 ]] || fail "'no NVMe controllers found' logged $n times, expected once"
   pass "with no NVMe present: logged once, exporter metrics still served"
@@ -165,10 +165,10 @@ cp "$work/good.toml" "$work/good.toml.orig"
 printf 'this is not toml = = =\n' >"$work/good.toml"
 kill -HUP "$pid"
 for _ in $(seq 50); do
-  curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 0$' && break
+  curl -fsS "$url" | grep '^drivewatch_config_last_reload_successful 0$' >/dev/null && break
   sleep 0.1
 done
-curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 0$' || fail "bad reload not reported"
+curl -fsS "$url" | grep '^drivewatch_config_last_reload_successful 0$' >/dev/null || fail "bad reload not reported"
 kill -0 "$pid" || fail "the daemon died on a bad reload"
 grep -q "keeping the running config" "$work/daemon.log" || fail "bad reload not logged"
 pass "SIGHUP with a broken config is rejected and the old one keeps running"
@@ -176,10 +176,10 @@ pass "SIGHUP with a broken config is rejected and the old one keeps running"
 cp "$work/good.toml.orig" "$work/good.toml"
 kill -HUP "$pid"
 for _ in $(seq 50); do
-  curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 1$' && break
+  curl -fsS "$url" | grep '^drivewatch_config_last_reload_successful 1$' >/dev/null && break
   sleep 0.1
 done
-curl -fsS "$url" | grep -q '^drivewatch_config_last_reload_successful 1$' || fail "good reload not reported"
+curl -fsS "$url" | grep '^drivewatch_config_last_reload_successful 1$' >/dev/null || fail "good reload not reported"
 pass "SIGHUP with a good config reloads"
 
 # A second daemon on the same port fails clearly.

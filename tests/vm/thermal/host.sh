@@ -28,8 +28,10 @@ THERMAL_BOUND=${THERMAL_BOUND:-10}  # seconds an AEN-driven change may take
 # th_metric_value SERIES: the value of one series (exact name{labels} as
 # drivewatch writes it, labels sorted) on the guest's /metrics, or empty.
 th_metric_value() {
+	# awk reads to the end: stopping at the match would leave curl writing
+	# into a closed pipe (exit 23), and pipefail would make that the result.
 	curl -fsS --max-time 2 "http://127.0.0.1:$VM_HOSTPORT/metrics" 2>/dev/null |
-		awk -v s="$1" 'index($0, s " ") == 1 {print $2; exit}'
+		awk -v s="$1" '!found && index($0, s " ") == 1 {print $2; found = 1}'
 }
 
 # th_wait_metric SERIES WANT TIMEOUT_S: poll /metrics every 50 ms until

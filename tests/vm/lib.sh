@@ -447,6 +447,30 @@ vm_device_add() {
 # vm_send LINE: write a line to the guest's control port (/dev/ttyS1),
 # which guest scenarios read with dw_wait_host LINE.
 vm_send() {
+	_vm_send_once "$1" || return 1
+	# The guest's dw_wait_host acknowledges a word with "got-host-WORD". A
+	# line to the guest can get lost under load (a CI run's retention guest
+	# waited 240 s for "verified" that the host had sent), so a word the
+	# guest is waiting for is sent again every 3 s until acknowledged, for
+	# up to 30 s; past that the caller's own wait reports the failure.
+	# Each word is waited for once per boot, so a repeat is harmless: the
+	# guest's next wait skips lines that are not its own word.
+	local waits got tries=0
+	waits=$(vm_markers | grep -a -c -E "^DWVM-MARK: wait-host-$1( |\$)" || true)
+	((waits > 0)) || return 0
+	while :; do
+		got=$(vm_markers | grep -a -c -E "^DWVM-MARK: got-host-$1( |\$)" || true)
+		((got >= waits)) && return 0
+		((++tries > 60)) && return 0
+		sleep 0.5
+		if ((tries % 6 == 0)); then
+			dw_log "vm_send: '$1' not acknowledged after $((tries / 2)) s; sending it again"
+			_vm_send_once "$1" || return 1
+		fi
+	done
+}
+
+_vm_send_once() {
 	dw_python "$DW_VM_DIR/vmctl.py" send "$VM_CTL" "$1" ||
 		{ dw_die vm_send "writing '$1' to $VM_CTL"; return 1; }
 }

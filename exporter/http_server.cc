@@ -243,11 +243,13 @@ Status HttpServer::Start(const std::string& listen_address) {
   // cpp-httplib's default also sets SO_REUSEPORT, which would let a second
   // drivewatch share the port silently; SO_REUSEADDR alone only allows a
   // quick restart over TIME_WAIT.
-  int socket_fd = -1;
-  server->set_socket_options([&socket_fd](socket_t sock) {
+  // The server keeps this callback: it writes a member, not a local of
+  // Start() that would be gone if the server ever bound again.
+  socket_fd_ = -1;
+  server->set_socket_options([this](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    socket_fd = sock;  // the last one offered is the one that binds
+    socket_fd_ = sock;  // the last one offered is the one that binds
   });
 
   // An empty host means every address: IPv6 "::" also accepts IPv4 on
@@ -283,9 +285,9 @@ Status HttpServer::Start(const std::string& listen_address) {
   // drops SYNs and a client retries only after 1 s, then 3 s (64 scrapers in
   // tests/load saw requests time out at 2 s). listen() again on the bound
   // socket raises the backlog; Linux allows that on a listening socket.
-  if (socket_fd >= 0 && ::listen(socket_fd, kListenBacklog) != 0) {
+  if (socket_fd_ >= 0 && ::listen(socket_fd_, kListenBacklog) != 0) {
     const int listen_err = errno;
-    ::close(socket_fd);  // not listening yet, so the server would not close it
+    ::close(socket_fd_);  // not listening yet, so the server would not close it
     return Error{listen_err, -1,
                  "cannot listen on " + listen_address + " with a backlog of " +
                      std::to_string(kListenBacklog) + ": " + std::strerror(listen_err)};

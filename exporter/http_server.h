@@ -78,6 +78,7 @@ class HttpServer {
   std::thread thread_;
   std::string host_;
   int port_ = 0;
+  int socket_fd_ = -1;  // the listening socket, set while Start() binds
 };
 
 }  // namespace drivewatch

@@ -88,6 +88,29 @@ bool ParseHeader(std::string_view data, std::size_t pos, Header& h) {
   return true;
 }
 
+// Whether a whole, intact record starts at `pos`: header, length ending
+// at the record's newline, and checksum.
+bool IntactRecordAt(std::string_view data, std::size_t pos) {
+  Header h;
+  if (!ParseHeader(data, pos, h) || h.json_begin + h.length >= data.size()) return false;
+  const std::string_view json = data.substr(h.json_begin, h.length);
+  return data[h.json_begin + h.length] == '\n' && json.find('\n') == std::string_view::npos &&
+         Crc32c(json.data(), json.size()) == h.crc;
+}
+
+// Where reading goes on after damage at `pos`: the next intact record,
+// found by its magic (the newline before it may be the damaged byte), or
+// failing that the next "\nDWH1 " marker, so a damaged record after it is
+// still reported rather than taken for a torn tail. npos when neither.
+std::size_t Resync(std::string_view data, std::size_t pos) {
+  for (std::size_t at = data.find(kMagic, pos + 1); at != std::string_view::npos;
+       at = data.find(kMagic, at + 1)) {
+    if (IntactRecordAt(data, at)) return at;
+  }
+  const std::size_t marker = data.find(kResync, pos);
+  return marker == std::string_view::npos ? marker : marker + 1;
+}
+
 // Walks the whole file. Returns the offset where the torn tail starts (the
 // file size when there is none).
 std::size_t Scan(std::string_view data, HistoryContents* out) {
@@ -134,14 +157,13 @@ std::size_t Scan(std::string_view data, HistoryContents* out) {
     }
     // Not a whole record at `pos`. With another record after it, it is
     // damage in the middle; at the end of the file, a torn append.
-    const std::size_t next = data.find(kResync, pos);
+    const std::size_t next = Resync(data, pos);
     if (next == std::string_view::npos) return pos;
     if (out) {
       out->damaged.push_back("offset " + std::to_string(pos) + ": " + problem +
-                             "; skipped " + std::to_string(next + 1 - pos) +
-                             " bytes");
+                             "; skipped " + std::to_string(next - pos) + " bytes");
     }
-    pos = next + 1;
+    pos = next;
   }
   return data.size();
 }

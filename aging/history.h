@@ -16,8 +16,11 @@
 // the middle whose checksum fails is reported and skipped, never silently
 // taken.
 //
-// Reading resynchronizes after damage at the next "\nDWH1 ": a record's
-// JSON never holds a raw newline, so that marker only starts records.
+// Reading resynchronizes after damage at the next intact record: the next
+// "DWH1 " whose header, length, newline and checksum all hold (so a flipped
+// newline loses only the record it ended), or failing that at the next
+// "\nDWH1 " (a record's JSON never holds a raw newline, so that marker only
+// starts records).
 #pragma once
 
 #include <cstddef>

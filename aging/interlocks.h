@@ -88,6 +88,36 @@ Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
 Status CheckBeforeWrite(const config::AgingTarget& target, int fd,
                         dev_t device, const SystemPaths& paths = {});
 
+// The one gate in front of every write, whatever the target's kind
+// (DESIGN.md decision 11). A phase passes it on the descriptor it writes
+// through when it opens the target and again before every write pass;
+// nothing writes a target any other way.
+//   - A block_device target must be open on a block device: a regular file
+//     (a VM disk image, a backup) named as block_device is refused, never
+//     written, whatever else the config says. Then every CheckBeforeWrite()
+//     check below.
+//   - A directory target must be open on its own regular file
+//     (AgingFilePath), the same inode the path names now, with one link.
+//   - No byte of [offset, offset + length) may lie in the region of a
+//     retention study in `state_directory` that still holds it (writing,
+//     baseline or active), except the region of `study`, the study this
+//     pass writes. A study record that cannot be read or fails validation
+//     holds every target: what it covers cannot be known.
+struct WritePass {
+  std::string state_directory;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;  // 0: to the end of the target
+  std::string study;         // retention-write: its own study
+};
+Status CheckWritePass(const config::AgingTarget& target, int fd, const WritePass& pass,
+                      const SystemPaths& paths = {});
+
+// The retention-study part of CheckWritePass() alone: the refusal when a
+// study in `state_directory` holds part of [offset, offset + length) of
+// `target`, whose end is `capacity` bytes.
+Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pass,
+                         std::uint64_t capacity);
+
 // The file a directory target writes, and the free-space check for making
 // it `size` bytes (counting the blocks the file already holds): refused
 // (EPERM) when f_bavail less the growth would fall below min_free_ratio of

@@ -94,6 +94,20 @@ struct RunState {
   std::string reason;
   PhaseStatus status;
 
+  // The write gate's view of a pass over [offset, offset + length).
+  WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
+    return WritePass{options->state_directory, offset, length,
+                     phase->kind == config::PhaseKind::kRetentionWrite ? phase->study : ""};
+  }
+
+  // What the phase as a whole may write: a retention study its region,
+  // any other kind the whole target.
+  WritePass WholePass() const {
+    return phase->kind == config::PhaseKind::kRetentionWrite
+               ? Pass(phase->region_offset, phase->region_length)
+               : Pass(0, 0);
+  }
+
   void Abort(std::string why) {
     {
       std::lock_guard lock(mu);
@@ -174,10 +188,11 @@ class Context : public PhaseContext {
   Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step,
                                double from, double to) override {
     if (stopped()) return WorkloadResult{WorkloadResult::End::kStopped};
-    if (spec.write_percent + spec.trim_percent > 0 && io_.is_block_device()) {
-      // A write pass: is this still the device we were given?
-      if (Status s = CheckBeforeWrite(*run_.target, io_.fd(), io_.device_number(),
-                                      run_.options->paths);
+    if (spec.write_percent + spec.trim_percent > 0) {
+      // A write pass: is this still the target we were given, and is
+      // nothing in the range held by a retention study?
+      if (Status s = CheckWritePass(*run_.target, io_.fd(), run_.Pass(spec.offset, spec.length),
+                                    run_.options->paths);
           !s) {
         return s.error();
       }
@@ -340,6 +355,13 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     drive_lock = std::move(*l);
   }
 
+  // From here on the run may write: a crash must leave it on record
+  // (RecoverInterrupted), so the checkpoint comes before anything else.
+  if (Status st = run.SaveCheckpoint(report); !st) {
+    return finish("refused", st.error().message + " (the state directory " +
+                                 options.state_directory + " must be writable)");
+  }
+
   // A verify needs its study before it needs a device.
   if (phase->kind == config::PhaseKind::kRetentionVerify) {
     if (auto study = LoadStudy(options.state_directory, phase->study); !study) {
@@ -352,7 +374,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
 
   // Open and check the target. A phase that only reads (retention-verify)
   // opens it read-only and checks only that it is the configured drive.
-  const bool reads_only = phase->kind == config::PhaseKind::kRetentionVerify;
+  const bool reads_only = !config::PhaseKindWrites(phase->kind);
   std::string path = target->block_device;
   if (path.empty() && reads_only) {
     path = AgingFilePath(*target);
@@ -367,8 +389,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     // Something holds the device: the interlocks, run on a read-only
     // descriptor, say what (a mounted partition, swap, a holder).
     if (auto ro = WorkloadTarget::Open(path, WorkloadTarget::kReadOnly)) {
-      if (Status s = CheckBeforeWrite(*target, (*ro)->fd(), (*ro)->device_number(), options.paths);
-          !s) {
+      if (Status s = CheckWritePass(*target, (*ro)->fd(), run.WholePass(), options.paths); !s) {
         return finish("refused", s.error().message);
       }
     }
@@ -377,13 +398,22 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     return finish("refused", path + ": cannot open for " +
                                  (reads_only ? "reading: " : "writing: ") + io.error().message);
   }
+  if (!reads_only) {
+    if (Status s = CheckWritePass(*target, (*io)->fd(), run.WholePass(), options.paths); !s) {
+      return finish("refused", s.error().message);
+    }
+  } else if (!target->block_device.empty() && !(*io)->is_block_device()) {
+    return finish("refused", target->block_device +
+                                 ": refusing to read: it is not a block device "
+                                 "(aging.targets.block_device names a whole device)");
+  }
   std::unique_ptr<HealthSource> health;
   bool nvme = false;
   std::uint32_t nsid = 0;
   if ((*io)->is_block_device()) {
-    Status checked =
-        reads_only ? CheckIdentity(*target, (*io)->fd(), (*io)->device_number(), options.paths)
-                   : CheckBeforeWrite(*target, (*io)->fd(), (*io)->device_number(), options.paths);
+    Status checked = reads_only ? CheckIdentity(*target, (*io)->fd(), (*io)->device_number(),
+                                                options.paths)
+                                : Status(Ok{});
     if (!checked && reads_only && target->nsid != 0) {
       // Kernel names change across boots and hot-plugs; a phase that only
       // reads follows the drive by its serial (one that writes never does).
@@ -502,6 +532,8 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
     }
     if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
       std::remove(path.c_str());
+      log::Info("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
+                " of run " + id->AsString() + ", which the history already records");
       continue;
     }
     const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;

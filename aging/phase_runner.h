@@ -4,10 +4,13 @@
 //   2. take the target's lock, and the drive's (by serial), in the state
 //      directory (flock), so at most one heavy phase runs per drive across
 //      the daemon and `drivewatch phase run`;
-//   3. open the target read-write (a block device exclusively, O_EXCL, so
-//      the kernel refuses to mount it while we write) and pass the
-//      interlocks (aging/interlocks.h) — again before every write pass;
-//   4. checkpoint "running" in <state>/phases/<phase>.checkpoint;
+//   3. checkpoint "running" in <state>/phases/<phase>.checkpoint, before
+//      anything is written (a directory target's file is created and
+//      allocated in step 4), so every run that wrote anything is on record;
+//   4. open the target read-write (a block device exclusively, O_EXCL, so
+//      the kernel refuses to mount it while we write) and pass the write
+//      gate (CheckWritePass, aging/interlocks.h) — again before every
+//      write pass;
 //   5. run the kind's story, checking the abort conditions
 //      (aging/abort_conditions.h) every second on a watcher thread;
 //   6. append one record to the history (aging/history.h) with the

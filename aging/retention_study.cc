@@ -171,6 +171,21 @@ std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uin
   return found;
 }
 
+Status EndStudy(const std::string& state_directory, const std::string& study,
+                const std::string& reason) {
+  auto lock = LockStudy(state_directory, study, std::chrono::seconds{30});
+  if (!lock) return lock.error();
+  auto loaded = LoadStudy(state_directory, study);
+  if (!loaded) return loaded.error();
+  Json record = *loaded;
+  if (record.Find("state") && record.Find("state")->AsString() == "ended") return Ok{};
+  record["state"] = "ended";
+  record["ended_at"] =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  record["end_reason"] = reason;
+  return SaveStudy(state_directory, record);
+}
+
 std::string StudyIdHex(std::uint64_t id) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));

@@ -141,6 +141,14 @@ Expected<StudyLock> LockStudy(const std::string& state_directory, const std::str
 std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uint32_t nsid,
                                              const std::string& sysfs_root = "/sys");
 
+// Ends a study by the operator's word (`drivewatch retention end`): its
+// state becomes "ended" (with ended_at, Unix seconds, and end_reason), so
+// its region is no longer held against other phases' writes and it is
+// verified no more. Its record and verifies stay. Ending an ended study is
+// not an error; a missing one is ENOENT, a busy one EBUSY.
+Status EndStudy(const std::string& state_directory, const std::string& study,
+                const std::string& reason);
+
 // "0123456789abcdef".
 std::string StudyIdHex(std::uint64_t id);
 std::uint64_t ParseStudyId(const std::string& hex);

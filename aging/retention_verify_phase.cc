@@ -95,7 +95,8 @@ Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
     return Error{EINVAL, -1,
                  "retention study \"" + phase.study + "\" is " + st +
                      (st == "failed" && study.Find("reason") ? " (" + study.Find("reason")->AsString() + ")"
-                                                              : std::string(", not active: its write has not finished")) +
+                      : st == "ended" ? std::string(" (drivewatch retention end)")
+                                      : std::string(", not active: its write has not finished")) +
                      "; nothing to verify"};
   }
   const Json facts = ctx.DriveFacts();

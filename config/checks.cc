@@ -1,11 +1,13 @@
 #include "config/checks.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace drivewatch::config::detail {
@@ -332,6 +334,69 @@ std::optional<std::string> AbsolutePathProblem(std::string_view path) {
            " is not an absolute path (expected a path starting with \"/\")";
   }
   return std::nullopt;
+}
+
+namespace {
+
+std::string FileKind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+// The directory part of `path`, for the remedy of a misplaced file.
+std::string_view Parent(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 || slash == std::string_view::npos ? std::string_view("/")
+                                                       : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::optional<std::string> StateDirectoryProblem(std::string_view path) {
+  if (auto problem = AbsolutePathProblem(path)) return problem;
+  struct stat st;
+  if (::stat(std::string(path).c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return Quote(path) + " is " + FileKind(st.st_mode) +
+           ", not a directory (expected the directory drivewatch keeps its "
+           "state in; it is created when missing)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> BlockDeviceProblem(std::string_view path) {
+  if (auto problem = AbsolutePathProblem(path)) return problem;
+  struct stat st;
+  if (::stat(std::string(path).c_str(), &st) == 0 && !S_ISBLK(st.st_mode)) {
+    return Quote(path) + " is " + FileKind(st.st_mode) +
+           ", not a block device (expected a whole device such as "
+           "\"/dev/nvme1n1\"; to age a file, use directory = " +
+           Quote(Parent(path)) + " instead, where drivewatch writes only its own file)";
+  }
+  return std::nullopt;
+}
+
+bool NvmeNamespacePath(std::string_view path) {
+  std::string name(path);
+  if (char* resolved = ::realpath(name.c_str(), nullptr)) {
+    name = resolved;
+    std::free(resolved);
+  }
+  name = name.substr(name.rfind('/') + 1);
+  // nvme<ctrl>n<ns> or nvme<subsys>c<ctrl>n<ns>, not a partition.
+  std::size_t i = 4;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+    return i > from;
+  };
+  if (name.rfind("nvme", 0) != 0 || !digits()) return false;
+  if (i < name.size() && name[i] == 'c' && (++i, !digits())) return false;
+  return i < name.size() && name[i] == 'n' && (++i, digits()) && i == name.size();
 }
 
 }  // namespace drivewatch::config::detail

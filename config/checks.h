@@ -27,5 +27,13 @@ std::optional<std::string_view> ClosestMatch(
 std::optional<std::string> ListenAddressProblem(std::string_view address);
 std::optional<std::string> GlobProblem(std::string_view pattern);
 std::optional<std::string> AbsolutePathProblem(std::string_view path);
+// An absolute path that, when it exists, is a directory.
+std::optional<std::string> StateDirectoryProblem(std::string_view path);
+// An absolute path that, when it exists, is a block device: a regular file
+// under block_device (a disk image) would otherwise be written as one.
+std::optional<std::string> BlockDeviceProblem(std::string_view path);
+// Whether `path` (after following symlinks such as /dev/disk/by-id/...)
+// names an NVMe namespace: nvme<N>n<M> or nvme<N>c<C>n<M>.
+bool NvmeNamespacePath(std::string_view path);
 
 }  // namespace drivewatch::config::detail

@@ -256,7 +256,7 @@ class Loader {
     }
     if (const toml::table* state = Table(root, "state", "")) {
       CheckKeys(*state, "state", kStateKeys, "");
-      ReadString(*state, "directory", "state", detail::AbsolutePathProblem,
+      ReadString(*state, "directory", "state", detail::StateDirectoryProblem,
                  config.state_directory);
     }
     if (const toml::table* discovery = Table(root, "discovery", "")) {
@@ -322,6 +322,33 @@ class Loader {
     Report(node.source().begin, std::move(key),
            "wrong type: " + Describe(node) + " (expected " +
                std::string(expected) + ")");
+  }
+
+  // A name or study that is a string, but not one drivewatch can use in a
+  // file name and a label: says which character is wrong.
+  void BadName(const toml::node& node, std::string key) {
+    const std::string& text = node.as_string()->get();
+    std::string problem;
+    if (text.empty()) {
+      problem = "empty string";
+    } else {
+      const auto bad = std::find_if(text.begin(), text.end(), [](char c) {
+        return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                 c == '.');
+      });
+      problem = Quote(text) + " has a character a name cannot have: " +
+                Quote(std::string_view(&*bad, 1));
+    }
+    Report(node.source().begin, std::move(key),
+           problem + " (expected a non-empty string of letters, digits, _, - and .)");
+  }
+
+  // An array whose elements may be fine, but not their number.
+  void BadCount(const toml::node& node, std::string key, std::string_view expected) {
+    const std::size_t n = node.as_array()->size();
+    Report(node.source().begin, std::move(key),
+           (n == 0 ? std::string("empty array") : "array of " + std::to_string(n)) +
+               " (expected " + std::string(expected) + ")");
   }
 
   // `noun` names what the keys of this table are ("probe"); empty means
@@ -559,8 +586,13 @@ class Loader {
       return "";
     }
     const auto* s = serial->as_string();
-    if (s == nullptr || s->get().empty()) {
+    if (s == nullptr) {
       WrongType(*serial, std::string(path) + ".serial", "a non-empty serial number string");
+      return "";
+    }
+    if (s->get().empty()) {
+      Report(serial->source().begin, std::string(path) + ".serial",
+             "empty serial (expected the drive's serial number, e.g. serial = \"S4EWNX0R123456\")");
       return "";
     }
     auto first = std::find_if(seen.begin(), seen.end(),
@@ -742,7 +774,8 @@ class Loader {
     const toml::array* array = node->as_array();
     constexpr std::string_view kExpected =
         "a non-empty array of whole IOPS from 1 to 10000, such as [10, 100]";
-    if (array == nullptr || array->empty()) return WrongType(*node, key, kExpected);
+    if (array == nullptr) return WrongType(*node, key, kExpected);
+    if (array->empty()) return BadCount(*node, key, kExpected);
     std::vector<std::uint32_t> rates;
     for (const toml::node& element : *array) {
       const auto* v = element.as_integer();
@@ -770,9 +803,8 @@ class Loader {
     const toml::array* array = node->as_array();
     constexpr std::string_view kExpected =
         "an array of 1 to 4 durations from 1m to 1d, such as [\"15m\", \"1h\"]";
-    if (array == nullptr || array->empty() || array->size() > 4) {
-      return WrongType(*node, key, kExpected);
-    }
+    if (array == nullptr) return WrongType(*node, key, kExpected);
+    if (array->empty() || array->size() > 4) return BadCount(*node, key, kExpected);
     std::vector<milliseconds> windows;
     for (const toml::node& element : *array) {
       const auto* v = element.as_string();
@@ -845,7 +877,7 @@ class Loader {
     ReadNumber(t, "temperature_margin", "aging", 0, 50,
                "a number of kelvins from 0 to 50", out.temperature_margin);
     ReadAgingTargets(t, out.targets);
-    ReadPhases(t, out.targets, out.phases);
+    ReadPhases(t, out.phases);
   }
 
   // An array of tables at `key`, or null (reported when it is not one).
@@ -874,12 +906,16 @@ class Loader {
       return "";
     }
     const auto* v = name->as_string();
-    if (v == nullptr || v->get().empty() ||
+    if (v == nullptr) {
+      WrongType(*name, key, "a non-empty string of letters, digits, _, - and .");
+      return "";
+    }
+    if (v->get().empty() ||
         !std::all_of(v->get().begin(), v->get().end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
                  c == '-' || c == '.';
         })) {
-      WrongType(*name, key, "a non-empty string of letters, digits, _, - and .");
+      BadName(*name, key);
       return "";
     }
     auto first = std::find_if(seen.begin(), seen.end(), [&](const Located& l) {
@@ -899,7 +935,9 @@ class Loader {
   // their nodes (null when absent).
   std::pair<const toml::node*, const toml::node*> ReadDeviceOrDirectory(
       const toml::table& e, std::string_view path, std::string& device_out,
-      std::string& directory_out) {
+      std::string& directory_out,
+      std::optional<std::string> (*device_problem)(std::string_view) =
+          detail::AbsolutePathProblem) {
     const toml::node* device = e.get("block_device");
     const toml::node* directory = e.get("directory");
     if ((device == nullptr) == (directory == nullptr)) {
@@ -909,7 +947,7 @@ class Loader {
                              : "both block_device and directory are set") +
                  " (expected exactly one)");
     }
-    ReadString(e, "block_device", path, detail::AbsolutePathProblem, device_out);
+    ReadString(e, "block_device", path, device_problem, device_out);
     ReadString(e, "directory", path, detail::AbsolutePathProblem, directory_out);
     return {device, directory};
   }
@@ -970,7 +1008,8 @@ class Loader {
       AgingTarget target;
       target.name = ReadName(*e, kPath, "target", names);
       const auto [device, directory] =
-          ReadDeviceOrDirectory(*e, kPath, target.block_device, target.directory);
+          ReadDeviceOrDirectory(*e, kPath, target.block_device, target.directory,
+                                detail::BlockDeviceProblem);
       // Keys that belong to one kind of target only.
       for (std::string_view key :
            {"serial", "namespace", "destroy_data", "allow_signatures"}) {
@@ -992,9 +1031,13 @@ class Loader {
       }
       if (const toml::node* serial = e->get("serial")) {
         const auto* v = serial->as_string();
-        if (v == nullptr || Trim(v->get()).empty()) {
+        if (v == nullptr) {
           WrongType(*serial, std::string(kPath) + ".serial",
                     "the drive's serial as a non-empty string");
+        } else if (Trim(v->get()).empty()) {
+          Report(serial->source().begin, std::string(kPath) + ".serial",
+                 "empty serial (expected the serial the device must show before drivewatch "
+                 "writes to it, e.g. serial = \"S4EWNX0R123456\")");
         } else {
           target.serial = Trim(v->get());
         }
@@ -1005,6 +1048,13 @@ class Loader {
                "\"S4EWNX0R123456\")");
       }
       ReadInteger(*e, "namespace", kPath, 1, 0xFFFFFFFE, target.nsid);
+      if (device != nullptr && e->get("namespace") == nullptr && !target.block_device.empty() &&
+          detail::NvmeNamespacePath(target.block_device)) {
+        Report(e->source().begin, std::string(kPath) + ".namespace",
+               "missing namespace (expected the namespace ID the device must show before "
+               "drivewatch writes to it, since " + Quote(target.block_device) +
+                   " is an NVMe namespace, e.g. namespace = 1)");
+      }
       ReadBool(*e, "destroy_data", kPath, target.destroy_data);
       ReadBool(*e, "allow_signatures", kPath, target.allow_signatures);
       if (const toml::node* fs = e->get("file_size")) {
@@ -1021,13 +1071,103 @@ class Loader {
       ReadNumber(*e, "free_space_reserve", kPath, 0, 0.9,
                  "a fraction of the file system from 0 to 0.9",
                  target.min_free_ratio);
+      if (!target.name.empty()) {
+        read_targets_.push_back(ReadTarget{target, e->source().begin});
+      }
       if (errors_.size() == errors_before) targets.push_back(std::move(target));
     }
     out = std::move(targets);
   }
 
-  void ReadPhases(const toml::table& t, const std::vector<AgingTarget>& targets,
-                  std::vector<PhaseConfig>& out) {
+  // Every [[aging.targets]] entry with a name, as read, good or not: a
+  // phase naming a target that has problems of its own gets no second
+  // error for the name, and the checks between phases and targets see
+  // what was written.
+  struct ReadTarget {
+    AgingTarget target;
+    toml::source_position where;
+  };
+  const ReadTarget* FindReadTarget(std::string_view name) const {
+    for (const ReadTarget& t : read_targets_) {
+      if (t.target.name == name) return &t;
+    }
+    return nullptr;
+  }
+
+  // Two targets that reach the same bytes: one entry, one device path, or
+  // one drive namespace by serial.
+  static bool SameStorage(const AgingTarget& a, const AgingTarget& b) {
+    return a.name == b.name || (!a.block_device.empty() && a.block_device == b.block_device) ||
+           (!a.serial.empty() && a.serial == b.serial && a.nsid == b.nsid);
+  }
+
+  // "[1GiB, 2GiB)", "[1GiB, the end of the target)".
+  static std::string RegionText(const PhaseConfig& p) {
+    return "[" + FormatSize(p.region_offset) + ", " +
+           (p.region_length == 0 ? std::string("the end of the target")
+                                 : FormatSize(p.region_offset + p.region_length)) +
+           ")";
+  }
+
+  // A phase read so far, for the checks between phases.
+  struct ReadPhase {
+    PhaseConfig phase;
+    toml::source_position where;
+  };
+
+  // Where `phase` (at `where`) would write bytes that a retention study
+  // configured by an earlier phase holds, or the other way round: the
+  // study's verify would then blame the drive for what drivewatch itself
+  // overwrote.
+  void CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_position& where) {
+    constexpr std::string_view kPath = "aging.phases";
+    const ReadTarget* mine = FindReadTarget(phase.target);
+    if (mine == nullptr || !PhaseKindWrites(phase.kind)) return;
+    for (const ReadPhase& other : read_phases_) {
+      const PhaseConfig& o = other.phase;
+      const ReadTarget* theirs = FindReadTarget(o.target);
+      if (theirs == nullptr || !PhaseKindWrites(o.kind) ||
+          !SameStorage(mine->target, theirs->target)) {
+        continue;
+      }
+      const bool mine_study = phase.kind == PhaseKind::kRetentionWrite;
+      const bool their_study = o.kind == PhaseKind::kRetentionWrite;
+      if (!mine_study && !their_study) continue;
+      const std::string on = phase.target == o.target
+                                 ? "target " + Quote(phase.target)
+                                 : "target " + Quote(phase.target) + " (the same storage as " +
+                                       Quote(o.target) + ")";
+      if (mine_study && their_study) {
+        if (phase.study == o.study) continue;
+        const std::uint64_t a0 = phase.region_offset, b0 = o.region_offset;
+        const std::uint64_t a1 = phase.region_length ? a0 + phase.region_length : UINT64_MAX;
+        const std::uint64_t b1 = o.region_length ? b0 + o.region_length : UINT64_MAX;
+        if (a0 < b1 && b0 < a1) {
+          Report(where, std::string(kPath),
+                 "retention study " + Quote(phase.study) + " region " + RegionText(phase) +
+                     " on " + on + " overlaps retention study " + Quote(o.study) + " region " +
+                     RegionText(o) + " of phase " + Quote(o.name) + " at " + At(other.where) +
+                     " (expected the regions of two studies on one drive not to overlap: "
+                     "each verify would find the other's blocks)");
+        }
+        continue;
+      }
+      const PhaseConfig& study = mine_study ? phase : o;
+      const PhaseConfig& writer = mine_study ? o : phase;
+      const toml::source_position& study_at = mine_study ? where : other.where;
+      const toml::source_position& writer_at = mine_study ? other.where : where;
+      Report(where, std::string(kPath),
+             "phase " + Quote(writer.name) + " (kind " + Quote(PhaseKindName(writer.kind)) +
+                 ", at " + At(writer_at) + ") writes " + on + ", where retention study " +
+                 Quote(study.study) + " of phase " + Quote(study.name) + " (at " + At(study_at) +
+                 ") holds the region " + RegionText(study) +
+                 " (expected another target for it; once the study is over, end it with "
+                 "drivewatch retention end " + study.study + " and remove phase " +
+                 Quote(study.name) + ")");
+    }
+  }
+
+  void ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
     constexpr std::string_view kPath = "aging.phases";
     const toml::array* array = TableArray(t, "phases", "aging");
     if (array == nullptr) return;
@@ -1044,6 +1184,7 @@ class Loader {
       PhaseConfig phase;
       phase.name = ReadName(*e, kPath, "phase", names);
       const toml::node* kind = e->get("kind");
+      bool kind_known = false;
       if (kind == nullptr) {
         Report(e->source().begin, std::string(kPath) + ".kind",
                "missing kind (expected " + OneOf(kPhaseKindNames) + ")");
@@ -1059,6 +1200,7 @@ class Loader {
                      OneOf(kPhaseKindNames) + ")");
         } else {
           phase.kind = static_cast<PhaseKind>(it - kPhaseKindNames.begin());
+          kind_known = true;
           if (phase.kind == PhaseKind::kTrim) phase.fill_percent = 90;
         }
       }
@@ -1067,13 +1209,10 @@ class Loader {
         if (v == nullptr) {
           WrongType(*target, std::string(kPath) + ".target",
                     "the name of an [[aging.targets]] entry");
-        } else if (std::none_of(targets.begin(), targets.end(),
-                                [&](const AgingTarget& a) {
-                                  return a.name == v->get();
-                                })) {
+        } else if (FindReadTarget(v->get()) == nullptr) {
           std::string known;
-          for (const AgingTarget& a : targets) {
-            known += (known.empty() ? "" : ", ") + Quote(a.name);
+          for (const ReadTarget& a : read_targets_) {
+            known += (known.empty() ? "" : ", ") + Quote(a.target.name);
           }
           Report(target->source().begin, std::string(kPath) + ".target",
                  Quote(v->get()) + " is not an [[aging.targets]] name " +
@@ -1081,6 +1220,16 @@ class Loader {
                                     : "(expected one of: " + known + ")"));
         } else {
           phase.target = v->get();
+          const ReadTarget* named = FindReadTarget(phase.target);
+          if (kind_known && PhaseKindWrites(phase.kind) &&
+              !named->target.block_device.empty() && !named->target.destroy_data) {
+            Report(target->source().begin, std::string(kPath) + ".target",
+                   "phase kind " + Quote(PhaseKindName(phase.kind)) + " writes target " +
+                       Quote(phase.target) + ", which does not acknowledge that all data on " +
+                       named->target.block_device +
+                       " will be destroyed (expected destroy_data = true in its "
+                       "[[aging.targets]] entry at " + At(named->where) + ")");
+          }
         }
       } else {
         Report(e->source().begin, std::string(kPath) + ".target",
@@ -1140,6 +1289,10 @@ class Loader {
       ReadNumber(*e, "trim_percent", kPath, 1, 100,
                  "a percentage of the target from 1 to 100", phase.trim_percent);
       ReadRetentionKeys(*e, phase);
+      if (errors_.size() == errors_before) {
+        CheckStudyOverlaps(phase, e->source().begin);
+        read_phases_.push_back(ReadPhase{phase, e->source().begin});
+      }
       if (errors_.size() == errors_before) phases.push_back(std::move(phase));
     }
     out = std::move(phases);
@@ -1152,13 +1305,15 @@ class Loader {
                            phase.kind == PhaseKind::kRetentionVerify;
     if (const toml::node* study = e.get("study")) {
       const auto* v = study->as_string();
-      if (v == nullptr || v->get().empty() ||
-          !std::all_of(v->get().begin(), v->get().end(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                   c == '-' || c == '.';
-          })) {
+      if (v == nullptr) {
         WrongType(*study, std::string(kPath) + ".study",
                   "a non-empty string of letters, digits, _, - and .");
+      } else if (v->get().empty() ||
+                 !std::all_of(v->get().begin(), v->get().end(), [](char c) {
+                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                          c == '-' || c == '.';
+                 })) {
+        BadName(*study, std::string(kPath) + ".study");
       } else {
         phase.study = v->get();
       }
@@ -1190,8 +1345,9 @@ class Loader {
                                  FormatDuration(range.max) +
                                  ", such as [\"1m\", \"2m\"]";
     const toml::array* array = node->as_array();
-    if (array == nullptr || array->empty() || array->size() > 100) {
-      return WrongType(*node, key, expected);
+    if (array == nullptr) return WrongType(*node, key, expected);
+    if (array->empty() || array->size() > 100) {
+      return BadCount(*node, key, expected + ", at most 100");
     }
     std::vector<milliseconds> list;
     for (const toml::node& element : *array) {
@@ -1261,9 +1417,8 @@ class Loader {
       const std::string expected =
           "a non-empty array of days, each one of: " + OneOf(kWeekdayNames).substr(8);
       const toml::array* array = weekdays->as_array();
-      if (array == nullptr || array->empty()) {
-        return WrongType(*weekdays, key, expected);
-      }
+      if (array == nullptr) return WrongType(*weekdays, key, expected);
+      if (array->empty()) return BadCount(*weekdays, key, expected);
       std::uint8_t mask = 0;
       for (const toml::node& element : *array) {
         const auto* d = element.as_string();
@@ -1309,6 +1464,8 @@ class Loader {
 
   std::string file_;
   std::vector<ConfigError> errors_;
+  std::vector<ReadTarget> read_targets_;
+  std::vector<ReadPhase> read_phases_;
 };
 
 // toml++'s description, made to read like ours: it starts "Error while
@@ -1329,6 +1486,18 @@ std::string FromToml(std::string_view description) {
   if (out.size() > 1 && out[0] >= 'A' && out[0] <= 'Z' && out[1] >= 'a' &&
       out[1] <= 'z') {
     out[0] = static_cast<char>(out[0] - 'A' + 'a');
+  }
+  // toml++ names its compile-time limits by their macros, which mean
+  // nothing to whoever wrote the file.
+  constexpr std::string_view kNested = " (TOML_MAX_NESTED_VALUES)";
+  if (const auto at = out.find(kNested); at != std::string::npos) {
+    out.replace(at, kNested.size(),
+                " (expected arrays and inline tables nested less deep; no drivewatch key "
+                "nests them more than two levels)");
+  }
+  for (auto open = out.find(" (TOML_"); open != std::string::npos; open = out.find(" (TOML_")) {
+    const auto close = out.find(')', open);
+    out.erase(open, close == std::string::npos ? std::string::npos : close - open + 1);
   }
   return out;
 }
@@ -1488,6 +1657,8 @@ const PhaseConfig* AgingConfig::FindPhase(std::string_view name) const {
   }
   return nullptr;
 }
+
+bool PhaseKindWrites(PhaseKind kind) { return kind != PhaseKind::kRetentionVerify; }
 
 std::string_view PhaseKindName(PhaseKind kind) {
   return kPhaseKindNames[static_cast<unsigned>(kind)];

@@ -280,6 +280,9 @@ struct Config {
 
 // "fill", "reclaim", "perf" or "trim".
 std::string_view PhaseKindName(PhaseKind kind);
+// Whether a phase of this kind writes its target (all but retention-verify):
+// it then needs destroy_data on a block device, and passes the write gate.
+bool PhaseKindWrites(PhaseKind kind);
 // "every 7d", "window 01:00-05:00 on sat sun", "by hand only".
 std::string FormatPhaseSchedule(const PhaseSchedule& schedule);
 

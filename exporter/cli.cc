@@ -50,6 +50,8 @@ std::string UsageText() {
        drivewatch retention report STUDY [--format=text|json|html]
                                            one study's report (html: a
                                            self-contained page with charts)
+       drivewatch retention end STUDY      end a study: its region may be
+                                           written by other phases again
 
 drivewatch watches NVMe drives age and exports what it sees as Prometheus
 metrics.
@@ -214,14 +216,15 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
     case CommandLine::Command::kRetention: {
       const bool list = cli.args.size() == 1 && cli.args[0] == "list";
       const bool report = cli.args.size() == 2 && cli.args[0] == "report";
-      if (!list && !report) {
+      const bool end = cli.args.size() == 2 && cli.args[0] == "end";
+      if (!list && !report && !end) {
         return {std::nullopt,
-                "retention takes list, or report STUDY: retention list | retention "
-                "report STUDY [--format=text|json|html]"};
+                "retention takes list, report STUDY or end STUDY: retention list | retention "
+                "report STUDY [--format=text|json|html] | retention end STUDY"};
       }
-      if (cli.format && (list || (*cli.format != "text" && *cli.format != "json" &&
-                                  *cli.format != "html"))) {
-        return {std::nullopt, list ? std::string("--format goes with retention report")
+      if (cli.format && (!report || (*cli.format != "text" && *cli.format != "json" &&
+                                     *cli.format != "html"))) {
+        return {std::nullopt, !report ? std::string("--format goes with retention report")
                                    : "--format must be text, json or html (got \"" +
                                          *cli.format + "\")"};
       }

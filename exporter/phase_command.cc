@@ -167,6 +167,17 @@ int RunRetentionCommand(const CommandLine& cli) {
   if (!cfg) return 2;
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (cli.args[0] == "end") {
+    if (Status s = aging::EndStudy(cfg->state_directory, cli.args[1],
+                                   "ended by the operator (drivewatch retention end)");
+        !s) {
+      std::fprintf(stderr, "drivewatch: %s\n", s.error().message.c_str());
+      return s.error().errnum == ENOENT ? 2 : 1;
+    }
+    std::printf("retention study \"%s\" ended: its region may be written again\n",
+                cli.args[1].c_str());
+    return 0;
+  }
   if (cli.args[0] == "list") {
     std::vector<std::string> problems;
     const std::vector<aging::Json> studies = aging::ListStudies(cfg->state_directory, &problems);

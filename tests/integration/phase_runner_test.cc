@@ -375,7 +375,14 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   c["outcome"] = "running";
   c["checkpoint"] = 1060.0;
   std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  ::testing::internal::CaptureStderr();
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("phase fill: removed the stale checkpoint " +
+                     CheckpointPath(config_.state_directory, "fill") +
+                     " of run fill-20261130T010000Z, which the history already records"),
+            std::string::npos)
+      << log;
   EXPECT_EQ(History().size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
 }

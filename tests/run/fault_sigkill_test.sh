@@ -5,7 +5,8 @@
 # with no error, every record that existed before the kill is still there,
 # byte for byte (nothing earlier is lost), the killed run is recorded as
 # interrupted (or completed when the kill came after it ended), and the
-# state directory holds no torn temp file. Extends tests/run/phase_test.sh
+# state directory holds no torn temp file. A killed run that changed its
+# target file is always on record. Extends tests/run/phase_test.sh
 # (8 kills, one check at the end) to 20 kills checked one by one.
 #   usage: fault_sigkill_test.sh DRIVEWATCH_BINARY [KILLS]
 set -euo pipefail
@@ -62,6 +63,9 @@ for ((i = 1; i <= kills; i++)); do
   # bigfill takes about 0.6 s on a fast disk; slow about 4 s.
   phase=bigfill range="0.05, 0.5"
   ((i % 2 == 0)) && phase=slow range="0.05, 3.0"
+  data_file=$work/big/drivewatch-aging-big.dat
+  [[ $phase == slow ]] && data_file=$work/data/drivewatch-aging-scratch.dat
+  touched_before=$(stat -c '%y %s' "$data_file" 2>/dev/null || echo none)
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >/dev/null 2>&1 &
   pid=$!
   sleep "$(python3 -c "import random; print(round(random.uniform($range), 3))")"
@@ -78,6 +82,14 @@ after = open(sys.argv[2]).read().splitlines()
 for l in after: json.loads(l)
 assert after[:len(before)] == before, (len(before), len(after))
 PY
+  # A run that changed its file (created, allocated, wrote or trimmed it)
+  # is on record: its own record, or the checkpoint it takes before it
+  # writes anything, which the next run records as interrupted.
+  if [[ $(stat -c '%y %s' "$data_file" 2>/dev/null || echo none) != "$touched_before" ]]; then
+    [[ -e $work/state/phases/$phase.checkpoint ]] ||
+      (( $(wc -l <"$work/h$i.jsonl") == $(wc -l <"$prev") + 1 )) ||
+      fail "kill $i: $phase changed $data_file but left neither its record nor its checkpoint"
+  fi
   # A temp file may exist only until the next writer replaces it; report it.
   for tmp in "$work"/state/*.tmp* "$work"/state/*/*.tmp*; do
     [[ -e $tmp ]] && echo "note: kill $i left a temp file: ${tmp#"$work"/}"

@@ -111,3 +111,47 @@ PY
 "$bin" history --config.file="$work/dw.toml" --format=json >"$work/history.jsonl" 2>"$work/history.err"
 [[ ! -s $work/history.err ]] || fail "history: $(cat "$work/history.err")"
 echo "ok: history intact ($(wc -l <"$work/history.jsonl") records)"
+
+# The active study holds its target's file: a fill there (in a config that
+# no longer lists the study's phases) is refused, naming the study, until
+# `drivewatch retention end`; the ended study is verified no more.
+cat >"$work/fill.toml" <<TOML
+[state]
+directory = "$work/state"
+[[aging.targets]]
+name = "scratch"
+directory = "$work/data"
+file_size = "192MiB"
+free_space_reserve = 0.01
+[[aging.phases]]
+name = "fill"
+kind = "fill"
+target = "scratch"
+TOML
+before=$(sha256sum "$work/data/drivewatch-aging-scratch.dat")
+rc=0
+"$bin" phase run fill --config.file="$work/fill.toml" >"$work/fill.json" 2>"$work/fill.err" || rc=$?
+((rc == 2)) || fail "a fill on the study's file exited $rc, expected 2 (refused): $(tail -2 "$work/fill.err")"
+grep -q 'overlap the region \[0B, 192MiB) held by retention study \\"crash\\" (active' "$work/fill.json" ||
+  fail "the refusal does not name the study: $(cat "$work/fill.json")"
+[[ $(sha256sum "$work/data/drivewatch-aging-scratch.dat") == "$before" ]] || fail "the refused fill wrote"
+"$bin" retention end crash --config.file="$work/dw.toml" >"$work/end.out" 2>&1 ||
+  fail "retention end exited $?: $(cat "$work/end.out")"
+grep -qx 'retention study "crash" ended: its region may be written again' "$work/end.out" ||
+  fail "retention end said: $(cat "$work/end.out")"
+python3 - "$study" <<'PY' || fail "ended study"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["state"] == "ended" and s["ended_at"] > 0 and s["verifies"], s["state"]
+PY
+rc=0
+"$bin" phase run verify --config.file="$work/dw.toml" >"$work/verify2.json" 2>&1 || rc=$?
+((rc != 0)) && grep -q 'retention study \\"crash\\" is ended' "$work/verify2.json" ||
+  fail "a verify of an ended study: exit $rc: $(cat "$work/verify2.json")"
+rc=0
+"$bin" retention end nosuch --config.file="$work/dw.toml" >"$work/end2.out" 2>&1 || rc=$?
+((rc == 2)) && grep -q 'no retention study "nosuch"' "$work/end2.out" ||
+  fail "retention end of a missing study: exit $rc: $(cat "$work/end2.out")"
+"$bin" phase run fill --config.file="$work/fill.toml" >/dev/null 2>"$work/fill2.err" ||
+  fail "fill after the study ended: $(tail -2 "$work/fill2.err")"
+echo "ok: the study's file refused to a fill until retention end; then written"

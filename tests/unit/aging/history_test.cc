@@ -252,6 +252,28 @@ TEST_F(HistoryTest, FlippedByteInOwnMiddleRecord) {
       << c.damaged[0];
 }
 
+// One flipped byte in the newline that ends a record loses that record
+// only: reading goes on at the next record's magic, which no longer has a
+// newline before it.
+TEST_F(HistoryTest, AFlippedNewlineLosesOnlyItsOwnRecord) {
+  HistoryFile writer(path_);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(writer.Append(Record("p", "s", i)).ok());
+  std::string data = Slurp(path_);
+  const std::size_t first_end = data.find('\n');
+  data[first_end] = 'X';
+  Spit(path_, data);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 1));
+  EXPECT_EQ(c.records[1], Record("p", "s", 2));
+  ASSERT_EQ(c.damaged.size(), 1u);
+  EXPECT_EQ(c.damaged[0], "offset 0: length " +
+                              data.substr(5, data.find(' ', 5) - 5) +
+                              " does not end at the record's newline; skipped " +
+                              std::to_string(first_end + 1) + " bytes");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+}
+
 TEST_F(HistoryTest, ResyncsAfterGarbageAndBadLengths) {
   HistoryFile writer(path_);
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(writer.Append(Record("p", "s", i)).ok());
@@ -328,16 +350,22 @@ TEST_F(HistoryTest, LaterAppendsTrustTheRememberedEnd) {
   ::close(fd);
   ASSERT_TRUE(history.Append(Record("p", "s", 2)).ok());
   EXPECT_EQ(history.repaired_bytes(), 0u);
-  EXPECT_EQ(MustRead(path_).records.size(), 0u);
-  // ...while a new object (a restarted daemon) checks and cuts it.
+  // Without its newline the first record no longer ends where its length
+  // says; the second, glued to it, is still found by its magic and read.
+  HistoryContents glued = MustRead(path_);
+  ASSERT_EQ(glued.records.size(), 1u);
+  EXPECT_EQ(glued.records[0], Record("p", "s", 2));
+  EXPECT_EQ(glued.damaged.size(), 1u);
+  // ...and a new object (a restarted daemon) checks the tail: the damage
+  // is in the middle, not a torn tail, so nothing is cut.
   HistoryFile restarted(path_);
   ASSERT_TRUE(restarted.Append(Record("p", "s", 3)).ok());
-  // Without its newline the first record no longer ends where its length
-  // says, and the second is glued to it: both form the torn tail.
-  EXPECT_EQ(restarted.repaired_bytes(), 2 * size);
+  EXPECT_EQ(restarted.repaired_bytes(), 0u);
   HistoryContents c = MustRead(path_);
-  ASSERT_EQ(c.records.size(), 1u);
-  EXPECT_EQ(c.records[0], Record("p", "s", 3));
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 2));
+  EXPECT_EQ(c.records[1], Record("p", "s", 3));
+  EXPECT_EQ(fs::file_size(path_), 3 * size);
 }
 
 TEST_F(HistoryTest, LongHistoryIsCheckedOnceThenAppendedTo) {

@@ -82,10 +82,13 @@ TEST(CommandLineTest, PhaseAndHistory) {
   EXPECT_EQ(report.cli->command, CommandLine::Command::kRetention);
   EXPECT_TRUE(Parse({"retention", "list"}).cli);
   EXPECT_EQ(Parse({"retention", "report"}).error,
-            "retention takes list, or report STUDY: retention list | retention "
-            "report STUDY [--format=text|json|html]");
+            "retention takes list, report STUDY or end STUDY: retention list | retention "
+            "report STUDY [--format=text|json|html] | retention end STUDY");
   EXPECT_EQ(Parse({"retention", "report", "x", "--format=csv"}).error,
             "--format must be text, json or html (got \"csv\")");
+  EXPECT_TRUE(Parse({"retention", "end", "lab-q4"}).cli);
+  EXPECT_EQ(Parse({"retention", "end", "lab-q4", "--format=json"}).error,
+            "--format goes with retention report");
 }
 
 TEST(CommandLineTest, HelpListsEveryFlag) {

@@ -37,7 +37,7 @@ LP_HOST_PID=
 lp_host_phases() {
 	local work=$1 p t rc
 	LP_HOST=$LP_OUT/host
-	mkdir -p "$LP_HOST" "$work/host/state" "$work/host/read" "$work/host/aging"
+	mkdir -p "$LP_HOST" "$work/host/state" "$work/host/read" "$work/host/aging" "$work/host/study"
 	sed -e "s|@DIR@|$work/host|g" -e "s|@STATE@|$work/host/state|g" \
 		"$LIVEPROOF_DIR/host-drivewatch.toml" >"$LP_HOST/drivewatch.toml"
 	"$DRIVEWATCH_BIN" check-config "$LP_HOST/drivewatch.toml" >&2 ||

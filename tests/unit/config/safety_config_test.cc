@@ -1,0 +1,260 @@
+// What check-config refuses before anything could be written: a file named
+// as block_device, a state directory that is a file, a writing phase
+// without the acknowledgement, a target's missing keys all at once, and
+// retention studies that another phase (or study) would overwrite. And the
+// messages that say what is wrong with a value, not that its type is.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.h"
+
+namespace drivewatch::config {
+namespace {
+
+std::string Errors(const LoadResult& r) {
+  std::string out;
+  for (const ConfigError& e : r.errors) out += e.ToString() + "\n";
+  return out;
+}
+
+class SafetyConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("dw-safety-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(SafetyConfigTest, ARegularFileAsBlockDeviceIsRefused) {
+  const std::string image = (dir_ / "vm.img").string();
+  std::ofstream(image) << "an ext4 image, say";
+  const std::string text = "[[aging.targets]]\nname = \"vm\"\nblock_device = \"" + image +
+                           "\"\nserial = \"WRONG\"\n";
+  const LoadResult r = LoadString(text, "c.toml");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r), "c.toml:3:16: aging.targets.block_device: \"" + image +
+                           "\" is a regular file, not a block device (expected a whole device "
+                           "such as \"/dev/nvme1n1\"; to age a file, use directory = \"" +
+                           dir_.string() +
+                           "\" instead, where drivewatch writes only its own file)\n");
+  // A device that is not there yet (hot-plug) is checked when a phase opens it.
+  const LoadResult later = LoadString(
+      "[[aging.targets]]\nname = \"x\"\nblock_device = \"/dev/sdzz\"\nserial = \"S\"\n", "c.toml");
+  EXPECT_TRUE(later.config) << Errors(later);
+}
+
+TEST_F(SafetyConfigTest, AStateDirectoryThatIsAFileIsRefused) {
+  const std::string file = (dir_ / "state").string();
+  std::ofstream(file) << "x";
+  const LoadResult r = LoadString("[state]\ndirectory = \"" + file + "\"\n", "c.toml");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r), "c.toml:2:13: state.directory: \"" + file +
+                           "\" is a regular file, not a directory (expected the directory "
+                           "drivewatch keeps its state in; it is created when missing)\n");
+}
+
+// Serial, namespace and destroy_data missing: all three reported in one
+// run, the acknowledgement at the phase that would write.
+TEST_F(SafetyConfigTest, EveryMissingKeyOfAWrittenTargetAtOnce) {
+  const LoadResult r = LoadString(R"([[aging.targets]]
+name = "scratch"
+block_device = "/dev/nvme7n1"
+
+[[aging.phases]]
+name = "fill"
+kind = "fill"
+target = "scratch"
+
+[[aging.phases]]
+name = "verify"
+kind = "retention-verify"
+target = "scratch"
+study = "s"
+)",
+                                  "c.toml");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r),
+            "c.toml:1:1: aging.targets.serial: missing serial (expected the serial the device "
+            "must show before drivewatch writes to it, e.g. serial = \"S4EWNX0R123456\")\n"
+            "c.toml:1:1: aging.targets.namespace: missing namespace (expected the namespace ID "
+            "the device must show before drivewatch writes to it, since \"/dev/nvme7n1\" is an "
+            "NVMe namespace, e.g. namespace = 1)\n"
+            "c.toml:8:10: aging.phases.target: phase kind \"fill\" writes target \"scratch\", "
+            "which does not acknowledge that all data on /dev/nvme7n1 will be destroyed "
+            "(expected destroy_data = true in its [[aging.targets]] entry at line 1, column 1)\n");
+}
+
+TEST_F(SafetyConfigTest, AReadOnlyPhaseNeedsNoAcknowledgement) {
+  const LoadResult r = LoadString(R"([[aging.targets]]
+name = "scratch"
+block_device = "/dev/nvme7n1"
+serial = "S1"
+namespace = 1
+
+[[aging.phases]]
+name = "verify"
+kind = "retention-verify"
+target = "scratch"
+study = "s"
+)",
+                                  "c.toml");
+  EXPECT_TRUE(r.config) << Errors(r);
+}
+
+constexpr const char* kDrive = R"([[aging.targets]]
+name = "scratch"
+block_device = "/dev/nvme7n1"
+serial = "S1"
+namespace = 1
+destroy_data = true
+
+[[aging.targets]]
+name = "same-drive"
+block_device = "/dev/disk/by-id/nvme-S1"
+serial = "S1"
+namespace = 1
+destroy_data = true
+)";
+
+TEST_F(SafetyConfigTest, OverlappingStudiesAreRefusedAtTheSecondPhase) {
+  const LoadResult r = LoadString(std::string(kDrive) + R"(
+[[aging.phases]]
+name = "a-write"
+kind = "retention-write"
+target = "scratch"
+study = "a"
+length = "1536MiB"
+
+[[aging.phases]]
+name = "b-write"
+kind = "retention-write"
+target = "same-drive"
+study = "b"
+offset = "1GiB"
+length = "1GiB"
+
+[[aging.phases]]
+name = "c-write"
+kind = "retention-write"
+target = "scratch"
+study = "c"
+offset = "4GiB"
+)",
+                                  "c.toml");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r),
+            "c.toml:22:1: aging.phases: retention study \"b\" region [1GiB, 2GiB) on target "
+            "\"same-drive\" (the same storage as \"scratch\") overlaps retention study \"a\" "
+            "region [0B, 1536MiB) of phase \"a-write\" at line 15, column 1 (expected the regions of two "
+            "studies on one drive not to overlap: each verify would find the other's "
+            "blocks)\n");
+}
+
+TEST_F(SafetyConfigTest, StudiesSideBySideAreFine) {
+  const LoadResult r = LoadString(std::string(kDrive) + R"(
+[[aging.phases]]
+name = "a-write"
+kind = "retention-write"
+target = "scratch"
+study = "a"
+length = "1GiB"
+
+[[aging.phases]]
+name = "a-verify"
+kind = "retention-verify"
+target = "scratch"
+study = "a"
+
+[[aging.phases]]
+name = "b-write"
+kind = "retention-write"
+target = "same-drive"
+study = "b"
+offset = "1GiB"
+)",
+                                  "c.toml");
+  EXPECT_TRUE(r.config) << Errors(r);
+}
+
+TEST_F(SafetyConfigTest, AWritingPhaseOnAStudysDriveIsRefused) {
+  for (const char* kind : {"fill", "trim", "perf", "reclaim"}) {
+    const LoadResult r = LoadString(std::string(kDrive) + R"(
+[[aging.phases]]
+name = "lab-write"
+kind = "retention-write"
+target = "scratch"
+study = "lab"
+offset = "1GiB"
+length = "1GiB"
+
+[[aging.phases]]
+name = "aging"
+kind = ")" + kind + R"("
+target = "same-drive"
+)",
+                                    "c.toml");
+    ASSERT_FALSE(r.config) << kind;
+    EXPECT_EQ(Errors(r),
+              "c.toml:23:1: aging.phases: phase \"aging\" (kind \"" + std::string(kind) +
+                  "\", at line 23, column 1) writes target \"same-drive\" (the same storage as "
+                  "\"scratch\"), where retention study \"lab\" of phase \"lab-write\" (at "
+                  "line 15, column 1) holds the region [1GiB, 2GiB) (expected another target for it; once "
+                  "the study is over, end it with drivewatch retention end lab and remove "
+                  "phase \"lab-write\")\n")
+        << kind;
+  }
+}
+
+TEST_F(SafetyConfigTest, ValuesThatAreWrongSayWhatIsWrong) {
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"[[aging.targets]]\nname = \"../../etc/passwd\"\ndirectory = \"/tmp\"\n",
+       "c.toml:2:8: aging.targets.name: \"../../etc/passwd\" has a character a name cannot "
+       "have: \"/\" (expected a non-empty string of letters, digits, _, - and .)"},
+      {"[[aging.targets]]\nname = \"\"\ndirectory = \"/tmp\"\n",
+       "c.toml:2:8: aging.targets.name: empty string (expected a non-empty string of "
+       "letters, digits, _, - and .)"},
+      {"[probes.read_latency]\nrates = []\n",
+       "c.toml:2:9: probes.read_latency.rates: empty array (expected a non-empty array of "
+       "whole IOPS from 1 to 10000, such as [10, 100])"},
+      {"[probes.read_latency]\nwindows = [\"1m\", \"2m\", \"3m\", \"4m\", \"5m\"]\n",
+       "c.toml:2:11: probes.read_latency.windows: array of 5 (expected an array of 1 to 4 "
+       "durations from 1m to 1d, such as [\"15m\", \"1h\"])"},
+      {"[[probes.power.meters]]\nserial = \"\"\nhwmon = \"/sys/x\"\n",
+       "c.toml:2:10: probes.power.meters.serial: empty serial"},
+  };
+  for (const Case& c : cases) {
+    const LoadResult r = LoadString(c.text, "c.toml");
+    EXPECT_FALSE(r.config) << c.text;
+    EXPECT_NE(Errors(r).find(c.expected), std::string::npos)
+        << "config:\n" << c.text << "\ngot:\n" << Errors(r) << "expected:\n" << c.expected;
+    EXPECT_EQ(Errors(r).find("wrong type"), std::string::npos) << Errors(r);
+  }
+}
+
+TEST_F(SafetyConfigTest, TomlLimitsAreSaidInOurWords) {
+  const LoadResult r =
+      LoadString("x = " + std::string(300, '[') + std::string(300, ']') + "\n", "c.toml");
+  ASSERT_FALSE(r.config);
+  const std::string e = Errors(r);
+  EXPECT_EQ(e.find("TOML_"), std::string::npos) << e;
+  EXPECT_NE(e.find("c.toml:1:"), std::string::npos) << e;
+  EXPECT_NE(e.find("exceeded maximum nested value depth of 256 (expected arrays and inline "
+                   "tables nested less deep; no drivewatch key nests them more than two "
+                   "levels)"),
+            std::string::npos)
+      << e;
+}
+
+}  // namespace
+}  // namespace drivewatch::config

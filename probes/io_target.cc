@@ -248,9 +248,15 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
                                       double min_free_ratio) {
   const std::string path = directory + "/" + name;
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) == size) {
-    return path;  // created earlier: reuse
+  if (::lstat(path.c_str(), &st) == 0) {
+    // Only ever our own regular file: a symlink or a device planted under
+    // the name (the directory may be shared, /var/tmp) is neither read
+    // through nor replaced.
+    if (!S_ISREG(st.st_mode)) {
+      return Error{EPERM, -1,
+                   "test file " + path + ": it exists and is not a regular file (remove it)"};
+    }
+    if (static_cast<std::uint64_t>(st.st_size) == size) return path;  // created earlier: reuse
   }
   struct statvfs vfs {};
   if (::statvfs(directory.c_str(), &vfs) != 0) {
@@ -266,8 +272,13 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
                      std::to_string(static_cast<int>(min_free_ratio * 100)) +
                      "% of " + directory + "'s file system free"};
   }
+  // A new file of our own, never one found under the name: a stale temp
+  // file from a crash is removed (unlink does not follow a symlink), and
+  // O_EXCL | O_NOFOLLOW refuses whatever appears there in between.
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ::unlink(tmp.c_str());
+  const int fd =
+      ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return SysError(errno, "create " + tmp);
   // Non-zero, non-repeating data, so a compressing or deduplicating drive
   // stores (and reads back) every block.

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -231,6 +232,33 @@ TEST(ReadLatencyFileTest, MissingDirectoryIsReportedNotFatal) {
     std::this_thread::sleep_for(300ms);
   }
   EXPECT_EQ(Value(Snapshot(probe), "drivewatch_read_latency_target_up", {}), 0);
+}
+
+// The test file is written only as a new file of drivewatch's own: a
+// symlink planted under its name or its temp name (the directory may be
+// shared, /var/tmp) is never written through.
+TEST(ReadLatencyFileTest, APlantedSymlinkIsNeverWrittenThrough) {
+  TempDir dir;
+  const std::string victim = dir.path() + "/victim";
+  { std::ofstream(victim) << "somebody's data"; }
+  ASSERT_EQ(::symlink(victim.c_str(), (dir.path() + "/t.dat.tmp").c_str()), 0);
+  auto file = PrepareTestFile(dir.path(), "t.dat", 1 << 20, 0.01);
+  ASSERT_TRUE(file.ok()) << file.error().message;
+  struct stat st {};
+  ASSERT_EQ(::lstat(file->c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_size, 1 << 20);
+  std::ifstream in(victim);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(in), {}) == "somebody's data")
+      << "written through the symlink";
+
+  ASSERT_EQ(::symlink(victim.c_str(), (dir.path() + "/u.dat").c_str()), 0);
+  auto refused = PrepareTestFile(dir.path(), "u.dat", 1 << 20, 0.01);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message,
+            "test file " + dir.path() + "/u.dat: it exists and is not a regular file (remove it)");
+  std::ifstream again(victim);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(again), {}) == "somebody's data");
 }
 
 class ReadLatencyLoopTest : public ::testing::Test {

@@ -80,7 +80,27 @@ for damage in "block_size 0 region.block_size is 0 (expected 4096)" \
 done
 pass "block_size 0 and length -1/0/1e30: DAMAGED in every report format, the verify refuses"
 
+# A record sound in itself whose region is larger than the target (16 MiB):
+# only the open target can tell, and the verify refuses it as damaged.
+python3 - "$work/good.json" "$study" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+del s["crc32c"]
+s["version"] = 1
+s["region"]["length"] = s["written"]["next_offset"] = 1 << 30
+s["baseline"]["blocks"] = s["baseline"]["ok"] = s["baseline"]["checked"] = (1 << 30) // 4096
+json.dump(s, open(sys.argv[2], "w"), indent=2)
+PY
+"$bin" retention report s --config.file="$work/dw.toml" >"$work/big.txt" || fail "the big record does not load by itself"
+rc=0
+"$bin" phase run verify --config.file="$work/dw.toml" >"$work/v.json" 2>"$work/v.err" || rc=$?
+((rc != 0 && rc < 128)) || fail "a verify of a region past the target exited $rc"
+grep -qF 'damaged retention study record: region [0, +1073741824) ends past target scratch' "$work/v.err" "$work/v.json" ||
+  fail "the verify does not say the region is past the target: $(tail -2 "$work/v.err")"
+pass "a region past the end of the target is refused as damaged when the verify opens it"
+
 # The write phase does not take a damaged study over either.
+damage_v1 block_size 0
 before=$(sha256sum "$study")
 rc=0
 "$bin" phase run write --config.file="$work/dw.toml" >"$work/w.json" 2>"$work/w.err" || rc=$?

@@ -19,6 +19,7 @@
 
 #include "aging/history.h"
 #include "aging/phase_runner.h"
+#include "tests/integration/mounted_ext4.h"
 
 namespace drivewatch {
 namespace {
@@ -28,31 +29,11 @@ namespace fs = std::filesystem;
 class StateHealthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a loop device";
-    char tmpl[] = "/tmp/dw_state_health.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    base_ = tmpl;
-    image_ = base_ + "/fs.img";
-    mnt_ = base_ + "/mnt";
-    fs::create_directory(mnt_);
-    const std::string make = "truncate -s 2M " + image_ + " && mkfs.ext4 -q -F " + image_ +
-                             " >/dev/null 2>&1";
-    if (std::system(make.c_str()) != 0) GTEST_SKIP() << "mkfs.ext4 unavailable";
-    if (std::system(("mount -o loop " + image_ + " " + mnt_ + " >/dev/null 2>&1").c_str()) != 0) {
-      GTEST_SKIP() << "cannot mount a loop device here";
-    }
-    mounted_ = true;
+    if (fs_.mountpoint().empty()) GTEST_SKIP() << fs_.why();
+    mnt_ = fs_.mountpoint();
     config_.state_directory = mnt_ + "/state";
     service_ = std::make_unique<StateHealthService>(store_);
     service_->Reconfigure(config_);
-  }
-
-  void TearDown() override {
-    if (mounted_ && ::umount2(mnt_.c_str(), 0) != 0) {
-      ADD_FAILURE() << mnt_ << ": umount: " << std::strerror(errno);
-      ::umount2(mnt_.c_str(), MNT_DETACH);
-    }
-    if (!base_.empty()) fs::remove_all(base_);
   }
 
   // The value of an unlabelled gauge in the exposition, or "absent".
@@ -64,8 +45,8 @@ class StateHealthTest : public ::testing::Test {
     return "absent";
   }
 
-  std::string base_, image_, mnt_;
-  bool mounted_ = false;
+  testing::MountedExt4 fs_;
+  std::string mnt_;
   config::Config config_;
   MetricStore store_;
   std::unique_ptr<StateHealthService> service_;
@@ -74,16 +55,7 @@ class StateHealthTest : public ::testing::Test {
 TEST_F(StateHealthTest, AFullFileSystemShowsAsNotWritable) {
   service_->Tick();
   EXPECT_EQ(Gauge("drivewatch_state_directory_writable"), "1");
-  // Root writes into ext4's reserved blocks too: fill them all.
-  const int fd = ::open((mnt_ + "/filler").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  ASSERT_GE(fd, 0);
-  const std::string chunk(64 * 1024, 'f');
-  for (std::size_t size = chunk.size(); size >= 512; size /= 2) {
-    while (::write(fd, chunk.data(), size) > 0) {
-    }
-  }
-  ::fsync(fd);
-  ::close(fd);
+  ASSERT_TRUE(fs_.Fill());  // ext4's reserved blocks too: root writes there
   const Status probe = ProbeDirectoryWritable(config_.state_directory);
   ASSERT_FALSE(probe.ok());
   EXPECT_EQ(probe.error().errnum, ENOSPC);
@@ -92,7 +64,7 @@ TEST_F(StateHealthTest, AFullFileSystemShowsAsNotWritable) {
   service_->Tick();
   EXPECT_EQ(Gauge("drivewatch_state_directory_writable"), "0");
   EXPECT_TRUE(fs::is_empty(config_.state_directory)) << "the probe left its file behind";
-  fs::remove(mnt_ + "/filler");
+  fs_.Unfill();
   service_->Tick();
   EXPECT_EQ(Gauge("drivewatch_state_directory_writable"), "1");
 }

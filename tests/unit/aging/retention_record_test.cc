@@ -16,23 +16,13 @@
 
 #include "aging/retention_report.h"
 #include "aging/retention_study.h"
+#include "tests/common/file_text.h"
 
 namespace drivewatch::aging {
 namespace {
 
 const std::string kFixtures = std::string(DW_FIXTURE_DIR) + "/retention/";
 constexpr double kNow = 1795400000;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void Spill(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 class RetentionRecordTest : public ::testing::Test {
  protected:
@@ -47,11 +37,11 @@ class RetentionRecordTest : public ::testing::Test {
   // A fixture copied in as its study's file, bytes unchanged (version 1).
   std::string Install(const std::string& fixture, const std::string& name) {
     const std::string path = StudyPath(state_, name);
-    Spill(path, Slurp(kFixtures + fixture + ".json"));
+    testing::WriteFileText(path, testing::ReadFileText(kFixtures + fixture + ".json"));
     return path;
   }
   Json Fixture(const std::string& fixture) {
-    auto j = Json::Parse(Slurp(kFixtures + fixture + ".json"));
+    auto j = Json::Parse(testing::ReadFileText(kFixtures + fixture + ".json"));
     EXPECT_TRUE(j.ok());
     return j.ok() ? *j : Json();
   }
@@ -79,7 +69,7 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
   Json study = Fixture("clean");
   ASSERT_TRUE(SaveStudy(state_, study).ok());
   const std::string path = StudyPath(state_, "lab-q4");
-  const std::string bytes = Slurp(path);
+  const std::string bytes = testing::ReadFileText(path);
   // Plain JSON that jq and python read, the checksum on the first line.
   ASSERT_EQ(bytes.rfind("{\n \"crc32c\": \"", 0), 0u) << bytes.substr(0, 40);
   auto plain = Json::Parse(bytes);
@@ -94,14 +84,14 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
   EXPECT_EQ(*loaded, study);
   // Saved again, it is the same bytes: nothing depends on a re-dump.
   ASSERT_TRUE(SaveStudy(state_, *loaded).ok());
-  EXPECT_EQ(Slurp(path), bytes);
+  EXPECT_EQ(testing::ReadFileText(path), bytes);
 
   // One digit changed after the write: the record is damaged, not a result.
   std::string flipped = bytes;
   const auto at = flipped.find("\"ok\": 262144");
   ASSERT_NE(at, std::string::npos);
   flipped[at + 6] = '1';
-  Spill(path, flipped);
+  testing::WriteFileText(path, flipped);
   auto damaged = LoadStudy(state_, "lab-q4");
   ASSERT_FALSE(damaged.ok());
   EXPECT_EQ(damaged.error().errnum, EBADMSG);
@@ -112,7 +102,7 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
 
   // Rewritten by another program (jq, an editor that re-indents): the
   // checksum line is gone from where drivewatch keeps it.
-  Spill(path, plain->Dump(2));
+  testing::WriteFileText(path, plain->Dump(2));
   damaged = LoadStudy(state_, "lab-q4");
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.error().message.find("crc32c is not on the record's first line"),
@@ -121,9 +111,9 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
 }
 
 TEST_F(RetentionRecordTest, VersionTwoWithoutChecksumIsDamaged) {
-  std::string text = Slurp(kFixtures + "clean.json");
+  std::string text = testing::ReadFileText(kFixtures + "clean.json");
   text.replace(text.find("\"version\": 1"), 12, "\"version\": 2");
-  Spill(StudyPath(state_, "lab-q4"), text);
+  testing::WriteFileText(StudyPath(state_, "lab-q4"), text);
   auto loaded = LoadStudy(state_, "lab-q4");
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().errnum, EBADMSG);
@@ -133,7 +123,7 @@ TEST_F(RetentionRecordTest, VersionTwoWithoutChecksumIsDamaged) {
 
 // Version 1 bytes with one value replaced: what the issue's reporter did.
 TEST_F(RetentionRecordTest, TheReportedVersionOneDamageIsCaught) {
-  const std::string clean = Slurp(kFixtures + "clean.json");
+  const std::string clean = testing::ReadFileText(kFixtures + "clean.json");
   for (const auto& [from, to, message] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"\"block_size\": 4096", "\"block_size\": 0", "region.block_size is 0 (expected 4096)"},
            {"\"length\": 1073741824", "\"length\": -1", "region.length is -1 (expected a length"},
@@ -143,7 +133,7 @@ TEST_F(RetentionRecordTest, TheReportedVersionOneDamageIsCaught) {
     std::string text = clean;
     text.replace(text.find(from), from.size(), to);
     const std::string path = StudyPath(state_, "lab-q4");
-    Spill(path, text);
+    testing::WriteFileText(path, text);
     auto loaded = LoadStudy(state_, "lab-q4");
     ASSERT_FALSE(loaded.ok()) << to;
     EXPECT_EQ(loaded.error().errnum, EBADMSG);
@@ -245,9 +235,9 @@ TEST_F(RetentionRecordTest, AnEndedStudyWithItsTimeLoads) {
 
 TEST_F(RetentionRecordTest, ListsKeepDamagedAndUnreadableStudiesApart) {
   Install("clean", "lab-q4");
-  std::string bad = Slurp(kFixtures + "bad_blocks.json");
+  std::string bad = testing::ReadFileText(kFixtures + "bad_blocks.json");
   bad.replace(bad.find("\"block_size\": 4096"), 18, "\"block_size\": 0");
-  Spill(StudyPath(state_, "bake-70c"), bad);
+  testing::WriteFileText(StudyPath(state_, "bake-70c"), bad);
   // A file that cannot be read at all (root ignores modes; a directory
   // fails read(2) for everyone).
   std::filesystem::create_directories(StudyPath(state_, "lost"));
@@ -266,7 +256,7 @@ TEST_F(RetentionRecordTest, ListsKeepDamagedAndUnreadableStudiesApart) {
 
 // Whatever a record holds, a report says PASS only of one that validates.
 TEST(RetentionDamagedReportTest, ADamagedRecordIsNeverAPass) {
-  auto clean = Json::Parse(Slurp(kFixtures + "clean.json"));
+  auto clean = Json::Parse(testing::ReadFileText(kFixtures + "clean.json"));
   ASSERT_TRUE(clean.ok());
   EXPECT_NE(RenderRetentionReport(*clean, ReportFormat::kText, kNow).find("PASS"), std::string::npos);
   Json study = *clean;

@@ -12,19 +12,13 @@
 #include <string>
 
 #include "aging/retention_study.h"
+#include "tests/common/file_text.h"
 
 namespace drivewatch {
 namespace {
 
 const std::string kFixtures = std::string(DW_FIXTURE_DIR) + "/retention/";
 constexpr double kNow = 1795400000;
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The exposition lines that start with `prefix`.
 std::string Lines(const std::string& text, const std::string& prefix) {
@@ -51,8 +45,7 @@ class RetentionServiceTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(config_.state_directory); }
 
   void Write(const std::string& name, const std::string& text) {
-    std::ofstream(aging::StudyPath(config_.state_directory, name), std::ios::binary | std::ios::trunc)
-        << text;
+    testing::WriteFileText(aging::StudyPath(config_.state_directory, name), text);
   }
   std::string Scrape() { return *store_.Render(); }
 
@@ -62,7 +55,7 @@ class RetentionServiceTest : public ::testing::Test {
 };
 
 TEST_F(RetentionServiceTest, ADamagedStudyIsFlaggedAndKeepsItsLastGoodSeries) {
-  const std::string good = Slurp(kFixtures + "bad_blocks.json");
+  const std::string good = testing::ReadFileText(kFixtures + "bad_blocks.json");
   Write("bake-70c", good);
   service_->Tick(kNow);
   std::string text = Scrape();
@@ -104,7 +97,7 @@ TEST_F(RetentionServiceTest, ADamagedStudyIsFlaggedAndKeepsItsLastGoodSeries) {
 }
 
 TEST_F(RetentionServiceTest, ADamagedStudySeenFirstIsFlaggedWithoutResults) {
-  std::string text = Slurp(kFixtures + "clean.json");
+  std::string text = testing::ReadFileText(kFixtures + "clean.json");
   text.replace(text.find("\"length\": 1073741824"), 20, "\"length\": 0");
   Write("lab-q4", text);
   service_->Tick(kNow);

@@ -227,9 +227,18 @@ Status ValidateStudy(const Json& study, const std::string& where,
     return c.Result();
   }
   c.Whole(study, "", "version", true, 1, kRecordVersion, "1 or 2");
-  if (const std::string* name = c.String(study, "", "study", true, true);
-      name && !expected_name.empty() && *name != expected_name) {
-    c.Fail("study", study.Find("study"), "\"" + expected_name + "\", the file's name");
+  if (const std::string* name = c.String(study, "", "study", true, true); name) {
+    // As the config allows study names: the name goes into file names and
+    // into the first line of the text report.
+    const bool safe = std::all_of(name->begin(), name->end(), [](char ch) {
+      return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_' || ch == '-' || ch == '.';
+    });
+    if (!safe) {
+      c.Fail("study", study.Find("study"), "letters, digits, _, - and . only");
+    } else if (!expected_name.empty() && *name != expected_name) {
+      c.Fail("study", study.Find("study"), "\"" + expected_name + "\", the file's name");
+    }
   }
   const std::string* id = c.String(study, "", "id", true);
   if (id && (id->size() != 16 || !IsHex(*id) || *id == "0000000000000000")) {

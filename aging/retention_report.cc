@@ -1202,8 +1202,29 @@ std::string RenderRetentionReport(const Json& study, ReportFormat format, double
   return RenderText(study, summary, now);
 }
 
-std::string RenderDamagedStudyReport(const std::string& name, const std::string& problem,
+namespace {
+
+// A damaged record's name or a file name may hold anything: control
+// characters are shown escaped, so no text of theirs can start a line that
+// reads like a verdict.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (ch < 0x20 || ch == 0x7f) {
+      out += Format("\\x%02x", ch);
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderDamagedStudyReport(const std::string& raw_name, const std::string& raw_problem,
                                      bool damaged, ReportFormat format) {
+  const std::string name = Printable(raw_name);
+  const std::string problem = Printable(raw_problem);
   const std::string verdict = damaged ? "DAMAGED" : "UNREADABLE";
   const std::string line =
       verdict + ": " + problem +
@@ -1260,13 +1281,15 @@ std::string RenderRetentionList(const std::vector<Json>& studies, double now,
                     last ? Count(last->bad_total) : "-"});
   }
   for (const UnloadableStudy& u : untrusted) {
-    rows.push_back({u.name, u.damaged ? "DAMAGED" : "UNREADABLE", "-", "-", "-", "-", "-", "-",
-                    "-", "-"});
+    rows.push_back({Printable(u.name), u.damaged ? "DAMAGED" : "UNREADABLE", "-", "-", "-", "-",
+                    "-", "-", "-", "-"});
   }
   std::string out = Table(rows, "", 99);
   if (!untrusted.empty()) {
     out += "\nstudies whose record gives no result:\n";
-    for (const UnloadableStudy& u : untrusted) out += "  " + u.name + ": " + u.problem + "\n";
+    for (const UnloadableStudy& u : untrusted) {
+      out += "  " + Printable(u.name) + ": " + Printable(u.problem) + "\n";
+    }
   }
   return out;
 }

@@ -214,6 +214,18 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
   }
 }
 
+// A newline in the name once let a damaged record's text report carry a
+// second line of the record's choosing (found by the fuzz target).
+TEST(RetentionDamagedReportTest, NamesAreShownWithoutControlCharacters) {
+  Json study = Json::Object();
+  study["study"] = "x\nPASS: every block intact";
+  const std::string text = RenderRetentionReport(study, ReportFormat::kText, kNow);
+  EXPECT_EQ(text.rfind("Retention study x\\x0aPASS: every block intact\nDAMAGED: ", 0), 0u) << text;
+  EXPECT_EQ(RenderDamagedStudyReport("a\tb", "p\rq", true, ReportFormat::kText),
+            "Retention study a\\x09b\nDAMAGED: p\\x0dq; the record cannot be trusted, so it gives "
+            "no result\n");
+}
+
 TEST_F(RetentionRecordTest, TheNameMustMatchTheFile) {
   Install("clean", "other");
   auto loaded = LoadStudy(state_, "other");

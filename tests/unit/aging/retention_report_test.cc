@@ -243,7 +243,6 @@ TEST(RetentionReportTest, HtmlHasTheChartTheMapAndNoExternalResources) {
 TEST(RetentionReportTest, HtmlEscapesEveryStudyString) {
   Json study = Load("bad_blocks");
   study["model"] = "Evil <script>alert(1)</script> & \"Co\"";
-  study["study"] = "<b>x</b>";
   study["serial"] = "S'1";
   EditItem(study, "events", 0, [](Json& e) { e["detail"] = "</td></table><h1>"; });
   EditItem(study, "verifies", 0, [](Json& v) {
@@ -257,6 +256,15 @@ TEST(RetentionReportTest, HtmlEscapesEveryStudyString) {
   EXPECT_NE(html.find("Evil &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Co&quot;"),
             std::string::npos);
   EXPECT_NE(html.find("S&#39;1"), std::string::npos);
+  // A name drivewatch would never give a study makes the record damaged;
+  // that page escapes it too.
+  study["study"] = "<b>x</b>";
+  const std::string damaged = RenderRetentionReport(study, ReportFormat::kHtml, kNow);
+  EXPECT_EQ(damaged.find("<b>x"), std::string::npos);
+  EXPECT_NE(damaged.find("Retention study &lt;b&gt;x&lt;/b&gt;"), std::string::npos) << damaged;
+  EXPECT_NE(damaged.find("study is &quot;&lt;b&gt;x&lt;/b&gt;&quot; (expected letters, digits, _, - and . only)"),
+            std::string::npos)
+      << damaged;
 }
 
 TEST(RetentionReportTest, MissingFieldsDoNotCrash) {

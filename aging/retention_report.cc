@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "aging/retention_study.h"
 #include "probes/latency_histogram.h"
 
 namespace drivewatch::aging {
@@ -774,6 +776,7 @@ h2{font-size:17px;margin:0 0 12px;color:#1f2937}
 .verdict{padding:14px 20px;border-radius:10px;font-size:20px;font-weight:650;margin:0 0 18px;border-left:8px solid}
 .verdict.pass{background:#dcfce7;color:#14532d;border-color:#16a34a}
 .verdict.fail{background:#fee2e2;color:#7f1d1d;border-color:#dc2626}
+.verdict.damaged,.verdict.unreadable{background:#fee2e2;color:#7f1d1d;border-color:#7f1d1d}
 .verdict.incomplete,.verdict.waiting,.verdict.writing{background:#e0e7ff;color:#1e3a8a;border-color:#6366f1}
 section{background:#fff;border-radius:10px;padding:18px 22px;margin:0 0 18px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:18px;margin:0 0 18px}
@@ -1179,10 +1182,15 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
 }  // namespace
 
 std::string RenderRetentionReport(const Json& study, ReportFormat format, double now) {
+  if (Status valid = ValidateStudy(study); !valid) {
+    const Json* name = study.Find("study");
+    return RenderDamagedStudyReport(name ? name->AsString() : std::string(),
+                                    valid.error().message, true, format);
+  }
   const Summary summary = Summarize(study, now);
   switch (format) {
     case ReportFormat::kJson: {
-      Json out = study.type() == Json::Type::kObject ? study : Json::Object();
+      Json out = study;
       out["summary"] = SummaryJson(summary);
       return out.Dump(2) + "\n";
     }
@@ -1194,12 +1202,73 @@ std::string RenderRetentionReport(const Json& study, ReportFormat format, double
   return RenderText(study, summary, now);
 }
 
-std::string RenderRetentionList(const std::vector<Json>& studies, double now) {
-  if (studies.empty()) return "no retention studies\n";
+namespace {
+
+// A damaged record's name or a file name may hold anything: control
+// characters are shown escaped, so no text of theirs can start a line that
+// reads like a verdict.
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (ch < 0x20 || ch == 0x7f) {
+      out += Format("\\x%02x", ch);
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderDamagedStudyReport(const std::string& raw_name, const std::string& raw_problem,
+                                     bool damaged, ReportFormat format) {
+  const std::string name = Printable(raw_name);
+  const std::string problem = Printable(raw_problem);
+  const std::string verdict = damaged ? "DAMAGED" : "UNREADABLE";
+  const std::string line =
+      verdict + ": " + problem +
+      (damaged ? "; the record cannot be trusted, so it gives no result"
+               : "; the record could not be read, so it gives no result");
+  switch (format) {
+    case ReportFormat::kJson: {
+      Json out = Json::Object();
+      out["study"] = name;
+      Json& summary = out["summary"];
+      summary = Json::Object();
+      summary["verdict"] = verdict;
+      summary["verdict_line"] = line;
+      summary["problem"] = problem;
+      return out.Dump(2) + "\n";
+    }
+    case ReportFormat::kHtml: {
+      std::string class_name = verdict;
+      std::transform(class_name.begin(), class_name.end(), class_name.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+             "<title>Retention study " + Html(name) + "</title>\n<style>" + std::string(kCss) +
+             "</style>\n</head>\n<body>\n<main>\n<h1>Retention study " + Html(name) +
+             "</h1>\n<div class=\"verdict " + class_name + "\" id=\"verdict\">" + Html(line) +
+             "</div>\n</main>\n</body>\n</html>\n";
+    }
+    case ReportFormat::kText:
+      break;
+  }
+  return "Retention study " + name + "\n" + line + "\n";
+}
+
+std::string RenderRetentionList(const std::vector<Json>& studies, double now,
+                                const std::vector<UnloadableStudy>& unloadable) {
+  if (studies.empty() && unloadable.empty()) return "no retention studies\n";
   std::vector<std::vector<std::string>> rows = {
       {"STUDY", "STATE", "SERIAL", "TARGET", "REGION", "WRITTEN", "AGE", "EQUIV AGE",
        "LAST VERIFY", "BAD"}};
+  std::vector<UnloadableStudy> untrusted = unloadable;
   for (const Json& study : studies) {
+    if (Status valid = ValidateStudy(study); !valid) {
+      untrusted.push_back({Str(study, {"study"}), valid.error().message, true});
+      continue;
+    }
     const Summary s = Summarize(study, now);
     const Read* last = s.LastVerify();
     const auto written = Num(study, {"written", "end"});
@@ -1211,7 +1280,18 @@ std::string RenderRetentionList(const std::vector<Json>& studies, double now) {
                     last ? Utc(last->start, "%Y-%m-%d %H:%M") : "-",
                     last ? Count(last->bad_total) : "-"});
   }
-  return Table(rows, "", 99);
+  for (const UnloadableStudy& u : untrusted) {
+    rows.push_back({Printable(u.name), u.damaged ? "DAMAGED" : "UNREADABLE", "-", "-", "-", "-",
+                    "-", "-", "-", "-"});
+  }
+  std::string out = Table(rows, "", 99);
+  if (!untrusted.empty()) {
+    out += "\nstudies whose record gives no result:\n";
+    for (const UnloadableStudy& u : untrusted) {
+      out += "  " + Printable(u.name) + ": " + Printable(u.problem) + "\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace drivewatch::aging

@@ -24,13 +24,32 @@ enum class ReportFormat { kText, kJson, kHtml };
 //          chart and table, bad-block map and SMART deltas.
 // Fields may be missing (a study still writing has no baseline); they show
 // as "-" and never throw. Every string from the study is escaped in HTML.
+// A study that fails ValidateStudy (aging/retention_study.h) is rendered
+// as RenderDamagedStudyReport does: its verdict is DAMAGED, never a result.
 std::string RenderRetentionReport(const Json& study, ReportFormat format,
                                   double now);
+
+// The report of a study whose record cannot be trusted: `problem` is why
+// (LoadStudy's or ValidateStudy's message). Verdict DAMAGED (UNREADABLE
+// when `damaged` is false: the file could not be read at all); text, JSON
+// ({"study", "summary": {"verdict", "verdict_line", "problem"}}) or HTML.
+std::string RenderDamagedStudyReport(const std::string& name, const std::string& problem,
+                                     bool damaged, ReportFormat format);
+
+// A study file that could not be loaded, for the list.
+struct UnloadableStudy {
+  std::string name;
+  std::string problem;  // LoadStudy's message
+  bool damaged = true;  // false: unreadable (EACCES, EIO, ...)
+};
 
 // `drivewatch retention list`: an aligned table, one line per study (name,
 // state, serial, target, region size, written date, age, equivalent age,
 // last verify date and its bad-block total); "no retention studies\n" when
-// `studies` is empty.
-std::string RenderRetentionList(const std::vector<Json>& studies, double now);
+// there are none. A study that fails ValidateStudy, and every one in
+// `unloadable`, shows the state DAMAGED (or UNREADABLE) and no results,
+// with its problem listed under the table.
+std::string RenderRetentionList(const std::vector<Json>& studies, double now,
+                                const std::vector<UnloadableStudy>& unloadable = {});
 
 }  // namespace drivewatch::aging

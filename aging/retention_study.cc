@@ -58,12 +58,7 @@ Expected<Json> LoadStudy(const std::string& state_directory, const std::string& 
     }
     return text.error();
   }
-  auto json = Json::Parse(*text);
-  if (!json) return Error{EINVAL, -1, path + ": " + json.error().message};
-  if (json->type() != Json::Type::kObject || json->Find("study") == nullptr) {
-    return Error{EINVAL, -1, path + ": not a retention study (expected an object with \"study\")"};
-  }
-  return *json;
+  return ParseStudyRecord(*text, path, study);
 }
 
 Status SaveStudy(const std::string& state_directory, const Json& study) {
@@ -72,11 +67,10 @@ Status SaveStudy(const std::string& state_directory, const Json& study) {
   if (name == nullptr || name->AsString().empty()) {
     return Error{EINVAL, -1, "a retention study needs a name"};
   }
-  return WriteFileAtomically(StudyPath(state_directory, name->AsString()), study.Dump(1) + "\n");
+  return WriteFileAtomically(StudyPath(state_directory, name->AsString()), SerializeStudy(study));
 }
 
-std::vector<Json> ListStudies(const std::string& state_directory,
-                              std::vector<std::string>* problems) {
+std::vector<StudyFile> ReadStudies(const std::string& state_directory) {
   std::vector<std::string> names;
   if (DIR* d = opendir(RetentionDirectory(state_directory).c_str())) {
     while (dirent* e = readdir(d)) {
@@ -86,13 +80,19 @@ std::vector<Json> ListStudies(const std::string& state_directory,
     closedir(d);
   }
   std::sort(names.begin(), names.end());
+  std::vector<StudyFile> out;
+  for (const std::string& n : names) out.push_back(StudyFile{n, LoadStudy(state_directory, n)});
+  return out;
+}
+
+std::vector<Json> ListStudies(const std::string& state_directory,
+                              std::vector<std::string>* problems) {
   std::vector<Json> out;
-  for (const std::string& n : names) {
-    auto s = LoadStudy(state_directory, n);
-    if (s) {
-      out.push_back(std::move(*s));
+  for (StudyFile& f : ReadStudies(state_directory)) {
+    if (f.record) {
+      out.push_back(std::move(*f.record));
     } else if (problems) {
-      problems->push_back(s.error().message);
+      problems->push_back(f.record.error().message);
     }
   }
   return out;

@@ -1,22 +1,31 @@
 // A data-retention study's durable record and its time accounting
 // (docs/retention.md). A study is one JSON file in the state directory,
 // <state>/retention/<name>.json, replaced atomically on every change, so a
-// crash leaves the previous version. The schema (version 1):
+// crash leaves the previous version. The schema (version 2):
 //
-//   study, id (16 hex digits), state (writing | baseline | active |
-//   failed), reason, target, serial, nsid, model, firmware, device,
+//   crc32c, version, study, id (16 hex digits), state (writing | baseline |
+//   active | failed | ended), reason, ended_at, end_reason, target, serial,
+//   nsid, model, firmware, device,
 //   region {offset, length, block_size}, pattern {version, seed, study_id},
 //   written {start, end, next_offset}, smart_at_write {...},
 //   accounting {...}, events [...], baseline VERIFY, verifies [VERIFY...]
 //
 // with VERIFY as RetentionVerifier::Finish() builds it. LBAs are study
 // blocks (offset / block_size) from the start of the device or file.
+//
+// The file stays plain JSON that jq reads. Its first line is
+//   {\n "crc32c": "<8 hex digits>",\n
+// and the CRC-32C covers every byte after that line exactly as it is on
+// disk, so checking it needs no parse and re-dump. Version 1 records
+// (written before the checksum) have no such line; they are still read,
+// and checked field by field like every record.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "aging/json.h"
@@ -31,13 +40,47 @@ inline constexpr std::uint32_t kRetentionBlockSize = 4096;
 
 std::string RetentionDirectory(const std::string& state_directory);
 std::string StudyPath(const std::string& state_directory, const std::string& study);
-// A missing study is an error with errnum ENOENT.
+// A missing study is an error with errnum ENOENT; a damaged one (bad
+// checksum, not JSON, a field that fails ValidateStudy) one with EBADMSG
+// whose message names the file, the field, the value and what was
+// expected; an unreadable one carries read(2)'s errno (EACCES, EIO, ...).
 Expected<Json> LoadStudy(const std::string& state_directory, const std::string& study);
+// Writes `study` as a version 2 record with its checksum (SerializeStudy),
+// atomically: temp file, fsync, rename, fsync of the directory.
 Status SaveStudy(const std::string& state_directory, const Json& study);
-// Every study in the state directory, by name; unreadable files are
-// reported in `problems`.
+// Every study in the state directory, by name; the ones that cannot be
+// loaded (damaged or unreadable) are left out and reported in `problems`.
 std::vector<Json> ListStudies(const std::string& state_directory,
                               std::vector<std::string>* problems = nullptr);
+// Every <name>.json in the retention directory, sorted by name, loaded or
+// with the error LoadStudy gave.
+struct StudyFile {
+  std::string name;
+  Expected<Json> record;
+};
+std::vector<StudyFile> ReadStudies(const std::string& state_directory);
+
+// The exact bytes SaveStudy writes: the checksum line, then `study` (its
+// "version" set to 2, any "crc32c" member dropped) pretty-printed.
+std::string SerializeStudy(const Json& study);
+// A record's bytes as read from `path` (named in errors): the checksum
+// checked when there is one (required from version 2 on), then the JSON,
+// then ValidateStudy with `name`, the file's study name. The result has no
+// "crc32c" member. Every failure is EBADMSG.
+Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
+                                const std::string& name);
+// Every field of a study record, as docs/retention.md lists them: types,
+// the region (block_size 4096, offset and length multiples of it, length
+// > 0, no overflow), the pattern (study_id == id), how far the write got
+// for the state, accounting numbers finite and in range, and the counts of
+// the baseline and every verify (blocks == length / 4096, ok + bad ==
+// checked, a completed read checked every block, ranges inside the
+// region). `expected_name` empty: the name is not compared. Fails with
+// EBADMSG: "<where>: damaged retention study record: region.block_size is
+// 0 (expected 4096)". Whether the region fits the target needs the target:
+// the phases check that when they open it.
+Status ValidateStudy(const Json& study, const std::string& where = "retention study",
+                     const std::string& expected_name = "");
 
 // The pattern parameters recorded in a study.
 RetentionPattern PatternOf(const Json& study);

@@ -32,6 +32,16 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double pr
   const std::uint64_t offset = study.Find("region")->Find("offset")->AsUint();
   const std::uint64_t length = study.Find("region")->Find("length")->AsUint();
   const std::uint32_t io = ctx.phase().block_size;
+  // LoadStudy checked the region's own numbers; only the open target can
+  // say whether it fits. A region past the end is a damaged record, not a
+  // verify that reads nothing and passes.
+  if (const std::uint64_t capacity = ctx.capacity(); offset > capacity || length > capacity - offset) {
+    return Error{EBADMSG, -1,
+                 "retention study \"" + ctx.phase().study +
+                     "\": damaged retention study record: region [" + std::to_string(offset) +
+                     ", +" + std::to_string(length) + ") ends past target " + ctx.target().name +
+                     "'s " + std::to_string(capacity) + " bytes (expected a region inside the target)"};
+  }
   if (io % pattern.block_size != 0 || length % io != 0) {
     return Error{EINVAL, -1,
                  "block_size " + std::to_string(io) + " must be a multiple of the study's " +

@@ -98,7 +98,7 @@ Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report) {
   } else {
     const std::uint64_t id = Random64();
     study = Json::Object();
-    study["version"] = 1;
+    study["version"] = 2;
     study["study"] = phase.study;
     study["id"] = StudyIdHex(id);
     study["state"] = "writing";

@@ -22,6 +22,7 @@
 #include "exporter/read_latency_service.h"
 #include "exporter/retention_service.h"
 #include "exporter/scheduler.h"
+#include "exporter/state_health.h"
 #include "exporter/systemd_notify.h"
 #include "exporter/web_config.h"
 #include "probes/log.h"
@@ -256,6 +257,10 @@ int RunDaemon(const CommandLine& cli) {
   // refreshed as soon as a phase (a verify) ends.
   RetentionService retention(store);
   retention.Start(*cfg);
+  // Read-only, full or failing state directory and damaged history as
+  // metrics (drivewatch_state_directory_writable, drivewatch_history_*).
+  StateHealthService state_health(store);
+  state_health.Start(*cfg);
   PhaseService phases(store, &busy_board, &read_latency);
   phases.SetOnRunEnd([&retention] {
     retention.Tick(std::chrono::duration<double>(
@@ -365,6 +370,7 @@ int RunDaemon(const CommandLine& cli) {
           read_latency.Reconfigure(*cfg);
           phases.Reconfigure(*cfg);
           retention.Reconfigure(*cfg);
+          state_health.Reconfigure(*cfg);
           apply_async_events(*cfg);
           last_reload = ToUnixSeconds(clock.WallNow());
           PublishReload(store, true, last_reload);
@@ -400,6 +406,7 @@ int RunDaemon(const CommandLine& cli) {
   }
   phases.Stop();  // runs end as "aborted", recorded in the history
   retention.Stop();
+  state_health.Stop();
   http->Stop();
   read_latency.Stop();
   const int busy = executor.Shutdown(std::chrono::seconds(5));

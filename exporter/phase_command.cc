@@ -178,22 +178,34 @@ int RunRetentionCommand(const CommandLine& cli) {
                 cli.args[1].c_str());
     return 0;
   }
-  if (cli.args[0] == "list") {
-    std::vector<std::string> problems;
-    const std::vector<aging::Json> studies = aging::ListStudies(cfg->state_directory, &problems);
-    for (const std::string& p : problems) std::fprintf(stderr, "drivewatch: %s\n", p.c_str());
-    std::fputs(aging::RenderRetentionList(studies, now).c_str(), stdout);
-    return problems.empty() ? 0 : 1;
-  }
-  auto study = aging::LoadStudy(cfg->state_directory, cli.args[1]);
-  if (!study) {
-    std::fprintf(stderr, "drivewatch: %s\n", study.error().message.c_str());
-    return study.error().errnum == ENOENT ? 2 : 1;
-  }
   const std::string fmt = cli.format.value_or("text");
   const aging::ReportFormat format = fmt == "json"   ? aging::ReportFormat::kJson
                                      : fmt == "html" ? aging::ReportFormat::kHtml
                                                      : aging::ReportFormat::kText;
+  if (cli.args[0] == "list") {
+    std::vector<aging::Json> studies;
+    std::vector<aging::UnloadableStudy> unloadable;
+    for (aging::StudyFile& f : aging::ReadStudies(cfg->state_directory)) {
+      if (f.record) {
+        studies.push_back(std::move(*f.record));
+      } else {
+        std::fprintf(stderr, "drivewatch: %s\n", f.record.error().message.c_str());
+        unloadable.push_back({f.name, f.record.error().message, f.record.error().errnum == EBADMSG});
+      }
+    }
+    std::fputs(aging::RenderRetentionList(studies, now, unloadable).c_str(), stdout);
+    return unloadable.empty() ? 0 : 1;
+  }
+  auto study = aging::LoadStudy(cfg->state_directory, cli.args[1]);
+  if (!study) {
+    std::fprintf(stderr, "drivewatch: %s\n", study.error().message.c_str());
+    if (study.error().errnum == ENOENT) return 2;
+    std::fputs(aging::RenderDamagedStudyReport(cli.args[1], study.error().message,
+                                               study.error().errnum == EBADMSG, format)
+                   .c_str(),
+               stdout);
+    return 1;
+  }
   std::fputs(aging::RenderRetentionReport(*study, format, now).c_str(), stdout);
   return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <condition_variable>
+#include <map>
 
 #include "aging/retention_study.h"
 #include "probes/log.h"
@@ -17,7 +18,7 @@ using aging::Json;
 constexpr MetricDesc kInfo{
     "drivewatch_retention_study_info",
     "1 for each data-retention study; its id and state (writing, baseline, "
-    "active, failed) as labels.",
+    "active, failed, ended) as labels.",
     MetricType::kGauge};
 constexpr MetricDesc kAge{"drivewatch_retention_age_seconds",
                           "Wall time since the study's write ended.", MetricType::kGauge};
@@ -68,6 +69,13 @@ constexpr MetricDesc kSmartDelta{
     "Change of a SMART counter between the write and the last verify: "
     "media_errors, error_log_entries, power_cycles, unsafe_shutdowns, "
     "power_on_hours.",
+    MetricType::kGauge};
+
+constexpr MetricDesc kDamaged{
+    "drivewatch_retention_study_damaged",
+    "1 when the study's record in the state directory cannot be trusted: damaged "
+    "(checksum, JSON or a field fails validation) or unreadable; its other "
+    "drivewatch_retention_* series then keep their last good values. 0 when it loads.",
     MetricType::kGauge};
 
 const Json* Get(const Json& j, std::initializer_list<const char*> keys) {
@@ -146,70 +154,110 @@ void RetentionService::Tick(double now) {
     std::lock_guard lock(mu_);
     state = state_directory_;
   }
-  std::vector<std::string> problems;
-  std::vector<Json> studies = aging::ListStudies(state, &problems);
-  for (const std::string& p : problems) log::Warn("retention: " + p);
+  std::lock_guard tick(tick_mu_);
   std::vector<Sample> samples;
-  for (Json& study : studies) {
-    const std::string name = Str(study, "study");
-    // Sample the drive's temperature into the study's accounting.
-    if (Str(study, "state") == "active" && study.Find("nsid") && study.Find("nsid")->AsUint() != 0) {
-      if (auto lock = aging::LockStudy(state, name)) {
-        // Reload under the lock: a verify may have just saved it.
-        if (auto fresh = aging::LoadStudy(state, name)) study = *fresh;
-        const auto nsid = static_cast<std::uint32_t>(study.Find("nsid")->AsUint());
-        if (auto path = aging::FindNvmeNamespace(Str(study, "serial"), nsid, sysfs_root_)) {
-          const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd >= 0) {
-            if (auto smart = aging::ReadSmartSnapshot(fd)) {
-              const double k = smart->Find("composite_temperature_k")->AsDouble();
-              if (k > 0) aging::AddTemperatureSample(study, now, k, 3.0 * interval_.count() / 1000.0);
-              study["last_smart"] = *smart;
-              if (Status s = aging::SaveStudy(state, study); !s) {
-                log::Warn("retention study " + name + ": " + s.error().message);
-              }
-            }
-            ::close(fd);
-          }
-        }
+  std::map<std::string, std::vector<Sample>> last_good;
+  std::map<std::string, std::string> problems;
+  for (aging::StudyFile& file : aging::ReadStudies(state)) {
+    const std::string& name = file.name;
+    if (file.record) {
+      Json& study = *file.record;
+      if (auto sampled = SampleTemperature(state, study, now); !sampled) {
+        file.record = sampled.error();  // damaged between the two reads
+      } else {
+        last_good[name] = StudySamples(study, now);
       }
     }
-    const Labels labels{{"study", name}, {"serial", Str(study, "serial")},
-                        {"target", Str(study, "target")}};
-    Labels info = labels;
-    info.emplace_back("id", Str(study, "id"));
-    info.emplace_back("state", Str(study, "state"));
-    samples.push_back(Sample{&kInfo, info, 1});
-    if (study.Find("written") == nullptr || study.Find("written")->Find("end") == nullptr) continue;
-    const Json* smart = study.Find("last_smart");
-    const Json* verifies = study.Find("verifies");
-    const Json* last = verifies && !verifies->items().empty() ? &verifies->items().back() : nullptr;
-    if (smart == nullptr && last) smart = last->Find("smart");
-    const Json* storage = Get(study, {"accounting", "storage_temperature_k"});
-    const aging::RetentionAges ages = aging::ComputeAges(
-        study, now, smart, storage && !storage->is_null() ? storage->AsDouble() : NAN);
-    samples.push_back(Sample{&kAge, labels, ages.wall_seconds});
-    samples.push_back(Sample{&kPoweredOn, labels, ages.powered_on_seconds});
-    samples.push_back(Sample{&kEquivalentOn, labels, ages.powered_on_equivalent_seconds});
-    if (ages.powered_off_seconds) samples.push_back(Sample{&kPoweredOff, labels, *ages.powered_off_seconds});
-    if (ages.equivalent_age_seconds) samples.push_back(Sample{&kEquivalent, labels, *ages.equivalent_age_seconds});
-    samples.push_back(Sample{&kVerifies, labels,
-                             verifies ? static_cast<double>(verifies->items().size()) : 0.0});
-    if (const Json* baseline = study.Find("baseline")) AddRead(samples, labels, *baseline, "baseline");
-    if (last) {
-      AddRead(samples, labels, *last, "last_verify");
-      if (const Json* end = last->Find("end")) samples.push_back(Sample{&kLastVerify, labels, end->AsDouble()});
-      if (const Json* b = last->Find("checked")) samples.push_back(Sample{&kBlocks, labels, b->AsDouble()});
-      if (const Json* delta = last->Find("smart_delta")) {
-        for (const auto& [counter, v] : delta->members()) {
-          Labels l = labels;
-          l.emplace_back("counter", counter);
-          samples.push_back(Sample{&kSmartDelta, l, v.AsDouble()});
-        }
+    if (!file.record && file.record.error().errnum == ENOENT) continue;  // just removed
+    const bool damaged = !file.record;
+    samples.push_back(Sample{&kDamaged, Labels{{"study", name}}, damaged ? 1.0 : 0.0});
+    if (damaged) {
+      problems[name] = file.record.error().message;
+      // The study's series keep their last good values, so an alert on its
+      // bad blocks still holds while the record cannot be read.
+      if (auto it = last_good_.find(name); it != last_good_.end()) last_good[name] = it->second;
+    }
+    const auto before = problems_.find(name);
+    if (damaged && (before == problems_.end() || before->second != problems[name])) {
+      log::Error("retention: " + problems[name] + "; the study is exported as damaged" +
+                 (last_good.count(name) ? " with its last good values" : ", without results"));
+    } else if (!damaged && before != problems_.end()) {
+      log::Info("retention study " + name + ": its record loads again");
+    }
+  }
+  for (const auto& [name, series] : last_good) samples.insert(samples.end(), series.begin(), series.end());
+  last_good_ = std::move(last_good);
+  problems_ = std::move(problems);
+  store_.Publish("retention", std::move(samples));
+}
+
+Status RetentionService::SampleTemperature(const std::string& state, Json& study, double now) {
+  const std::string name = Str(study, "study");
+  if (Str(study, "state") != "active" || study.Find("nsid") == nullptr ||
+      study.Find("nsid")->AsUint() == 0) {
+    return Ok{};
+  }
+  auto lock = aging::LockStudy(state, name);
+  if (!lock) return Ok{};  // a phase holds it; the next pass samples
+  // Reload under the lock: a verify may have just saved it.
+  auto fresh = aging::LoadStudy(state, name);
+  if (!fresh) return fresh.error();
+  study = *fresh;
+  const auto nsid = static_cast<std::uint32_t>(study.Find("nsid")->AsUint());
+  auto path = aging::FindNvmeNamespace(Str(study, "serial"), nsid, sysfs_root_);
+  if (!path) return Ok{};
+  const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Ok{};
+  if (auto smart = aging::ReadSmartSnapshot(fd)) {
+    const double k = smart->Find("composite_temperature_k")->AsDouble();
+    if (k > 0) aging::AddTemperatureSample(study, now, k, 3.0 * interval_.count() / 1000.0);
+    study["last_smart"] = *smart;
+    if (Status s = aging::SaveStudy(state, study); !s) {
+      log::Warn("retention study " + name + ": " + s.error().message);
+    }
+  }
+  ::close(fd);
+  return Ok{};
+}
+
+std::vector<Sample> RetentionService::StudySamples(const Json& study, double now) const {
+  std::vector<Sample> samples;
+  const std::string name = Str(study, "study");
+  const Labels labels{{"study", name}, {"serial", Str(study, "serial")},
+                      {"target", Str(study, "target")}};
+  Labels info = labels;
+  info.emplace_back("id", Str(study, "id"));
+  info.emplace_back("state", Str(study, "state"));
+  samples.push_back(Sample{&kInfo, info, 1});
+  if (study.Find("written") == nullptr || study.Find("written")->Find("end") == nullptr) return samples;
+  const Json* smart = study.Find("last_smart");
+  const Json* verifies = study.Find("verifies");
+  const Json* last = verifies && !verifies->items().empty() ? &verifies->items().back() : nullptr;
+  if (smart == nullptr && last) smart = last->Find("smart");
+  const Json* storage = Get(study, {"accounting", "storage_temperature_k"});
+  const aging::RetentionAges ages = aging::ComputeAges(
+      study, now, smart, storage && !storage->is_null() ? storage->AsDouble() : NAN);
+  samples.push_back(Sample{&kAge, labels, ages.wall_seconds});
+  samples.push_back(Sample{&kPoweredOn, labels, ages.powered_on_seconds});
+  samples.push_back(Sample{&kEquivalentOn, labels, ages.powered_on_equivalent_seconds});
+  if (ages.powered_off_seconds) samples.push_back(Sample{&kPoweredOff, labels, *ages.powered_off_seconds});
+  if (ages.equivalent_age_seconds) samples.push_back(Sample{&kEquivalent, labels, *ages.equivalent_age_seconds});
+  samples.push_back(Sample{&kVerifies, labels,
+                           verifies ? static_cast<double>(verifies->items().size()) : 0.0});
+  if (const Json* baseline = study.Find("baseline")) AddRead(samples, labels, *baseline, "baseline");
+  if (last) {
+    AddRead(samples, labels, *last, "last_verify");
+    if (const Json* end = last->Find("end")) samples.push_back(Sample{&kLastVerify, labels, end->AsDouble()});
+    if (const Json* b = last->Find("checked")) samples.push_back(Sample{&kBlocks, labels, b->AsDouble()});
+    if (const Json* delta = last->Find("smart_delta")) {
+      for (const auto& [counter, v] : delta->members()) {
+        Labels l = labels;
+        l.emplace_back("counter", counter);
+        samples.push_back(Sample{&kSmartDelta, l, v.AsDouble()});
       }
     }
   }
-  store_.Publish("retention", std::move(samples));
+  return samples;
 }
 
 }  // namespace drivewatch

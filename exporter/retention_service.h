@@ -6,14 +6,21 @@
 // the last verify's bad blocks by class and latency quantiles against the
 // baseline. Verifies themselves are heavy phases (retention-verify), run by
 // the phase service on their schedule.
+//
+// A study whose record cannot be loaded (damaged, or unreadable: EACCES,
+// EIO) is exported as drivewatch_retention_study_damaged 1, logged once per
+// change of its problem, never sampled into or saved, and its other series
+// keep the values of its last good load in this process.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "config/config.h"
+#include "aging/json.h"
 #include "exporter/metric_store.h"
 
 namespace drivewatch {
@@ -32,11 +39,22 @@ class RetentionService {
   void Tick(double now);
 
  private:
+  // Samples the drive's temperature into an active study's accounting and
+  // saves it; `study` becomes the record reloaded under the study's lock.
+  // Fails only when that reload does (the record is damaged).
+  Status SampleTemperature(const std::string& state, aging::Json& study, double now);
+  std::vector<Sample> StudySamples(const aging::Json& study, double now) const;
+
   MetricStore& store_;
   std::chrono::milliseconds interval_;
   std::string sysfs_root_;
   std::mutex mu_;
   std::string state_directory_;  // guarded by mu_
+  std::mutex tick_mu_;
+  // Guarded by tick_mu_: each study's series from its last good load, and
+  // the problem last logged for each study that cannot be loaded.
+  std::map<std::string, std::vector<Sample>> last_good_;
+  std::map<std::string, std::string> problems_;
   std::jthread thread_;
 };
 

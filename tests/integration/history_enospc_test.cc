@@ -14,6 +14,7 @@
 #include <string>
 
 #include "aging/history.h"
+#include "tests/integration/mounted_ext4.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -37,55 +38,16 @@ Json Record(int i, int series_points) {
 class HistoryEnospcTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a loop device";
-    char tmpl[] = "/tmp/dw_history_enospc.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    base_ = tmpl;
-    image_ = base_ + "/fs.img";
-    mnt_ = base_ + "/mnt";
-    fs::create_directory(mnt_);
-    const std::string make = "truncate -s 2M " + image_ +
-                             " && mkfs.ext4 -q -F " + image_ +
-                             " >/dev/null 2>&1";
-    if (std::system(make.c_str()) != 0) GTEST_SKIP() << "mkfs.ext4 unavailable";
-    const std::string mount =
-        "mount -o loop " + image_ + " " + mnt_ + " >/dev/null 2>&1";
-    if (std::system(mount.c_str()) != 0) {
-      GTEST_SKIP() << "cannot mount a loop device here";
-    }
-    mounted_ = true;
+    if (fs_.mountpoint().empty()) GTEST_SKIP() << fs_.why();
+    mnt_ = fs_.mountpoint();
   }
 
-  void TearDown() override {
-    if (mounted_ && ::umount2(mnt_.c_str(), 0) != 0) {
-      ADD_FAILURE() << mnt_ << ": umount: " << std::strerror(errno);
-      ::umount2(mnt_.c_str(), MNT_DETACH);
-    }
-    if (!base_.empty()) fs::remove_all(base_);
-  }
+  // Fills the filesystem, then frees `leave_free` bytes so a big append
+  // gets partly written before ENOSPC: the case that needs cutting back.
+  void FillFilesystem(off_t leave_free) { ASSERT_TRUE(fs_.Fill(leave_free)); }
 
-  // Writes until the filesystem refuses (big chunks, then smaller ones to
-  // take the last free blocks too), then frees `leave_free` bytes so a big
-  // append gets partly written before ENOSPC: the case that needs cutting
-  // back.
-  void FillFilesystem(off_t leave_free) {
-    const int fd = ::open((mnt_ + "/filler").c_str(),
-                          O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    ASSERT_GE(fd, 0);
-    const std::string chunk(64 * 1024, 'f');
-    for (std::size_t size = chunk.size(); size >= 512; size /= 2) {
-      while (::write(fd, chunk.data(), size) > 0) {
-      }
-    }
-    const off_t full = ::lseek(fd, 0, SEEK_END);
-    ASSERT_GT(full, leave_free);
-    ASSERT_EQ(::ftruncate(fd, full - leave_free), 0);
-    ::fsync(fd);
-    ::close(fd);
-  }
-
-  std::string base_, image_, mnt_;
-  bool mounted_ = false;
+  testing::MountedExt4 fs_;
+  std::string mnt_;
 };
 
 TEST_F(HistoryEnospcTest, FullDiskFailsCleanlyAndKeepsEarlierRecords) {

@@ -179,18 +179,28 @@ TEST(RetentionReportTest, UnknownStorageTemperature) {
 }
 
 // A study file is state on disk: damaged or edited, an LBA may be negative,
-// fractional or huge. The report shows "-" for it (found by the
-// retention_study fuzz target: a negative last_lba cast to unsigned was UB).
-TEST(RetentionReportTest, ImpossibleLbasShowAsADash) {
+// fractional or huge (the retention_study fuzz target once found a
+// negative last_lba cast to unsigned). Such a record is damaged: the report
+// says so and shows none of its results.
+TEST(RetentionReportTest, ImpossibleLbasMakeTheRecordDamaged) {
   Json study = Load("bad_blocks");
   EditItem(study, "verifies", -1, [](Json& verify) {
     EditItem(verify, "ranges", 0, [](Json& range) { range["last_lba"] = -9001.0; });
-    EditItem(verify, "ranges", 1, [](Json& range) { range["first_lba"] = 1e30; });
   });
   const std::string text = RenderRetentionReport(study, ReportFormat::kText, kNow);
-  EXPECT_NE(text.find("LBA 9,000 "), std::string::npos) << text;
-  EXPECT_EQ(text.find("9,001"), std::string::npos) << text;
-  EXPECT_NE(text.find("LBA - "), std::string::npos) << text;
+  EXPECT_NE(text.find("DAMAGED: retention study: damaged retention study record: "
+                      "verifies[0].ranges[0].last_lba is -9001.0 (expected an LBA of the "
+                      "region, 0 to 262143, not before first_lba)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("FAIL"), std::string::npos) << text;
+  study = Load("bad_blocks");
+  EditItem(study, "verifies", -1, [](Json& verify) {
+    EditItem(verify, "ranges", 1, [](Json& range) { range["first_lba"] = 1e30; });
+  });
+  EXPECT_NE(RenderRetentionReport(study, ReportFormat::kText, kNow)
+                .find("verifies[0].ranges[1].first_lba is 1e+30"),
+            std::string::npos);
 }
 
 TEST(RetentionReportTest, FailedStudyShowsItsReason) {
@@ -233,7 +243,6 @@ TEST(RetentionReportTest, HtmlHasTheChartTheMapAndNoExternalResources) {
 TEST(RetentionReportTest, HtmlEscapesEveryStudyString) {
   Json study = Load("bad_blocks");
   study["model"] = "Evil <script>alert(1)</script> & \"Co\"";
-  study["study"] = "<b>x</b>";
   study["serial"] = "S'1";
   EditItem(study, "events", 0, [](Json& e) { e["detail"] = "</td></table><h1>"; });
   EditItem(study, "verifies", 0, [](Json& v) {
@@ -247,6 +256,15 @@ TEST(RetentionReportTest, HtmlEscapesEveryStudyString) {
   EXPECT_NE(html.find("Evil &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Co&quot;"),
             std::string::npos);
   EXPECT_NE(html.find("S&#39;1"), std::string::npos);
+  // A name drivewatch would never give a study makes the record damaged;
+  // that page escapes it too.
+  study["study"] = "<b>x</b>";
+  const std::string damaged = RenderRetentionReport(study, ReportFormat::kHtml, kNow);
+  EXPECT_EQ(damaged.find("<b>x"), std::string::npos);
+  EXPECT_NE(damaged.find("Retention study &lt;b&gt;x&lt;/b&gt;"), std::string::npos) << damaged;
+  EXPECT_NE(damaged.find("study is &quot;&lt;b&gt;x&lt;/b&gt;&quot; (expected letters, digits, _, - and . only)"),
+            std::string::npos)
+      << damaged;
 }
 
 TEST(RetentionReportTest, MissingFieldsDoNotCrash) {

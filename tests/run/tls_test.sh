@@ -143,12 +143,12 @@ code=$(code_of --cacert ca.crt -u alice:wonderland -I "$https_url")
 [[ $code == 200 ]] || fail "HEAD gave $code, expected 200"
 pass "only GET and HEAD: POST and DELETE get 405"
 
-# Plain HTTP to the TLS port is not served.
+# Plain HTTP to the TLS port gets 400 in plain text, as Go's servers answer.
 plain=${https_url/https:/http:}
-if curl -fsS --max-time 5 -u alice:wonderland "$plain" >/dev/null 2>&1; then
-  fail "plain HTTP to the TLS port answered"
-fi
-pass "plain HTTP to the TLS port gets nothing"
+curl -sS --max-time 5 -D "$work/hplain" -o "$work/plain.body" "$plain" >/dev/null 2>"$work/plain.err" || true
+head -1 "$work/hplain" | grep -q '^HTTP/1.0 400' || fail "plain HTTP to the TLS port: $(head -1 "$work/hplain") $(cat "$work/plain.err")"
+grep -q 'HTTP request to an HTTPS server' "$work/plain.body" || fail "400 without an explanation: $(cat "$work/plain.body")"
+pass "plain HTTP to the TLS port gets 400: $(cat "$work/plain.body")"
 
 # TLS 1.1 and older are refused. curl with --tls-max 1.1 must fail...
 if curl -fsS --cacert ca.crt -u alice:wonderland --tlsv1.0 --tls-max 1.1 "$https_url" >/dev/null 2>"$work/curl11"; then

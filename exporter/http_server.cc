@@ -1,5 +1,6 @@
 #include "exporter/http_server.h"
 
+#include <sys/resource.h>
 #include <zlib.h>
 
 #include <boost/asio.hpp>
@@ -8,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -37,6 +39,9 @@ constexpr int kListenBacklog = 1024;
 // so that unread request bytes do not turn the close into a reset that
 // loses the error response.
 constexpr std::chrono::seconds kLingerTimeout{1};
+// Descriptors kept for everything but connections: drives, io_uring, the
+// state directory, a reload's files.
+constexpr size_t kReservedDescriptors = 128;
 
 // The parts of a request head drivewatch looks at. Beast parses the whole
 // head and this keeps only these, so a request holds no more memory than
@@ -681,7 +686,16 @@ Status HttpServer::Start(const std::string& listen_address) {
   if (!addr) return addr.error();
   auto serving = MakeServing(web_, listen_address);
   if (!serving) return serving.error();
-  auto impl = std::make_unique<Impl>(store_, landing_page_, limits_, std::move(*serving));
+  // The connection cap stays below the open-file limit, so a flood of
+  // connections meets eviction rather than EMFILE.
+  HttpLimits limits = limits_;
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+    const size_t soft = files.rlim_cur;
+    const size_t room = soft > 2 * kReservedDescriptors ? soft - kReservedDescriptors : soft / 2;
+    limits.max_connections = std::min(limits.max_connections, room);
+  }
+  auto impl = std::make_unique<Impl>(store_, landing_page_, limits, std::move(*serving));
   if (Status s = impl->Listen(*addr, listen_address, &host_, &port_); !s) return s;
   impl_ = std::move(impl);
   impl_->Run();

@@ -45,6 +45,7 @@ struct HttpLimits {
   size_t max_header_fields = 100;
   size_t max_body_bytes = 64 * 1024;  // read and discarded
   // Open connections; a newcomer past it evicts the oldest idle one.
+  // Start() lowers it to the open-file limit less 128 descriptors.
   size_t max_connections = 1024;
   // bcrypt checks waiting for the worker; past it, 503.
   size_t max_pending_bcrypt = 8;

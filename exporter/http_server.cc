@@ -163,18 +163,37 @@ bool OutOfDescriptors(const beast::error_code& ec) {
 namespace detail {
 
 bool AcceptsGzip(std::string_view accept_encoding) {
+  // Split by hand: Beast 1.81's ext_list gives an element without
+  // parameters the previous element's ones ("*;q=0, gzip" reads as gzip
+  // with q=0).
+  const auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  };
   std::optional<bool> gzip, any;
-  for (const auto& [coding, params] :
-       http::ext_list(beast::string_view(accept_encoding.data(), accept_encoding.size()))) {
+  while (!accept_encoding.empty()) {
+    const size_t comma = accept_encoding.find(',');
+    std::string_view element = accept_encoding.substr(0, comma);
+    accept_encoding.remove_prefix(comma == std::string_view::npos ? accept_encoding.size()
+                                                                  : comma + 1);
+    const size_t semi = element.find(';');
+    const std::string_view coding = trim(element.substr(0, semi));
     bool acceptable = true;
-    for (const auto& [name, value] : params) {
-      if (!beast::iequals(name, "q")) continue;
-      // qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )
-      double q = 0;
-      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), q);
-      acceptable = ec == std::errc() && end == value.data() + value.size() && q > 0;
+    if (semi != std::string_view::npos) {
+      // weight = OWS ";" OWS "q=" qvalue
+      const std::string_view weight = trim(element.substr(semi + 1));
+      if (weight.size() < 2 || (weight[0] != 'q' && weight[0] != 'Q') || weight[1] != '=') {
+        acceptable = false;
+      } else {
+        const std::string_view value = weight.substr(2);
+        double q = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), q);
+        acceptable = ec == std::errc() && end == value.data() + value.size() && q > 0;
+      }
     }
-    if (beast::iequals(coding, "gzip") || beast::iequals(coding, "x-gzip")) {
+    const beast::string_view name(coding.data(), coding.size());
+    if (beast::iequals(name, "gzip") || beast::iequals(name, "x-gzip")) {
       gzip = acceptable;
     } else if (coding == "*") {
       any = acceptable;

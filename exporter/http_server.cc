@@ -444,9 +444,18 @@ class Connection : public ConnectionBase,
           });
         });
     if (!queued) {
-      Send(*serving, http::status::service_unavailable, "text/plain; charset=utf-8",
-           Text("Service Unavailable: too many password checks waiting; try again\n"),
-           {{"Retry-After", "1"}});
+      // Answered after a pause rather than at once, so a client looping on
+      // wrong passwords is slowed down instead of spinning on the server.
+      // Meanwhile the connection may be evicted like an idle one.
+      busy = false;
+      delay_.emplace(stream_.get_executor());
+      delay_->expires_after(std::chrono::seconds(1));
+      delay_->async_wait([self = std::move(self), serving](const beast::error_code&) {
+        self->busy = true;
+        self->Send(*serving, http::status::service_unavailable, "text/plain; charset=utf-8",
+                   Text("Service Unavailable: too many password checks waiting; try again\n"),
+                   {{"Retry-After", "1"}});
+      });
     }
   }
 
@@ -565,6 +574,7 @@ class Connection : public ConnectionBase,
   bool head_started_ = true;  // the first head's deadline runs from accept
   std::optional<http::response<http::span_body<const char>>> res_;
   std::shared_ptr<const std::string> body_;  // what res_ points into
+  std::optional<asio::steady_timer> delay_;  // before a 503
 };
 
 }  // namespace

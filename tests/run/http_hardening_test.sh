@@ -17,6 +17,17 @@ source "$src/tests/run/lib.sh"
 peers="$src/tests/run/http_peers.py"
 # The peers hold over a thousand sockets; the daemon raises its own limit.
 ulimit -n 8192
+# Under scripts/sanitize.sh (ASAN_OPTIONS set) every check runs, but the
+# time and RSS bounds are reported rather than asserted: ASan's allocator
+# keeps freed memory in quarantine and its checks slow every request.
+sanitized=""
+[[ -n ${ASAN_OPTIONS:-} ]] && sanitized=yes
+# within NAME VALUE BOUND: fails unless VALUE < BOUND (see above).
+within() {
+  if awk -v v="$2" -v b="$3" 'BEGIN {exit !(v < b)}'; then return 0; fi
+  [[ -n $sanitized ]] || fail "$1: $2, expected below $3"
+  echo "note: $1: $2 (bound $3 not asserted under sanitizers)"
+}
 helpers=()
 on_exit() {
   for h in "${helpers[@]}"; do kill "$h" 2>/dev/null || true; done
@@ -104,8 +115,7 @@ starve_run() {
   honest_scrapes 100 "${scheme_args[@]}"
   kill "$holder"
   wait "$holder" 2>/dev/null || true
-  awk -v p="$p99" 'BEGIN {exit !(p < 100)}' \
-    || fail "$name: honest scrape p99 ${p99} ms with 1000 idle + 64 dripping peers (p50 ${p50} ms)"
+  within "$name: honest scrape p99 in ms with 1000 idle + 64 dripping peers (p50 ${p50})" "$p99" 100
   pass "$name: 100 honest scrapes with 1000 idle + 64 dripping peers ($open descriptors open): all 200, p50 ${p50} ms, p99 ${p99} ms"
   stop_daemon
 }
@@ -130,7 +140,7 @@ for setup in plain auth; do
   [[ $(grep -c '^HTTP/1.1 431 ' "$work/bomb.out") -eq 4 ]] \
     || fail "$setup: header bomb answers: $(cat "$work/bomb.out")"
   growth=$((after - before))
-  ((growth < 5120)) || fail "$setup: RSS grew ${growth} KiB (from ${before} to ${after} KiB) under the header bomb"
+  within "$setup: RSS growth in KiB under the header bomb (from ${before} to ${after})" "$growth" 5120
   kill -0 "$pid" || fail "$setup: the daemon died under the header bomb"
   pass "$setup: 4 header bombs got $(head -1 "$work/bomb.out"); RSS ${before} -> ${after} KiB (+${growth} KiB)"
   stop_daemon
@@ -148,8 +158,7 @@ honest_scrapes 40 -u alice:wonderland
 wrong=$(curl -s -o /dev/null -w '%{http_code}' -u alice:wrong "$url" || true)
 kill "$flooder"
 max=$(tail -1 "$work/times")
-awk -v m="$max" 'BEGIN {exit !(m < 100)}' \
-  || fail "a cached correct scrape took ${max} ms under the flood (p50 ${p50} ms)"
+within "slowest cached correct scrape in ms under the flood (p50 ${p50})" "$max" 100
 [[ $wrong == 401 || $wrong == 503 ]] || fail "a wrong password during the flood got $wrong"
 pass "32 wrong-password loops at cost 12: 40 cached correct scrapes, p50 ${p50} ms, max ${max} ms (the first, uncached: ${first} s; a wrong one: $wrong)"
 stop_daemon

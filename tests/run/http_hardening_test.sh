@@ -7,7 +7,8 @@
 #   2. a header bomb: 431, RSS growth under 5 MiB;
 #   3. 32 loops of wrong passwords at bcrypt cost 12: a cached correct
 #      credential's scrapes stay under 100 ms;
-#   4. three pipelined GETs answered in order; gzip;q=0 honoured;
+#   4. three pipelined GETs answered in order; gzip;q=0 honoured; a head
+#      dripping a byte every 0.5 s is closed at the 10 s head deadline;
 #   5. SIGHUP while out of file descriptors says so.
 #   usage: http_hardening_test.sh DRIVEWATCH_BINARY SOURCE_DIR
 set -euo pipefail
@@ -163,8 +164,12 @@ within "slowest cached correct scrape in ms under the flood (p50 ${p50})" "$max"
 pass "32 wrong-password loops at cost 12: 40 cached correct scrapes, p50 ${p50} ms, max ${max} ms (the first, uncached: ${first} s; a wrong one: $wrong)"
 stop_daemon
 
-# --- 4. pipelining and content coding ----------------------------------------
+# --- 4. pipelining, content coding, the head deadline ------------------------
 start_daemon "$work/pipe.log"
+took=$(python3 "$peers" deadline "$port")
+awk -v t="$took" 'BEGIN {exit !(t >= 9 && t < 14)}' \
+  || fail "a request head dripping a byte every 0.5 s was closed after ${took} s (expected about 10 s)"
+pass "a request head dripping a byte every 0.5 s is closed after ${took} s: the 10 s deadline covers the whole head"
 python3 "$peers" pipeline "$port" >"$work/pipe.out" || fail "pipelining: $(cat "$work/pipe.out")"
 mapfile -t answers <"$work/pipe.out"
 [[ ${#answers[@]} -eq 3 ]] || fail "pipelining: ${#answers[@]} answers: ${answers[*]}"

@@ -13,6 +13,8 @@ sockets to 127.0.0.1 only.
                                 and the first body line of each answer
   flood PORT LOOPS USER:PASS    LOOPS threads sending requests with a wrong
                                 password, until killed
+  deadline PORT                 one request head, a byte every 0.5 s, until
+                                the server closes; prints the seconds taken
 """
 import asyncio
 import base64
@@ -153,6 +155,22 @@ def flood(port, loops, credentials):
     threading.Event().wait()
 
 
+def deadline(port):
+    import time
+    sock = socket.create_connection((HOST, port))
+    start = time.monotonic()
+    head = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"d" * 1000
+    try:
+        for i in range(len(head)):
+            sock.sendall(head[i:i + 1])
+            ready, _, _ = select.select([sock], [], [], 0.5)
+            if ready and not sock.recv(4096):
+                break
+    except OSError:
+        pass
+    print(f"{time.monotonic() - start:.1f}")
+
+
 def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     if cmd == "hold":
@@ -161,6 +179,8 @@ def main():
         bomb(port, int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == "pipeline":
         pipeline(port)
+    elif cmd == "deadline":
+        deadline(port)
     elif cmd == "flood":
         flood(port, int(sys.argv[3]), sys.argv[4])
     else:

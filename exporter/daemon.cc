@@ -1,8 +1,10 @@
 #include "exporter/daemon.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -56,15 +58,48 @@ log::Level ToLogLevel(config::LogLevel level) {
   return log::Level::kInfo;
 }
 
+// The loaders put strerror()'s text in their messages and keep no errno;
+// these two are the ones that say nothing about the file.
+bool SaysOutOfDescriptors(const std::string& message) {
+  for (const int err : {EMFILE, ENFILE}) {
+    const std::string text = std::strerror(err);
+    if (message.size() >= text.size() &&
+        message.compare(message.size() - text.size(), text.size(), text) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Go programs do the same at start: the hard limit is what the unit (or
+// the administrator) granted, the soft one only an old default.
+void RaiseOpenFileLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+  const rlim_t was = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    log::Warn("cannot raise the open-file limit from " + std::to_string(was) + " to " +
+              std::to_string(limit.rlim_max) + ": " + std::strerror(errno));
+  }
+}
+
+std::string OpenFileLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return "unknown";
+  return std::to_string(limit.rlim_cur);
+}
+
 }  // namespace
 
-std::optional<config::Config> LoadConfig(const CommandLine& cli) {
+std::optional<config::Config> LoadConfig(const CommandLine& cli, bool* out_of_descriptors) {
   config::Config cfg = config::Defaults();
   if (cli.config_file) {
     auto loaded = config::LoadFile(*cli.config_file);
     if (!loaded.config) {
       for (const auto& e : loaded.errors) {
         std::fprintf(stderr, "%s\n", e.ToString().c_str());
+        if (out_of_descriptors && SaysOutOfDescriptors(e.problem)) *out_of_descriptors = true;
       }
       return std::nullopt;
     }
@@ -129,16 +164,22 @@ std::string LandingPage() {
 // Loads --web.config.file; an empty WebConfig (plain HTTP, no auth) when
 // the flag is absent. Each located error goes to stderr (at start) or to
 // the log (on SIGHUP); returns nothing on error.
-std::optional<WebConfig> LoadWebConfig(const CommandLine& cli, bool to_log) {
+std::optional<WebConfig> LoadWebConfig(const CommandLine& cli, bool to_log,
+                                       bool* out_of_descriptors = nullptr) {
   if (!cli.web_config_file) return WebConfig{};
   auto loaded = LoadWebConfigFile(*cli.web_config_file);
-  for (const auto& e : loaded.errors) {
+  const auto report = [to_log](const std::string& line, bool error) {
     if (to_log) {
-      log::Error(e.ToString());
+      error ? log::Error(line) : log::Warn(line);
     } else {
-      std::fprintf(stderr, "%s\n", e.ToString().c_str());
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
+  };
+  for (const auto& e : loaded.errors) {
+    report(e.ToString(), true);
+    if (out_of_descriptors && SaysOutOfDescriptors(e.problem)) *out_of_descriptors = true;
   }
+  for (const auto& w : loaded.warnings) report("warning: " + w.ToString(), false);
   return loaded.config;
 }
 
@@ -203,6 +244,7 @@ int RunDaemon(const CommandLine& cli) {
   auto web = LoadWebConfig(cli, /*to_log=*/false);
   if (!web) return 2;
   log::SetLevel(ToLogLevel(cfg->log_level));
+  RaiseOpenFileLimit();
 
   // Signals are taken by one thread with sigwait; every other thread,
   // including those libraries start, inherits this mask.
@@ -308,20 +350,32 @@ int RunDaemon(const CommandLine& cli) {
       }
       systemd::Notify("RELOADING=1");
       std::optional<WebConfig> next_web;
+      bool out_of_descriptors = false;
+      // Not "invalid": the file could not even be opened.
+      const auto refuse_reload = [&](const std::string& file) {
+        if (out_of_descriptors) {
+          log::Error("SIGHUP: cannot open " + file +
+                     ": drivewatch has run out of file descriptors (open-file limit " +
+                     OpenFileLimit() + "); the file was not checked; keeping the "
+                     "running config");
+        } else {
+          log::Error("SIGHUP: " + file + " is invalid (errors above); keeping the "
+                     "running config");
+        }
+        PublishReload(store, false, last_reload);
+      };
       if (!cli.config_file && !cli.web_config_file) {
         log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
-      } else if (auto next = cli.config_file ? LoadConfig(cli) : cfg; !next) {
-        log::Error("SIGHUP: " + *cli.config_file +
-                   " is invalid (errors above); keeping the running config");
-        PublishReload(store, false, last_reload);
-      } else if (next_web = LoadWebConfig(cli, /*to_log=*/true); !next_web) {
-        log::Error("SIGHUP: " + *cli.web_config_file +
-                   " is invalid (errors above); keeping the running config");
-        PublishReload(store, false, last_reload);
+      } else if (auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : cfg;
+                 !next) {
+        refuse_reload(*cli.config_file);
+      } else if (next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
+                 !next_web) {
+        refuse_reload(*cli.web_config_file);
       } else {
         bool ok = true;
-        // With a web config the server is always rebuilt, so a SIGHUP also
-        // picks up renewed certificates.
+        // With a web config the server is always given the new one, so a
+        // SIGHUP also picks up renewed certificates.
         if (next->listen_address != cfg->listen_address) {
           auto replacement =
               std::make_unique<HttpServer>(store, LandingPage(), *next_web);
@@ -336,31 +390,12 @@ int RunDaemon(const CommandLine& cli) {
             log::Info("now serving metrics at " + http->MetricsUrl());
           }
         } else if (cli.web_config_file) {
-          // Same address: the old listener has to go first. The config was
-          // checked above, so the new one fails only if the certificates
-          // changed in between; then the old server comes back.
-          WebConfig previous = http->web_config();
-          // Port 0 ("any free port") keeps the port it got.
-          std::string address = next->listen_address;
-          if (auto parsed = ParseListenAddress(address); parsed && parsed->port == 0) {
-            const std::string& h = parsed->host;
-            address = (h.find(':') != std::string::npos ? "[" + h + "]" : h) + ":" +
-                      std::to_string(http->port());
-          }
-          http->Stop();
-          auto replacement =
-              std::make_unique<HttpServer>(store, LandingPage(), *next_web);
-          if (Status s = replacement->Start(address); !s) {
-            log::Error("SIGHUP: " + s.error().message +
-                       "; keeping the running config");
+          // Same address: the listening socket stays open and only new
+          // connections and requests see the new config.
+          if (Status s = http->Reconfigure(*next_web); !s) {
+            log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
             PublishReload(store, false, last_reload);
             ok = false;
-            http = std::make_unique<HttpServer>(store, LandingPage(), previous);
-            if (Status again = http->Start(address); !again) {
-              log::Error("SIGHUP: cannot serve metrics again: " + again.error().message);
-            }
-          } else {
-            http = std::move(replacement);
           }
         }
         if (ok) {

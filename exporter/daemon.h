@@ -15,6 +15,10 @@ int RunCheckConfig(const CommandLine& cli);
 
 // Loads --config.file (or the defaults) and applies the command-line
 // overrides. Prints every problem to stderr; returns nothing on error.
-std::optional<config::Config> LoadConfig(const CommandLine& cli);
+// Sets *out_of_descriptors (when given) if reading failed because the
+// process or the system ran out of file descriptors: then the file was not
+// checked at all, and saying it is invalid would be wrong.
+std::optional<config::Config> LoadConfig(const CommandLine& cli,
+                                         bool* out_of_descriptors = nullptr);
 
 }  // namespace drivewatch

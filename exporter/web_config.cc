@@ -12,6 +12,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -601,6 +602,16 @@ std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& 
       !SSL_CTX_set_max_proto_version(ctx, version(tls.max_version))) {
     return TlsSetupProblem{"min_version", "cannot set the TLS versions: " + OpenSslError()};
   }
+  // TLS 1.2 only: 1.3 has nothing but AEAD suites. docs/security.md
+  // promises forward secrecy and AEAD, which OpenSSL's default list (with
+  // CBC and SHA-1 suites) does not keep.
+  static constexpr char kTls12Suites[] =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+      "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+  if (SSL_CTX_set_cipher_list(ctx, kTls12Suites) != 1) {
+    return TlsSetupProblem{"", "cannot set the TLS 1.2 cipher suites: " + OpenSslError()};
+  }
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                (tls.prefer_server_cipher_suites
                                     ? SSL_OP_CIPHER_SERVER_PREFERENCE
@@ -770,6 +781,7 @@ class Validator {
       }
     }
     LoadedWebConfig loaded;
+    loaded.warnings = std::move(warnings_);
     if (errors_.empty()) {
       loaded.config = std::move(out);
     } else {
@@ -954,6 +966,18 @@ class Validator {
         if (problem->key == "client_ca_file") at = tls.client_ca_file_at;
         Report(at, problem->key.empty() ? base : JoinPath(base, problem->key),
                problem->message);
+      } else if (struct stat st {}; ::stat(tls.key_file.c_str(), &st) == 0 &&
+                                    (st.st_mode & S_IROTH) != 0) {
+        // Not an error: Go's exporters take such a key too, and a test
+        // setup may want it. But anyone on the machine can impersonate
+        // the endpoint with it.
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        warnings_.push_back({file_, tls.key_file_at.line, tls.key_file_at.column,
+                             base + ".key_file",
+                             Quote(tls.key_file) + " is readable by every user (mode " +
+                                 mode + "; expected 0600, or 0640 with a group only "
+                                 "drivewatch is in)"});
       }
     }
     out->tls = std::move(tls);
@@ -1047,6 +1071,7 @@ class Validator {
   std::string base_dir_;
   bool check_files_;
   std::vector<WebConfigError> errors_;
+  std::vector<WebConfigError> warnings_;
 };
 
 }  // namespace

@@ -78,6 +78,8 @@ struct WebConfigError {
 struct LoadedWebConfig {
   std::optional<WebConfig> config;     // set when errors is empty
   std::vector<WebConfigError> errors;  // every problem found, in file order
+  // Accepted but risky, e.g. a private key every user can read.
+  std::vector<WebConfigError> warnings;
 };
 
 // Limits that keep a hostile or broken file cheap to reject.
@@ -102,7 +104,8 @@ struct TlsSetupProblem {
   std::string message;
 };
 
-// Puts `tls` on a server SSL_CTX: versions, certificate chain, key (checked
+// Puts `tls` on a server SSL_CTX: versions, TLS 1.2 suites (ECDHE with
+// AEAD only, as Go's defaults minus CBC), certificate chain, key (checked
 // against the certificate), client CA list and verification mode. The
 // single place both validation and the server set TLS up.
 std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& tls,

@@ -14,6 +14,8 @@ packages=(
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
   libblkid-dev libbenchmark-dev
+  # the HTTP server (issue 16): Boost.Beast/Asio headers and zlib for gzip
+  libboost1.81-dev zlib1g-dev
   # tests: a real Prometheus (and promtool), real curl, systemd-analyze,
   # headless Chromium for the retention report
   prometheus prometheus-alertmanager curl systemd python3 chromium

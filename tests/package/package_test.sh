@@ -76,10 +76,13 @@ depends=$(dpkg-deb -f "$new_deb" Depends)
 # build and test dependency only: /metrics is written by the metric store's
 # own serializer (tests compare it byte for byte with prometheus-cpp's
 # TextSerializer), so the linker drops it and dpkg-shlibdeps must not list it.
-for lib in libc6 libnvme1 liburing2 libcpp-httplib0.11 libtomlplusplus3; do
+# The HTTP server is Boost.Beast, header-only: it adds zlib (gzip) and
+# OpenSSL, and cpp-httplib is only the tests' client now.
+for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 ! grep -q libprometheus-cpp <<<"$depends" || fail "Depends lists prometheus-cpp, which the binary does not use: $depends"
+! grep -q libcpp-httplib <<<"$depends" || fail "Depends lists cpp-httplib, which the binary does not use: $depends"
 ok "contents, conffiles and computed Depends: $depends"
 
 lint=$(lintian --pedantic -I "$new_deb" 2>/dev/null || true)

@@ -143,12 +143,12 @@ code=$(code_of --cacert ca.crt -u alice:wonderland -I "$https_url")
 [[ $code == 200 ]] || fail "HEAD gave $code, expected 200"
 pass "only GET and HEAD: POST and DELETE get 405"
 
-# Plain HTTP to the TLS port is not served.
+# Plain HTTP to the TLS port gets 400 in plain text, as Go's servers answer.
 plain=${https_url/https:/http:}
-if curl -fsS --max-time 5 -u alice:wonderland "$plain" >/dev/null 2>&1; then
-  fail "plain HTTP to the TLS port answered"
-fi
-pass "plain HTTP to the TLS port gets nothing"
+curl -sS --max-time 5 -D "$work/hplain" -o "$work/plain.body" "$plain" >/dev/null 2>"$work/plain.err" || true
+head -1 "$work/hplain" | grep -q '^HTTP/1.0 400' || fail "plain HTTP to the TLS port: $(head -1 "$work/hplain") $(cat "$work/plain.err")"
+grep -q 'HTTP request to an HTTPS server' "$work/plain.body" || fail "400 without an explanation: $(cat "$work/plain.body")"
+pass "plain HTTP to the TLS port gets 400: $(cat "$work/plain.body")"
 
 # TLS 1.1 and older are refused. curl with --tls-max 1.1 must fail...
 if curl -fsS --cacert ca.crt -u alice:wonderland --tlsv1.0 --tls-max 1.1 "$https_url" >/dev/null 2>"$work/curl11"; then
@@ -167,6 +167,33 @@ OPENSSL_CONF=/dev/null openssl s_client -connect "$hostport" -tls1_2 \
   -cipher 'DEFAULT:@SECLEVEL=0' </dev/null >"$work/s12" 2>&1 \
   || fail "openssl s_client -tls1_2 failed: $(tail -5 "$work/s12")"
 pass "TLS 1.1 refused by the server (curl --tls-max 1.1: $(grep -o 'curl: ([0-9]*)' "$work/curl11" | head -1)); TLS 1.2 accepted"
+
+# TLS 1.2 suites: ECDHE with AEAD only, as docs/security.md says.
+for suite in ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA384 ECDHE-ECDSA-AES128-SHA256; do
+  if OPENSSL_CONF=/dev/null openssl s_client -connect "$hostport" -tls1_2 \
+       -cipher "$suite:@SECLEVEL=0" </dev/null >"$work/scbc" 2>&1; then
+    fail "TLS 1.2 accepted the CBC suite $suite"
+  fi
+done
+for suite in ECDHE-ECDSA-AES128-GCM-SHA256 ECDHE-ECDSA-CHACHA20-POLY1305; do
+  OPENSSL_CONF=/dev/null openssl s_client -connect "$hostport" -tls1_2 -cipher "$suite" \
+    </dev/null >"$work/saead" 2>&1 || fail "TLS 1.2 refused $suite: $(tail -3 "$work/saead")"
+done
+pass "TLS 1.2: CBC suites refused, ECDHE with AES-GCM and ChaCha20-Poly1305 accepted"
+
+# A private key every user can read is accepted with a located warning.
+cp server.key open.key
+chmod 0644 open.key
+printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: open.key\n' >"$work/open.yml"
+"$bin" check-config --web.config.file="$work/open.yml" >"$work/out" 2>"$work/err" \
+  || fail "check-config refused a world-readable key: $(cat "$work/err")"
+grep -q "^warning: $work/open.yml:3:13: tls_server_config.key_file: \"$work/open.key\" is readable by every user (mode 0644" "$work/err" \
+  || fail "no warning for a key file with mode 0644: $(cat "$work/err")"
+warning=$(head -1 "$work/err")
+chmod 0600 open.key
+"$bin" check-config --web.config.file="$work/open.yml" >"$work/out" 2>"$work/err"
+[[ ! -s $work/err ]] || fail "a warning for a key file with mode 0600: $(cat "$work/err")"
+pass "a key file readable by others is accepted with a warning (none at 0600): ${warning#"warning: $work/"}"
 
 # --- SIGHUP -----------------------------------------------------------------
 scrape_alice() { curl -fsS --cacert ca.crt -u alice:wonderland "$https_url"; }

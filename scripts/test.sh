@@ -11,7 +11,7 @@
 # fuzz"); extra arguments go to the first stage's ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 stages=${DW_TEST_STAGES:-suite sanitize fuzz}
 status=0
 summary=()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instant alerts: the kernel's NVMe driver turns each Asynchronous Event
 // Request completion it does not handle itself (SMART / health, error,
 // vendor events) into a KOBJ_CHANGE uevent on the controller's device,

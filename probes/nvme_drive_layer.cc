@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/nvme_drive_layer.h"
 
 #include <dirent.h>

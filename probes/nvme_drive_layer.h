@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real drive layer: discovery through libnvme's sysfs scan and admin
 // commands through the kernel's passthrough ioctls on /dev/nvmeN.
 //

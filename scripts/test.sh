@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # README command 2: install what is needed, build, and run every test:
 #   1. the main build's suite (unit, golden, integration, run, load, the
 #      QEMU end-to-end scenarios, packaging);

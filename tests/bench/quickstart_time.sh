@@ -18,7 +18,7 @@ work=${2:-/var/tmp/dw-quickstart}
 [[ $(id -u) -eq 0 ]] || { echo "quickstart_time.sh: must run as root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "quickstart_time.sh: needs debootstrap (apt-get install debootstrap)" >&2; exit 1; }
 mirror=${MIRROR:-$(grep -rhoE '^(URIs:|deb) +https?://[^ ]+/debian/?( |$)' \
-  /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1 | awk '{print $2}')}
+  /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | awk 'NR == 1 {print $2}' || true)}
 mirror=${mirror:-http://deb.debian.org/debian}
 mkdir -p "$work"
 base="$work/bookworm-base.tar"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVME_AEN uevents: the pure parser on datagrams as the kernel sends them,
 // and the relay that turns an event into counted, immediate probe runs.
 #include "exporter/async_events.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What of the real drive layer runs without NVMe hardware: discovery on a
 // machine without controllers, and the error paths of open() and of the
 // passthrough ioctls (sent to /dev/null, which rejects them). The commands

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Guest side of tests/bench/collect_once_vs_smartctl.sh (busybox ash, sourced
 # by /init with /etc/dwvm/lib.sh loaded; /etc/dwvm/bench.env sets ROUNDS
-# and RUNS). Per round: RUNS one-shot health collections, then RUNS
-# `smartctl -j -x` on the same controller, each timed as a batch by
+# and RUNS). Per round: RUNS one-shot health collections, RUNS
+# `smartctl -j -x` on the same controller, and RUNS `drivewatch --version`
+# (start-up and exit alone: loading and initialising its libraries), each
+# timed as a batch by
 # /proc/uptime (10 ms ticks: a batch of RUNS keeps that under 1 ms a run).
 . /etc/dwvm/bench.env
 dev=/dev/$(dw_ctrls | head -1)
@@ -46,7 +48,8 @@ r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	d=$(batch once)
 	s=$(batch smartctl -j -x "$dev")
-	dw_mark bench-round "$r" "$d" "$s"
+	v=$(batch drivewatch --version)
+	dw_mark bench-round "$r" "$d" "$s" "$v"
 	r=$((r + 1))
 done
 # Where a one-shot run's time goes, when strace was copied in.

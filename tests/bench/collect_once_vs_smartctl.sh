@@ -5,7 +5,8 @@
 # a QEMU guest (tests/vm harness, TCG) with one emulated controller and one
 # namespace, interleaved in ROUNDS rounds of RUNS runs each (drivewatch,
 # smartctl, drivewatch, ...), so drift of the machine hits both alike.
-# Prints each round, the medians and the ratio drivewatch/smartctl. With
+# Prints each round, the medians and the ratio drivewatch/smartctl, and
+# what `drivewatch --version` (start-up alone) costs the same way. With
 # strace on the host it is copied in and one run of each kind is traced
 # (strace-c.txt, strace-tt.txt in the output directory). Not run by ctest.
 #   usage (root): tests/bench/collect_once_vs_smartctl.sh DRIVEWATCH_BIN [ROUNDS] [RUNS]
@@ -50,8 +51,8 @@ vm_wait_exit 60 >/dev/null || true
 vm_extract_files "$VM_LOG" "$out" >/dev/null || true
 
 tr -d '\r' <"$VM_LOG" | sed -n 's/.*DWVM-MARK: bench-round //p' | awk -v runs="$runs" '
-	{ r[NR] = $1; d[NR] = $2; s[NR] = $3
-	  printf "round %d: collect --once %7.1f ms   smartctl -j -x %7.1f ms   ratio %.2f\n", $1, $2, $3, $2 / $3 }
+	{ r[NR] = $1; d[NR] = $2; s[NR] = $3; v[NR] = $4
+	  printf "round %d: collect --once %7.1f ms   smartctl -j -x %7.1f ms   ratio %.2f   (drivewatch --version %7.1f ms)\n", $1, $2, $3, $2 / $3, $4 }
 	function median(a, n,   i, j, t, b) {
 		for (i = 1; i <= n; i++) b[i] = a[i]
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
@@ -59,7 +60,8 @@ tr -d '\r' <"$VM_LOG" | sed -n 's/.*DWVM-MARK: bench-round //p' | awk -v runs="$
 	}
 	END {
 		if (NR == 0) { print "no rounds measured"; exit 1 }
-		dm = median(d, NR); sm = median(s, NR)
+		dm = median(d, NR); sm = median(s, NR); vm = median(v, NR)
 		printf "median over %d rounds of %d runs: collect --once %.1f ms, smartctl -j -x %.1f ms, ratio drivewatch/smartctl %.2f\n", NR, runs, dm, sm, dm / sm
+		printf "start-up alone (drivewatch --version): %.1f ms, %.0f%% of collect --once\n", vm, 100 * vm / dm
 	}'
 echo "artefacts (once.prom, once.err, strace-*.txt, console.log) in $out"

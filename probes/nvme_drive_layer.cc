@@ -300,10 +300,20 @@ Expected<std::vector<ControllerInfo>> ScanSysfs(const std::string& sysfs) {
       continue;
     }
     const std::string dir = class_dir + "/" + name + "/";
+    // A controller still being set up ("new": not identified yet, its
+    // serial reads "(efault)") or going away has no identity to file it
+    // under; the next scan decides. libnvme 1.3 lists only controllers
+    // linked into a subsystem, which "new" ones are not yet.
+    const auto state = ReadAttribute(dir + "state");
+    if (!state || *state == "new" || *state == "dead" ||
+        state->rfind("deleting", 0) == 0) {
+      continue;
+    }
     const auto serial = ReadAttribute(dir + "serial");
-    // Without a serial there is no identity to file it under; a controller
-    // that is going away loses its attributes first. The next scan decides.
-    if (!serial || TrimIdentifyString(*serial).empty()) continue;
+    if (!serial || TrimIdentifyString(*serial).empty() ||
+        *serial == "(efault)") {
+      continue;
+    }
     ControllerInfo info;
     info.name = name;
     info.device = "/dev/" + name;

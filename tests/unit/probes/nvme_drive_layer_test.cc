@@ -45,7 +45,8 @@ TEST(NvmeDriveLayerTest, ScanTwiceWorks) {
 // its namespace under it (no multipath); nvme1 and nvme2 in one subsystem
 // with native multipath, each holding a hidden path to the shared head
 // nvme1n1 (which nvme1, first in instance order, reports) and nvme2 also
-// one of its own; nvme10 sorting after nvme2; nvme3 going away (no serial).
+// one of its own; nvme10 sorting after nvme2; nvme3 going away (no
+// attributes), nvme4 not set up yet and nvme5 being deleted.
 class ScanSysfsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -61,6 +62,10 @@ class ScanSysfsTest : public ::testing::Test {
     Namespace("nvme2", "nvme1c2n2", "nvme1n2", 2);
     Controller("nvme10", "SN10", "M", "F");
     std::filesystem::create_directories(root_ / "class/nvme/nvme3");
+    // Hot-plugged, not identified yet: the kernel prints a NULL subsystem's
+    // serial as "(efault)".
+    Controller("nvme4", "(efault)", "(efault)", "(efault)", "new");
+    Controller("nvme5", "SN5", "M", "F", "deleting (noio)");
     Write(root_ / "class/nvme/nvme-fabrics", "");  // not a controller
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
@@ -73,8 +78,10 @@ class ScanSysfsTest : public ::testing::Test {
     std::fclose(f);
   }
   void Controller(const std::string& name, const std::string& serial,
-                  const std::string& model, const std::string& firmware) {
+                  const std::string& model, const std::string& firmware,
+                  const std::string& state = "live") {
     const auto dir = root_ / "class/nvme" / name;
+    Write(dir / "state", state + "\n");
     Write(dir / "serial", serial + "\n");
     Write(dir / "model", model + "\n");
     Write(dir / "firmware_rev", firmware + "\n");

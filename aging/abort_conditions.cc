@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aging/abort_conditions.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a heavy phase must stop early (DESIGN.md decision 8), checked at
 // least every second while it runs:
 //   - the composite temperature within `margin` kelvins of WCTEMP or, when

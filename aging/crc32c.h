@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78, as iSCSI and ext4
 // use it): the checksum of history records and of the data pattern's
 // chunks. SSE4.2's crc32 instruction when the CPU has it (about 8 bytes a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the workload engine writes, and how a read-back checks it.
 //
 // A write buffer holds random bytes that neither compress nor dedupe within

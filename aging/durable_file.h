@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Crash-safe files for the state directory (DESIGN.md decision 7): a reader
 // sees either the old content or the new, never a mix, even after a power
 // cut. Phase state and history build on this.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fill: from an empty (trimmed) target, write sequentially up to
 // fill_percent of it, and read the SLC cache off the 1-second throughput
 // series (aging/slc_cache.h). The review's "half-drive fill" is

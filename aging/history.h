@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The phase history: the long-term record of every heavy-phase run, kept in
 // the state directory because Prometheus often keeps only weeks. One file,
 // append-only, one record per run (DESIGN.md decision 7):

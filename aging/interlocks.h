@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The safety interlocks: the checks that stand between a writing phase and
 // somebody's data (DESIGN.md decision 6). Writing is the most dangerous
 // thing drivewatch does, so a writing phase opens its target read-write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small JSON value: what phases report as results, what history records
 // and checkpoints hold, and what `drivewatch phase run` and `history`
 // print. Objects keep their members in insertion order so records read the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // perf: the review's performance tables at the target's current fill
 // level (run it after fills to 10% and 50%). Each measurement runs for
 // perf_duration over the written part of the target, so reads hit data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a heavy phase is made of. Each kind (fill, reclaim, perf, trim)
 // tells its whole story in one file (aging/fill_phase.cc, ...) as a
 // function over a PhaseContext: the workloads it runs, the idle it waits,

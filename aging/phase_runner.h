@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running one heavy phase, whole: everything around a phase's own story
 // (aging/phase.h), in this order:
 //   1. find the phase and its target in the config;

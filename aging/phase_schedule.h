@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a scheduled heavy phase is due (config::PhaseSchedule), as a pure
 // function of the last run's start and the current time, in the host's
 // local time zone (TZ), so tests drive it with a fake clock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // reclaim: how fast the drive empties its SLC cache when left idle. For
 // each idle time k (default 1, 2, 3 and 4 minutes): no I/O for k, then
 // sequential writes for reclaim_write (default 1 minute), and the length

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The block format of a data-retention study: write a verifiable pattern to
 // a drive, power it off for months, read every block back and classify it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `drivewatch retention list` and `drivewatch retention report` print:
 // pure functions over a retention study's JSON state
 // (<state>/retention/<study>.json, see docs/retention.md). They read no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A data-retention study's durable record and its time accounting
 // (docs/retention.md). A study is one JSON file in the state directory,
 // <state>/retention/<name>.json, replaced atomically on every change, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retention-verify: read a retention study's whole region back, verify
 // every block, and compare the read-latency distribution with the
 // baseline. Failures are classified (aging/retention_study.h): unreadable

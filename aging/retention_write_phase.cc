@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // retention-write: start a data-retention study. Writes the study region
 // with the self-describing pattern (aging/retention_block.h: every 4 KiB
 // block carries the study id, its LBA, the write time and a checksum over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding the SLC cache in a throughput series. A consumer drive writes
 // into a fast pseudo-SLC cache first; once the cache is full, writes go
 // to TLC/QLC directly (or while the drive folds the cache) and throughput

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // trim: does deallocating give a full drive its write speed back? Fill to
 // fill_percent (default 90), measure sequential write over the first
 // tenth of the target, deallocate the first trim_percent (default 50) in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload engine: the I/O every heavy phase is made of. One call runs
 // one workload (say "sequential 128 KiB writes at QD32 until 50% of the
 // drive is written") on one target through a private io_uring, and returns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Value checks and message helpers behind LoadString(). Internal to
 // config/; exposed in a header only so the unit tests can reach them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // drivewatch's configuration: TOML in, typed and validated structs out.
 // Nothing else in drivewatch parses TOML. The example config
 // (config/drivewatch.toml) documents every key and loads to Defaults().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a scheduled device self-test is due ([probes.self_test] short and
 // extended). A deliberately small syntax, in the host's local time (TZ):
 //

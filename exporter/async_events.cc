@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/async_events.h"
 
 #include <linux/netlink.h>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "probes/features.h"
 #include "probes/log.h"
@@ -98,8 +100,11 @@ std::optional<NvmeAsyncEvent> NvmeAsyncEventFromUevent(const Uevent& uevent) {
   return event;
 }
 
-AsyncEventRelay::AsyncEventRelay(DriveMonitor& monitor, MetricStore& store)
-    : monitor_(monitor), store_(store) {}
+AsyncEventRelay::AsyncEventRelay(DriveMonitor& monitor, MetricStore& store,
+                                 const Clock& clock, LogLimiter::Sink log_sink)
+    : monitor_(monitor),
+      store_(store),
+      log_limiter_(clock, kLogBurst, kLogPeriod, std::move(log_sink)) {}
 
 std::span<const MetricDesc* const> AsyncEventRelay::Metrics() {
   return kAllMetrics;
@@ -115,10 +120,14 @@ void AsyncEventRelay::OnEvent(const NvmeAsyncEvent& event) {
                event.kernel_name + ", which is not a watched drive; ignored");
     return;
   }
-  log::Info("drive serial=" + *serial + " (" + event.kernel_name +
-            ") raised asynchronous event " + hex + " (type " +
-            aen.TypeName() + ", " + aen.InfoName() + ", log page " +
-            std::to_string(aen.log_page) + "); running health and thermal now");
+  log_limiter_.Write(
+      log::Level::kInfo,
+      "asynchronous events " + std::string(aen.TypeName()) + "/" +
+          aen.InfoName() + " from drive serial=" + *serial,
+      "drive serial=" + *serial + " (" + event.kernel_name +
+          ") raised asynchronous event " + hex + " (type " + aen.TypeName() +
+          ", " + aen.InfoName() + ", log page " +
+          std::to_string(aen.log_page) + "); running health and thermal now");
   std::vector<Sample> samples;
   {
     std::lock_guard lock(mu_);

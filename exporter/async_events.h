@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instant alerts: the kernel's NVMe driver turns each Asynchronous Event
 // Request completion it does not handle itself (SMART / health, error,
 // vendor events) into a KOBJ_CHANGE uevent on the controller's device,
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,7 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "exporter/clock.h"
 #include "exporter/drive_monitor.h"
+#include "exporter/log_limiter.h"
 #include "exporter/metric_store.h"
 #include "probes/expected.h"
 
@@ -58,7 +62,11 @@ std::optional<NvmeAsyncEvent> NvmeAsyncEventFromUevent(const Uevent& uevent);
 // drivewatch_async_events_total and drivewatch_async_event_listener_up.
 class AsyncEventRelay {
  public:
-  AsyncEventRelay(DriveMonitor& monitor, MetricStore& store);
+  // Event log lines go through a LogLimiter on `clock` into `log_sink`: at
+  // most kLogBurst a minute per drive and event kind, then a summary a
+  // minute (the counter still counts every event).
+  AsyncEventRelay(DriveMonitor& monitor, MetricStore& store, const Clock& clock,
+                  LogLimiter::Sink log_sink = log::Write);
   // Any thread.
   void OnEvent(const NvmeAsyncEvent& event);
   // Whether the listener runs; publishes the gauge (nothing when
@@ -67,9 +75,18 @@ class AsyncEventRelay {
 
   static std::span<const MetricDesc* const> Metrics();
 
+  // Writes the summaries of event storms whose minute has ended. The daemon
+  // calls it every kLogFlushInterval.
+  void FlushLogs() { log_limiter_.Flush(); }
+
+  static constexpr int kLogBurst = 5;
+  static constexpr std::chrono::seconds kLogPeriod{60};
+  static constexpr std::chrono::seconds kLogFlushInterval{10};
+
  private:
   DriveMonitor& monitor_;
   MetricStore& store_;
+  LogLimiter log_limiter_;
   std::mutex mu_;
   // serial -> (type, event) -> count
   std::map<std::string, std::map<std::pair<std::string, std::string>, double>>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command line: flags follow the Prometheus exporter conventions
 // (--web.listen-address, --config.file, --log.level, --version, --help).
 #pragma once

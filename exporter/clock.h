@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler's notion of time. The daemon uses the system clocks; tests
 // inject a FakeClock and move time by hand.
 #pragma once

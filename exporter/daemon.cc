@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/daemon.h"
 
 #include <signal.h>
@@ -313,7 +314,13 @@ int RunDaemon(const CommandLine& cli) {
 
   // Instant alerts ([probes.thermal] async_events); switched on and off by
   // reloads. Declared after the monitor so it stops before the monitor goes.
-  AsyncEventRelay relay(monitor, store);
+  AsyncEventRelay relay(monitor, store, clock);
+  scheduler.Add("async_event_log_summaries", "exporter",
+                std::chrono::duration_cast<Scheduler::Duration>(
+                    AsyncEventRelay::kLogFlushInterval),
+                [&relay] { relay.FlushLogs(); },
+                std::chrono::duration_cast<Scheduler::Duration>(
+                    AsyncEventRelay::kLogFlushInterval));
   std::unique_ptr<AsyncEventListener> listener;
   std::mutex listener_mu;
   auto apply_async_events = [&](const config::Config& c) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The three ways drivewatch runs: as a daemon, one-shot collection, and
 // config validation. Each returns the process exit status.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/drive_monitor.h"
 
 #include <algorithm>

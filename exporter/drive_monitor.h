@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DriveMonitor keeps track of which drives exist and runs the light probes on
 // them. It owns drive identity (DESIGN.md decision 3): a drive is its serial;
 // the kernel name is only an attribute on drivewatch_drive_info. A drive that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP surface: GET /metrics (the store's latest snapshot), a landing
 // page at /, and /-/healthy. It only reads: nothing over HTTP can change what
 // drivewatch does, and any method but GET and HEAD gets 405. TLS, basic auth

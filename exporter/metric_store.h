@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metric store: the latest samples of every probe run, grouped by scope,
 // rendered to the Prometheus text format on demand. A scrape reads only this
 // store, never a drive (DESIGN.md decision 1).

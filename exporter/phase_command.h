@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `drivewatch phase run NAME` and `drivewatch history`: heavy phases by
 // hand, and the long-term record they leave.
 #pragma once

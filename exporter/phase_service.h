@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's side of heavy phases: it starts each scheduled phase when
 // it is due (aging/phase_schedule.h), at most one per drive, runs it on a
 // thread of its own through the same runner as `drivewatch phase run`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every light probe drivewatch knows, registered by name as node_exporter
 // registers its collectors: a config section [probes.NAME] switches it and
 // sets its interval.

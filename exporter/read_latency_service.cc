@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/read_latency_service.h"
 
 #include "probes/log.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wiring for the read latency probe (probes/read_latency_probe.h): one
 // probe and one thread per target, started and stopped as namespaces come
 // and go (it listens to DriveMonitor's discovery passes) and as the config

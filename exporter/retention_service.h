@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's side of data-retention studies (docs/retention.md). Once a
 // minute it takes the composite temperature of every active study's drive
 // that is present (found by serial and namespace, whatever its kernel name

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler: the only owner of time in drivewatch. It decides which job
 // is due; it never runs a drive command itself. Due jobs are handed to an
 // Executor, which in the daemon runs each drive's work on that drive's own

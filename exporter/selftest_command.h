@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `drivewatch selftest run --drive SERIAL --type short|extended [--wait]`:
 // one device self-test by hand, outside the daemon's schedule.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/systemd_notify.h"
 
 #include <sys/socket.h>

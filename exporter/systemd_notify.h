@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET.
 #pragma once
 

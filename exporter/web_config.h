@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web config: TLS, basic auth and extra response headers for the HTTP
 // endpoint, read from the Prometheus exporter-toolkit YAML file given with
 // --web.config.file (the format of node_exporter and friends; see

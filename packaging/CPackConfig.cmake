@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package, built by `cpack -G DEB` in a tree configured with
 # -DCMAKE_INSTALL_PREFIX=/usr (see packaging/README.md). Included from the
 # top-level CMakeLists.txt *before* include(GNUInstallDirs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The async_events probe keeps the SMART / health asynchronous events of a
 // controller switched on, so that a temperature threshold crossing or a new
 // critical warning reaches drivewatch at once (through the kernel's NVME_AEN

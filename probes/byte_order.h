@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Little-endian loads from NVMe data structures. Every multi-byte field the
 // NVMe specifications define is little-endian (NVMe 2.0, "Conventions"),
 // whatever the host's byte order. Callers check the buffer length first; these

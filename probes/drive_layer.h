@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The drive layer: everything drivewatch knows about how to reach an NVMe
 // controller. The rest of the program sees only these two small interfaces,
 // so the very same probe code runs against real controllers (libnvme and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What drivewatch's own reads are doing to a drive right now: the seam
 // between the read latency probe, which causes the load, and the power
 // draw probe, which measures power over the windows in which that load is

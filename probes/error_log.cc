@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the error log probe emits is defined here.
 #include "probes/error_log.h"
 

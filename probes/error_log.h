@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Error Information log (log page 01h, NVMe 2.0 §5.16.1.2): a ring of
 // ELPE + 1 entries of 64 bytes, each stamped with the controller's running
 // 64-bit error count. It carries no wall time, so "when" is the time

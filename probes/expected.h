@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A value-or-error result for the drive layer, in the spirit of C++23's
 // std::expected (which C++20 lacks). Errors carry the errno, the NVMe status
 // when the device answered with one, and a message that names the device.

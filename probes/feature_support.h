@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which optional features a drive implements, as the probes find out, and
 // the one log line each finding deserves. A feature a drive lacks (QEMU has
 // neither APST nor host controlled thermal management) is a fact about the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoders for the Get Features results the thermal and power probes read
 // (NVMe 2.0 §5.27.1), and the dword 11 values that select them. Pure: no
 // I/O, so they are fed byte fixtures in the tests.

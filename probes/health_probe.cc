@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the health probe emits is defined here, once, with the spec
 // field it comes from. Controller-level data is emitted once per controller
 // (DESIGN.md decision 4); namespace samples add an `nsid` label.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The health probe: Identify Controller, the SMART / Health log and Identify
 // Namespace of every namespace, exported once per controller. The metrics
 // and their sources are listed in health_probe.cc and docs/metrics-health.md.

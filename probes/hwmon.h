@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Temperatures from the kernel's NVMe hwmon device, the one source that
 // needs no privilege. The kernel driver (drivers/nvme/host/hwmon.c) reads
 // the SMART log and feature 04h itself on every read of these files, so an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoders for the Identify data structures drivewatch reads (NVMe 2.0
 // §5.17): Identify Controller (CNS 01h, the I/O command set independent
 // Identify Controller data structure) and the NVM command set's Identify

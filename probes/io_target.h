@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IoTarget: the drive layer's path for data I/O. One target is a namespace's
 // block device, another block device, or a file in a directory, opened
 // O_RDONLY | O_DIRECT so no read is served from the page cache. Reads go

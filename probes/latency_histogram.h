@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A log-linear latency histogram, after fio's (stat.h, "plat" buckets).
 //
 // The scheme. Latencies are whole nanoseconds. Values below 2^(kBits+1) =

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sliding windows over a stream of latencies: "p99.9 over the last 15
 // minutes" and "over the last hour" from one ring of time slices.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Minimal leveled logging to stderr, which systemd sends to the journal.
 // Under systemd (JOURNAL_STREAM set) each line starts with a syslog priority
 // prefix "<N>" so `journalctl -p warning` works; elsewhere lines carry a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/namespace_identity.h"
 
 #include <sys/sysmacros.h>

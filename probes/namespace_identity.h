@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Is an open block device still the namespace we mean? Kernel names are not
 // identities: after a hot-plug or a reboot /dev/nvme1n1 can be another
 // drive's namespace. Before the read latency probe reads a namespace it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/nvme_drive_layer.h"
 
 #include <dirent.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -183,31 +185,38 @@ class NvmeController : public Controller {
   const bool owns_fd_;
 };
 
-std::string Copy(const char* s) { return s != nullptr ? s : ""; }
-
 // "nvme12" -> 12, so nvme2 sorts before nvme10.
 long Instance(const std::string& name) {
   return std::strtol(name.c_str() + std::strlen("nvme"), nullptr, 10);
 }
 
-NamespaceInfo ToNamespaceInfo(nvme_ns_t ns) {
-  NamespaceInfo info;
-  info.nsid = static_cast<std::uint32_t>(nvme_ns_get_nsid(ns));
-  info.name = Copy(nvme_ns_get_name(ns));
-  info.block_device = "/dev/" + info.name;
-  return info;
+// One sysfs attribute without its newline; nullopt when it cannot be read
+// (the controller is going away, for one).
+std::optional<std::string> ReadAttribute(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return std::nullopt;
+  char buf[256];
+  const std::size_t n = std::fread(buf, 1, sizeof(buf), f);
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return std::nullopt;
+  std::string value(buf, n);
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) {
+    value.pop_back();
+  }
+  return value;
 }
 
-// libnvme 1.3 sends Identify Namespace while it scans (nvme_ns_init) and
-// drops a namespace when that fails, which it does for every namespace
-// when admin passthrough is refused (no CAP_SYS_ADMIN). Sysfs lists them
-// all without a command: nvmeXnY under the controller (no multipath), or
-// the hidden path nvmeAcBnC whose namespace head is nvmeAnC. Adds the ones
-// libnvme did not report, with the nsid from /sys/block/NAME/nsid.
-void AddSysfsNamespaces(const std::string& ctrl_name,
+// The namespaces of controller `ctrl_name`, from sysfs alone: nvmeXnY under
+// the controller (no multipath, or a controller that shares no namespaces,
+// like QEMU's by default), or the hidden path nvmeAcBnC whose namespace
+// head is nvmeAnC (native multipath, Debian's default, with a
+// multi-controller subsystem). A namespace shared by several controllers
+// has a path from each; the first to claim it reports it.
+void AddSysfsNamespaces(const std::string& sysfs, const std::string& ctrl_name,
                         std::set<std::string>& claimed,
                         std::vector<NamespaceInfo>& out) {
-  const std::string dir = "/sys/class/nvme/" + ctrl_name;
+  const std::string dir = sysfs + "/class/nvme/" + ctrl_name;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
   while (const dirent* e = readdir(d)) {
@@ -225,121 +234,23 @@ void AddSysfsNamespaces(const std::string& ctrl_name,
       continue;
     }
     if (claimed.count(head) != 0) continue;
-    std::FILE* f = std::fopen(("/sys/block/" + head + "/nsid").c_str(), "re");
-    if (f == nullptr) continue;
-    unsigned nsid = 0;
-    const bool ok = std::fscanf(f, "%u", &nsid) == 1 && nsid != 0;
-    std::fclose(f);
-    if (!ok) continue;
+    const auto nsid_text = ReadAttribute(sysfs + "/block/" + head + "/nsid");
+    if (!nsid_text) continue;
+    char* end = nullptr;
+    const unsigned long nsid = std::strtoul(nsid_text->c_str(), &end, 10);
+    if (nsid_text->empty() || *end != '\0' || nsid == 0 || nsid > 0xffffffffUL) {
+      continue;
+    }
     claimed.insert(head);
-    out.push_back(NamespaceInfo{nsid, head, "/dev/" + head});
+    out.push_back(NamespaceInfo{static_cast<std::uint32_t>(nsid), head, "/dev/" + head});
   }
   closedir(d);
-}
-
-// libnvme prints its own diagnostics to the FILE* its root is created with
-// (stderr by default), without level or timestamp; during hot-plug it
-// reports harmless sysfs races as errors. Every failure that matters comes
-// back to us as a return code, so its messages go to our log at debug level.
-FILE* LibnvmeLogStream() {
-  static FILE* const stream = [] {
-    cookie_io_functions_t io{};
-    io.write = [](void*, const char* buf, size_t size) -> ssize_t {
-      std::string_view text(buf, size);
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
-        text.remove_suffix(1);
-      }
-      if (!text.empty()) log::Debug("libnvme: " + std::string(text));
-      return static_cast<ssize_t>(size);
-    };
-    FILE* f = fopencookie(nullptr, "w", io);
-    if (f != nullptr) std::setvbuf(f, nullptr, _IOLBF, 0);
-    return f;  // nullptr: libnvme falls back to stderr
-  }();
-  return stream;
 }
 
 class NvmeDriveLayer : public DriveLayer {
  public:
   Expected<std::vector<ControllerInfo>> Scan() override {
-    // A fresh tree per scan: libnvme 1.3 has no cheap "refresh", and a new
-    // tree is what makes hot-plug and removal visible.
-    std::unique_ptr<nvme_root, void (*)(nvme_root_t)> root(
-        nvme_create_root(LibnvmeLogStream(), LOG_WARNING), nvme_free_tree);
-    if (!root) {
-      return Error{
-          errno, -1,
-          std::string("libnvme: create root: ") + std::strerror(errno)};
-    }
-    errno = 0;
-    if (nvme_scan_topology(root.get(), nullptr, nullptr) < 0 &&
-        errno != ENOENT) {
-      // ENOENT: /sys/class/nvme or /sys/class/nvme-subsystem is missing,
-      // i.e. no driver loaded or nothing attached. Whatever was found before
-      // that is in the tree either way.
-      const int saved_errno = errno;
-      return Error{saved_errno, -1,
-                   std::string("libnvme: scan /sys/class/nvme: ") +
-                       std::strerror(saved_errno)};
-    }
-
-    std::vector<std::pair<nvme_ctrl_t, ControllerInfo>> found;
-    nvme_host_t host;
-    nvme_subsystem_t subsystem;
-    nvme_ctrl_t ctrl;
-    nvme_for_each_host(root.get(), host) {
-      nvme_for_each_subsystem(host, subsystem) {
-        nvme_subsystem_for_each_ctrl(subsystem, ctrl) {
-          ControllerInfo info;
-          info.name = Copy(nvme_ctrl_get_name(ctrl));
-          info.device = "/dev/" + info.name;
-          info.serial = TrimIdentifyString(Copy(nvme_ctrl_get_serial(ctrl)));
-          info.model = TrimIdentifyString(Copy(nvme_ctrl_get_model(ctrl)));
-          info.firmware =
-              TrimIdentifyString(Copy(nvme_ctrl_get_firmware(ctrl)));
-          info.transport = Copy(nvme_ctrl_get_transport(ctrl));
-          info.address = Copy(nvme_ctrl_get_address(ctrl));
-          found.emplace_back(ctrl, std::move(info));
-        }
-      }
-    }
-    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-      return Instance(a.second.name) < Instance(b.second.name);
-    });
-
-    // libnvme 1.3 files a namespace in one of two places. When the kernel
-    // puts nvmeXnY under the controller (multipath off, or a controller
-    // whose CMIC says it shares no namespaces, like QEMU's by default),
-    // libnvme lists it in nvme_ctrl_for_each_ns. With native multipath
-    // (Debian's default) and a multi-controller subsystem, the controller
-    // holds only the hidden path nvmeXcYnZ, the namespace nvmeXnZ hangs off
-    // the subsystem, and libnvme links the two through
-    // nvme_ctrl_for_each_path / nvme_path_get_ns. A namespace shared by
-    // several controllers has a path from each; the first claims it so that
-    // it is reported once.
-    std::set<std::string> claimed;
-    std::vector<ControllerInfo> out;
-    out.reserve(found.size());
-    for (auto& [c, info] : found) {
-      auto claim = [&, &info = info](nvme_ns_t ns) {  // clang < 16 cannot capture a binding
-        if (ns == nullptr) return;
-        NamespaceInfo ns_info = ToNamespaceInfo(ns);
-        if (claimed.insert(ns_info.name).second) {
-          info.namespaces.push_back(std::move(ns_info));
-        }
-      };
-      nvme_ns_t ns;
-      nvme_ctrl_for_each_ns(c, ns) { claim(ns); }
-      nvme_path_t path;
-      nvme_ctrl_for_each_path(c, path) { claim(nvme_path_get_ns(path)); }
-      AddSysfsNamespaces(info.name, claimed, info.namespaces);
-      std::sort(info.namespaces.begin(), info.namespaces.end(),
-                [](const NamespaceInfo& a, const NamespaceInfo& b) {
-                  return a.nsid < b.nsid;
-                });
-      out.push_back(std::move(info));
-    }
-    return out;
+    return detail::ScanSysfs("/sys");
   }
 
   Expected<std::unique_ptr<Controller>> Open(
@@ -368,6 +279,66 @@ std::unique_ptr<Controller> NvmeControllerOn(int fd, std::string device) {
 }
 
 namespace detail {
+
+Expected<std::vector<ControllerInfo>> ScanSysfs(const std::string& sysfs) {
+  const std::string class_dir = sysfs + "/class/nvme";
+  DIR* d = opendir(class_dir.c_str());
+  if (d == nullptr) {
+    // ENOENT: no NVMe driver loaded, or nothing ever attached.
+    if (errno == ENOENT) return std::vector<ControllerInfo>{};
+    const int saved_errno = errno;
+    return Error{saved_errno, -1,
+                 "scan " + class_dir + ": " + std::strerror(saved_errno)};
+  }
+  std::vector<ControllerInfo> out;
+  while (const dirent* e = readdir(d)) {
+    unsigned instance = 0;
+    int used = 0;
+    const std::string name = e->d_name;
+    if (std::sscanf(name.c_str(), "nvme%u%n", &instance, &used) != 1 ||
+        used != static_cast<int>(name.size())) {
+      continue;
+    }
+    const std::string dir = class_dir + "/" + name + "/";
+    // A controller still being set up ("new": not identified yet, its
+    // serial reads "(efault)") or going away has no identity to file it
+    // under; the next scan decides. libnvme 1.3 lists only controllers
+    // linked into a subsystem, which "new" ones are not yet.
+    const auto state = ReadAttribute(dir + "state");
+    if (!state || *state == "new" || *state == "dead" ||
+        state->rfind("deleting", 0) == 0) {
+      continue;
+    }
+    const auto serial = ReadAttribute(dir + "serial");
+    if (!serial || TrimIdentifyString(*serial).empty() ||
+        *serial == "(efault)") {
+      continue;
+    }
+    ControllerInfo info;
+    info.name = name;
+    info.device = "/dev/" + name;
+    info.serial = TrimIdentifyString(*serial);
+    info.model = TrimIdentifyString(ReadAttribute(dir + "model").value_or(""));
+    info.firmware =
+        TrimIdentifyString(ReadAttribute(dir + "firmware_rev").value_or(""));
+    info.transport = ReadAttribute(dir + "transport").value_or("");
+    info.address = ReadAttribute(dir + "address").value_or("");
+    out.push_back(std::move(info));
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return Instance(a.name) < Instance(b.name);
+  });
+  std::set<std::string> claimed;
+  for (auto& info : out) {
+    AddSysfsNamespaces(sysfs, info.name, claimed, info.namespaces);
+    std::sort(info.namespaces.begin(), info.namespaces.end(),
+              [](const NamespaceInfo& a, const NamespaceInfo& b) {
+                return a.nsid < b.nsid;
+              });
+  }
+  return out;
+}
 
 Error AdminCommandError(const std::string& device, const std::string& what,
                         int rc, int saved_errno) {

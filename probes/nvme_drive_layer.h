@@ -1,15 +1,19 @@
-// The real drive layer: discovery through libnvme's sysfs scan and admin
-// commands through the kernel's passthrough ioctls on /dev/nvmeN.
+// SPDX-License-Identifier: Apache-2.0
+// The real drive layer: discovery from sysfs (/sys/class/nvme, as libnvme
+// reads it too) and admin commands through libnvme's passthrough ioctls on
+// /dev/nvmeN.
 //
-// Needs CAP_SYS_ADMIN on Linux 6.1 for every admin command, Identify
-// included, and also for discovery to see namespaces: libnvme 1.3 opens each
-// namespace block device and sends it an Identify while scanning, and drops
-// the namespace silently when that fails.
+// Discovery sends no command: libnvme 1.3's nvme_scan_topology opens every
+// namespace and sends it an Identify Namespace (nvme_ns_init), which made
+// most of a one-shot run's time, and dropped the namespace silently without
+// CAP_SYS_ADMIN. Admin commands need CAP_SYS_ADMIN on Linux 6.1, Identify
+// included.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "probes/drive_layer.h"
 
@@ -43,6 +47,11 @@ namespace detail {
 // call. Exposed for tests.
 Error AdminCommandError(const std::string& device, const std::string& what,
                         int rc, int saved_errno);
+
+// Scan() on the sysfs tree at `sysfs` ("/sys" in the daemon; tests build a
+// tree of their own): every /class/nvme/nvmeN with a serial, in instance
+// order, with its namespaces (nsid from /block/NAME/nsid).
+Expected<std::vector<ControllerInfo>> ScanSysfs(const std::string& sysfs);
 
 }  // namespace detail
 

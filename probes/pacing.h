@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Arrival pacing for probes that issue I/O at a low, steady rate: the read
 // latency probe at 10 and 100 IOPS, and a power probe measuring "power at
 // 10 IOPS". A Pacer only computes when each I/O is due; SleepUntil() waits

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the persistent event log probe emits is defined here.
 #include "probes/persistent_event_log.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Persistent Event log (log page 0Dh, NVMe 2.0 §5.16.1.14): events the
 // drive keeps across power cycles, read where Identify LPA bit 4 says it
 // exists. docs/metrics.md "Persistent event log probe".

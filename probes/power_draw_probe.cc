@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the power draw probe emits is defined here. Window series
 // carry rate="10" (the loaded window) or rate="0" (idle).
 #include "probes/power_draw_probe.h"

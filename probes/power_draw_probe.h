@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The power draw probe: how much power a drive draws at drivewatch's
 // 10-IOPS read load and when idle, each averaged over a window of steady
 // load, from the best source (power_estimate.h): an external meter, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Average drive power over a window, from the best source available, and
 // labelled with that source so nobody mistakes an estimate for a
 // measurement:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/power_meter.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // External power meters, as lab rigs wire them to a drive: a hwmon
 // power*_input file (microwatts, e.g. an INA226 on the drive's 3.3 V rail)
 // or a command that prints the drive's power in watts. Configured per drive

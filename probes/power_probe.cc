@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the power probe emits is defined here, with the spec field it
 // comes from. Power state samples carry power_state="0".."31".
 #include "probes/power_probe.h"

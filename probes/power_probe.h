@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The power probe: the power state descriptors, the power state the drive
 // is in, and APST. How much power the drive draws (meter, the drive's own
 // reading or a descriptor estimate, at load and idle) is the power draw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A light probe: one measurement of one controller, run by the scheduler.
 // Each probe's whole story lives in its own file (health_probe.cc, ...).
 #pragma once

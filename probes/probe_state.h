@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durable per-drive memory for the probes that read logs a drive keeps for
 // years (self-test results, error information, persistent events): what
 // drivewatch has already counted must survive a restart, or the history

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric of the read latency probe is defined here. Series carry the
 // target's identity (serial and nsid for a namespace, target for a
 // configured device or file); the rate-dependent ones add rate (IOPS).

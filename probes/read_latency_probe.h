@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read latency probe: paced 4 KiB random O_DIRECT reads through
 // io_uring on one target (an NVMe namespace's block device, another block
 // device, or a test file), each timestamped on its own, recorded fio-style

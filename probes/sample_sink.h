@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The narrow seam between probes and the metric store. Probes describe what
 // they measured as samples; they know metric names and units but nothing of
 // Prometheus types or HTTP. Only exporter/ turns samples into families.

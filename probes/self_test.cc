@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the self-test probe emits is defined here.
 #include "probes/self_test.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device self-tests (NVMe 2.0 §5.9, log page 06h §5.16.1.7), as smartd runs
 // them: short and extended tests on a schedule, their progress, and the
 // results the drive keeps. docs/metrics.md "Self-test probe" tells the whole

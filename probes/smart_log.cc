@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "probes/smart_log.h"
 
 #include <cerrno>

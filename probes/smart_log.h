@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoder for the SMART / Health Information log page (Log Identifier 02h,
 // NVMe 2.0 §5.16, Figure 207). Pure: bytes in, typed struct out, no I/O,
 // so it can be fuzzed and fed from recorded fixtures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every metric the thermal probe emits is defined or named here. The
 // temperature thresholds share drivewatch_temperature_threshold_celsius with
 // the health probe, which owns threshold="wctemp"|"cctemp"; this probe adds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thermal probe: every temperature threshold a controller has (the
 // feature-04h over/under thresholds per sensor, host controlled thermal
 // management TMT1/TMT2 and its MNTMT/MXTMT range) and whether the drive is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversions from the units NVMe reports in to the base units drivewatch
 // exports (Prometheus conventions: seconds, bytes, celsius, joules, watts and
 // ratios). Every probe converts through these so a unit is decided once.

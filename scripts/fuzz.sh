@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (tests/fuzz/) into ./build-fuzz with clang,
 # ASan and UBSan, and runs each for a bounded time on a copy of its seed
 # corpus (tests/fuzz/corpus/<target>/), so the committed corpus never grows

@@ -1,31 +1,50 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency of drivewatch on Debian 12, from
-# Debian's own archive. Run as root. Idempotent: when everything is present
-# it changes nothing and does not touch the network.
+# SPDX-License-Identifier: Apache-2.0
+# Installs drivewatch's dependencies on Debian 12, from Debian's own archive.
+#   scripts/install-deps.sh          what building and running the daemon need
+#                                    (README command 1, the Debian package)
+#   scripts/install-deps.sh --tests  that plus everything the tests, the
+#                                    fuzzers and the benchmarks need (command 2)
+# Run as root. Idempotent: when everything is present it changes nothing and
+# does not touch the network.
 set -euo pipefail
 
+# Building and running: compiler, CMake, the libraries the binary links,
+# python3 for the man page generator, git for the version string, curl to
+# look at /metrics, dpkg-dev for cpack's dpkg-shlibdeps.
 packages=(
-  # build
-  cmake g++ make ninja-build pkg-config git
+  cmake g++ make pkg-config git python3 curl dpkg-dev
+  prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
+  libtomlplusplus-dev libcpp-httplib-dev libblkid-dev
+  # the HTTP server: Boost.Beast/Asio (headers) and zlib for gzip
+  libboost1.81-dev zlib1g-dev
+)
+
+# Tests only (scripts/test.sh).
+test_packages=(
+  ninja-build
+  libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing: clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev
-  # packaging: dpkg-shlibdeps, lintian
-  dpkg-dev fakeroot lintian
-  prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
-  libtomlplusplus-dev libcpp-httplib-dev libgtest-dev libgmock-dev
-  libblkid-dev libbenchmark-dev
-  # the HTTP server (issue 16): Boost.Beast/Asio headers and zlib for gzip
-  libboost1.81-dev zlib1g-dev
-  # tests: a real Prometheus (and promtool), real curl, systemd-analyze,
-  # headless Chromium for the retention report
-  prometheus prometheus-alertmanager curl systemd python3 chromium
+  # packaging tests: lintian, man
+  fakeroot lintian man-db bsdextrautils
+  # a real Prometheus (and promtool), systemd-analyze, headless Chromium for
+  # the retention report
+  prometheus prometheus-alertmanager systemd chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
   # tests/load: the scrape load test (wrk; ss reads the listen backlog)
   wrk iproute2
-  # tests/vm: QEMU's emulated NVMe under a real kernel driver
-  qemu-system-x86 busybox-static nvme-cli cpio xz-utils zstd kmod
+  # tests/vm: QEMU's emulated NVMe under a real kernel driver; smartmontools
+  # for tests/bench/collect_once_vs_smartctl.sh
+  qemu-system-x86 busybox-static nvme-cli smartmontools cpio xz-utils zstd kmod
 )
+
+case ${1:-} in
+  "") ;;
+  --tests) packages+=("${test_packages[@]}") ;;
+  *) echo "install-deps.sh: unknown argument '$1' (expected nothing or --tests)" >&2; exit 2 ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-deps.sh: must run as root (it calls apt-get)" >&2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds drivewatch and its tests with AddressSanitizer (+ LeakSanitizer)
 # and UndefinedBehaviorSanitizer into ./build-asan (or $DW_ASAN_BUILD_DIR),
 # and runs the unit, golden, integration and run tests there. Left out:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # README command 2: install what is needed, build, and run every test:
 #   1. the main build's suite (unit, golden, integration, run, load, the
 #      QEMU end-to-end scenarios, packaging);
@@ -11,7 +12,7 @@
 # fuzz"); extra arguments go to the first stage's ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 stages=${DW_TEST_STAGES:-suite sanitize fuzz}
 status=0
 summary=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates drivewatch(1) and drivewatch.toml(5) from their one source each.
 
   drivewatch(1)       from the built binary's `--help` (UsageText() in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon costs with the default probes: CPU time per minute and
 // resident memory, with 8 drives.
 //

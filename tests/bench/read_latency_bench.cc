@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read latency probe alone, for tests/bench/read_latency_vs_fio.sh:
 //   read_latency_bench file|block PATH RATE READS
 // reads PATH at RATE IOPS (fixed arrivals, QD1, 4 KiB) READS times and

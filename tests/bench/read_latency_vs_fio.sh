@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # drivewatch's read latency probe against fio on the same target, at the
 # same rate, for the same number of reads: an ext4 file and a loop device
 # with --direct-io=on. Runs REPS interleaved repetitions per target (fio,

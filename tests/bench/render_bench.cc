@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scrape-render time: MetricStore::Render() of N drives' worth of series
 // (tests/load/fleet_store.h: the recorded controllers through every real
 // probe, plus a read-latency histogram and window gauges per namespace).

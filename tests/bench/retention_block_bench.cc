@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention-block encode and check throughput in memory, beside CRC-32C
 // over the same buffers (what fio's --verify=crc32c computes per block;
 // aging/crc32c.h's SSE4.2 path stands in for fio's crc32c-intel).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs one workload through the engine and prints what it did as JSON, for
 // tests/bench/workload_vs_fio.sh to set beside fio's numbers.
 //

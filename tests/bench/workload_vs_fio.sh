@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The workload engine beside fio, same target, block size and queue depth:
 # sequential write 128 KiB QD32 and random read 4 KiB QD32, on a loop device
 # backed by a file in /var/tmp and on a plain file in /var/tmp. Prints one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A clock the test moves by hand. A fake because the scheduler's behaviour
 // over minutes and months cannot be shown with the real clock in a unit test.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A drive layer that answers from recorded bytes: Identify and SMART/health
 // log pages captured from real controllers (QEMU's emulated one, through the
 // real kernel driver and nvme-cli; see tests/vm/) or built by hand. A fake,

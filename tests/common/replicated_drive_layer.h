@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many drives out of a few recorded ones, for the benchmarks and the load
 // test: each recorded controller (tests/common/recorded_drive_layer.h)
 // presented N times under distinct serials. A fake by design: the point is

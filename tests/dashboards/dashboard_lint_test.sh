@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Dashboard lint: the shipped Grafana dashboards are valid, use the
 # datasource variable everywhere, read only metrics listed in docs/metrics.md
 # (and recording rules defined in dashboards/rules/), and every PromQL

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Lint drivewatch's Grafana dashboards (dashboards/grafana/*.json).
 
 usage: lint_dashboards.py SOURCE_DIR [--prometheus BINARY] [--no-promql]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeApstTable (Feature 0Ch data, NVMe 2.0 Figure 328) on any bytes:
 // bytes 0..3 are the Get Features completion dword 0, the rest the data
 // buffer. The same dword also goes through the AER decoder, which shares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config::LoadString on any text must return a Config or located errors,
 // never crash or throw; and a Config it accepts must survive ToToml():
 // config.h promises LoadString(ToToml(c)) gives back c.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeErrorLog (log page 01h) on any bytes, and the label names of what
 // it decodes.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets share: a check that stops the run with a message
 // when a property the code promises does not hold. libFuzzer treats the
 // abort like a crash and saves the input.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HistoryFile::Read on a file holding the fuzz bytes (a memfd, so no disk
 // is touched), then every record through the three renderers of
 // `drivewatch history`.

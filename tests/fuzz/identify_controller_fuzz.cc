@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeIdentifyController (CNS 01h) on any bytes, with the power state
 // descriptors it carries (NVMe 2.0 Figure 276) and the PSD-based power
 // estimate built on them.

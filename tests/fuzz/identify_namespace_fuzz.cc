@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeIdentifyNamespace (CNS 00h) on any bytes.
 #include <cstddef>
 #include <cstdint>

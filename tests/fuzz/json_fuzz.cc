@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Json::Parse on any text; what it accepts must survive Dump(), compact
 // and pretty: Parse(Dump(j)) == j.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the retention_block seed corpus: blocks of the study that
 // retention_block_fuzz.cc checks against (kOk, misplaced, stale, damaged
 // body, damaged write time) at 512 and 4096 bytes. Built with the fuzz

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodePersistentEventLog (log page 0Dh) on any bytes: the decoder
 // promises to be total and never to read outside the buffer, which the
 // fuzzer checks by handing it an exactly sized heap copy.

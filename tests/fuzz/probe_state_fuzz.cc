@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ParseStateLines: the probes' "key value" state files, which a hand edit
 // (or a bad disk) can leave in any shape.
 #include <cstddef>

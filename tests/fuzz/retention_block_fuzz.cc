@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The retention block format (aging/retention_block.h): any bytes as one
 // block read back from a drive. DecodeRetentionHeader gets the exact
 // buffer; CheckRetentionBlock gets it as a block of a fixed study whose

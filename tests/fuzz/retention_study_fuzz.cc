@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A retention study file (<state>/retention/<name>.json) as LoadStudy
 // reads it, then what `drivewatch retention` does with it: the pattern,
 // the time accounting, the reports and the list.

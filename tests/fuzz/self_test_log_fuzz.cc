@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeSelfTestLog (log page 06h) on any bytes, and the names and
 // identities the probe builds from it.
 #include <cstddef>

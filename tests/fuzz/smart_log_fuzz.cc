@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DecodeSmartLog (log page 02h) on any bytes.
 #include <cstddef>
 #include <cstdint>

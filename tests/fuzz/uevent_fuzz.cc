@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ParseUevent and NvmeAsyncEventFromUevent on any datagram, as the AEN
 // listener receives them from the kernel's netlink socket.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ParseWebConfig (the --web.config.file YAML) on any text, without
 // opening certificate files; and the YAML subset parser under it.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden test: the exporter driven through the drive layer, with controllers
 // answering from recorded log-page bytes, scraped over real HTTP on
 // 127.0.0.1 with real curl, compared with a golden file, linted by the real

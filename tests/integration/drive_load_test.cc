@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seam between the read latency probe and the power draw probe, with
 // real io_uring reads on a file: the probe's rate turns, idle turns and
 // pauses, and every read it issues, arrive on the DriveLoadBoard the power

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // History appends on a real, full filesystem: a tiny ext4 image on a loop
 // device (root, as in CI). A full disk must cost the new record only, never
 // the records already there, and leave no torn bytes behind.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The safety interlocks on real loop devices: real mounts, swap,
 // device-mapper holders and libblkid on real file systems and partition
 // tables. One test per refusal. Runs as root (as CI does) and skips

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A loop device over a file in /var/tmp, for tests that need a real block
 // device (root, as in CI). Detached and removed on destruction.
 #pragma once

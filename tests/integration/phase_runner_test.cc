@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every heavy phase end to end on real targets (a file in a directory and
 // a loop device, real io_uring): results in the history and in the
 // metrics; refusals that write nothing; the abort conditions; one phase

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ReadLatencyService's hot-plug path with real parts: loop devices (with
 // --direct-io=on, real io_uring and O_DIRECT) stand in for NVMe namespaces'
 // block devices, and a fixture sysfs tree gives each loop device the serial

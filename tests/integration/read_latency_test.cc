@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integration tests of the read latency probe with real io_uring and
 // O_DIRECT: on a file on the machine's file system (ext4 in CI) and on a
 // loop device created with --direct-io=on. Run as root (CI does); the loop

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention studies end to end on real targets (a loop device and a file,
 // real io_uring): write, corrupt exactly known blocks behind the study's
 // back, verify, and find exactly those blocks with the right classes; the

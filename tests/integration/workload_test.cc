@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload engine on real io_uring: a file in /var/tmp and a loop
 // device backed by one (root, as in CI). What the engine wrote is read back
 // with plain pread and checked chunk by chunk (aging/data_pattern.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // N drives' worth of series in a real MetricStore, for the scrape load test
 // (tests/load/) and the render benchmark (tests/bench/render_bench.cc).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bounded scrape load: wrk with 64 connections against /metrics of the real
 # HttpServer + MetricStore holding 16 drives' worth of series
 # (tests/load/scrape_server.cc), on 127.0.0.1. Passes when every request

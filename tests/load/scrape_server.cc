@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scrape target of the load test (tests/load/scrape_load.sh): the real
 // MetricStore holding N drives' worth of series (fleet_store.h) served by the
 // real HttpServer on 127.0.0.1. Like the daemon, it republishes a scope every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The generated man pages against their sources: every flag and command that
 # `drivewatch --help` lists is in drivewatch(1), every flag in the page's
 # OPTIONS is in --help (no stale flags), every table and key of the example

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Validates the configuration examples in docs/examples (docs/fleet.md):
 #   examples_test.sh SOURCE_DIR prometheus    promtool check config on
 #       prometheus.yml, with its rule_files and file_sd paths pointed at the

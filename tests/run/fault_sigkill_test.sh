@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: SIGKILL at 20 random moments while `drivewatch phase run` writes
 # (fill, with its checkpoints and state updates) and while it idles/writes
 # through the reclaim phase. After every kill: `drivewatch history` parses

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault: the state directory's filesystem fills up. The state directory is
 # a tiny ext4 on a loop device (root, as in CI); the phase's data target is
 # elsewhere. Checks, through the real binary (`drivewatch phase run`):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the tests in tests/run/ after `set -euo pipefail`:
 #   work     a fresh directory under /var/tmp (O_DIRECT works there; /tmp may
 #            be tmpfs), removed at exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Heavy phases through the real binary: `drivewatch phase run` (JSON on
 # stdout, progress on stderr, exit statuses), SIGTERM and SIGKILL in the
 # middle of a phase (recorded as aborted / interrupted, the history never

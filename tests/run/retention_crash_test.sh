@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Retention studies survive SIGKILL: kill `drivewatch phase run` at random
 # moments while it writes a study (and reads its baseline), then while it
 # verifies it; after each kill the study file must parse and be in a

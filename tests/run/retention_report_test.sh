@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The retention study report as a person sees it: `drivewatch retention
 # report NAME --format=html` over fixture studies, rendered by headless
 # Chromium. Checks the DOM Chromium built (verdict, serial, bad-block counts

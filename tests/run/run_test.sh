@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Run test: the real drivewatch binary on a machine with no NVMe controller,
 # scraped with real curl and linted by the real promtool.
 #   usage: run_test.sh DRIVEWATCH_BINARY SOURCE_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The generated unit: installed by `cmake --install` with the binary and the
 # example config, passes `systemd-analyze verify`, and its exposure score is
 # printed for the README.
@@ -19,7 +20,10 @@ grep -qx "ExecStart=$root/bin/drivewatch --config.file=$root/etc/drivewatch/driv
 "$root/bin/drivewatch" check-config "$root/etc/drivewatch/drivewatch.toml"
 echo "ok: cmake --install put the binary, unit, example config and alert rules in place"
 
-out=$(systemd-analyze verify "$unit" 2>&1) || { echo "FAIL: systemd-analyze verify: $out" >&2; exit 1; }
+grep -qx 'Documentation=man:drivewatch(1) man:drivewatch.toml(5)' "$unit" \
+  || { echo "FAIL: the unit names no man pages in Documentation=" >&2; exit 1; }
+# verify runs man(1) on every man: link; the pages are in the install root.
+out=$(MANPATH=$root/share/man systemd-analyze verify "$unit" 2>&1) || { echo "FAIL: systemd-analyze verify: $out" >&2; exit 1; }
 if [[ -n $out ]]; then
   echo "FAIL: systemd-analyze verify printed:" >&2
   echo "$out" >&2

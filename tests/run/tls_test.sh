@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # TLS and basic auth test: the real drivewatch binary with a web config
 # (Prometheus exporter-toolkit format), a CA, server and client certificates
 # made by the real openssl at test time, and the real curl as the client.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host-side library of the drivewatch VM harness.  Source it from bash:
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Driver of the drivewatch VM harness.
 #
 #   tests/vm/run.sh capture    boot, run nvme-cli in the guest, save fixtures

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs one self-contained VM scenario on its own: the real drivewatch in a
 # QEMU guest, checked by tests/vm/NAME/host.sh, whose NAME_run does the work.
 # ctest runs each as vm_NAME.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Small host-side helper for the drivewatch VM harness (stdlib only).
 
 Subcommands (all take a hard timeout so a wedged QEMU never hangs CI):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "aging/data_pattern.h"
 #include "aging/crc32c.h"
 

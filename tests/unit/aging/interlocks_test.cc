@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The safety interlocks against sysfs, mountinfo and swaps fixtures built
 // on the fly. The written device is a plain file here (no root needed); the
 // loop device tests in tests/integration/interlocks_test.cc cover the real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PhaseDue with a fake clock: intervals, windows (also across midnight),
 // weekdays, and once per window.
 #include "aging/phase_schedule.h"

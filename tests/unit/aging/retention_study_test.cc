@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The retention study's accounting (Arrhenius, with a fake clock: the
 // times are passed in), the verifier's classification and ranges, and the
 // comparison with the baseline.

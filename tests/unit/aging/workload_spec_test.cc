@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of the workload engine that need no I/O: Describe, and the
 // validation RunWorkload does before it touches the target.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [aging]: targets, phases, schedules, and the errors a wrong one gets.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-test schedule syntax and when its slots fall, against a fixed
 // clock (TZ=UTC, so local time is predictable).
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // [probes.thermal] and [probes.power], including the per-drive meters.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NVME_AEN uevents: the pure parser on datagrams as the kernel sends them,
 // and the relay that turns an event into counted, immediate probe runs.
 #include "exporter/async_events.h"
@@ -136,44 +137,53 @@ class OneDriveLayer : public DriveLayer {
   }
 };
 
-TEST(AsyncEventRelayTest, RunsHealthAndThermalAtOnceAndCountsByType) {
-  testing::FakeClock clock;
-  InlineExecutor executor;
-  Scheduler scheduler(clock, executor);
-  MetricStore store;
-  OneDriveLayer layer;
-  int health = 0, thermal = 0, power = 0;
-  const std::vector<ProbeRegistration> probes = {
-      {"health", [&] { return std::make_unique<CountingProbe>("health", &health); },
+// One watched drive (SN1 at nvme0) whose health, thermal and power probes
+// count their runs, after discovery and the first runs.
+class AsyncEventRelayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.state_directory = (std::filesystem::temp_directory_path() /
+                               ("dw-aen-test-" + std::to_string(::getpid())))
+                                  .string();
+    monitor_.Start(config_);
+    scheduler_.Tick();  // discovery
+    scheduler_.Tick();  // first runs
+    ASSERT_EQ(health_, 1);
+    ASSERT_EQ(thermal_, 1);
+  }
+  void TearDown() override { std::filesystem::remove_all(config_.state_directory); }
+
+  testing::FakeClock clock_;
+  InlineExecutor executor_;
+  Scheduler scheduler_{clock_, executor_};
+  MetricStore store_;
+  OneDriveLayer layer_;
+  int health_ = 0, thermal_ = 0, power_ = 0;
+  const std::vector<ProbeRegistration> probes_ = {
+      {"health", [this] { return std::make_unique<CountingProbe>("health", &health_); },
        [](const config::Config& c) { return c.health; }},
-      {"thermal", [&] { return std::make_unique<CountingProbe>("thermal", &thermal); },
+      {"thermal", [this] { return std::make_unique<CountingProbe>("thermal", &thermal_); },
        [](const config::Config& c) { return c.thermal; }},
-      {"power", [&] { return std::make_unique<CountingProbe>("power", &power); },
+      {"power", [this] { return std::make_unique<CountingProbe>("power", &power_); },
        [](const config::Config& c) { return c.power; }},
   };
-  config::Config config = config::Defaults();
-  config.state_directory = (std::filesystem::temp_directory_path() /
-                            ("dw-aen-test-" + std::to_string(::getpid())))
-                               .string();
-  DriveMonitor monitor(layer, store, scheduler, clock, probes);
-  monitor.Start(config);
-  scheduler.Tick();  // discovery
-  scheduler.Tick();  // first runs
-  ASSERT_EQ(health, 1);
-  ASSERT_EQ(thermal, 1);
+  config::Config config_ = config::Defaults();
+  DriveMonitor monitor_{layer_, store_, scheduler_, clock_, probes_};
+};
 
-  AsyncEventRelay relay(monitor, store);
-  clock.Advance(seconds(5));  // well before the 60 s interval
+TEST_F(AsyncEventRelayTest, RunsHealthAndThermalAtOnceAndCountsByType) {
+  AsyncEventRelay relay(monitor_, store_, clock_);
+  clock_.Advance(seconds(5));  // well before the 60 s interval
   relay.OnEvent({"nvme0", 0x00020101});
-  scheduler.Tick();
-  EXPECT_EQ(health, 2);
-  EXPECT_EQ(thermal, 2);
-  EXPECT_EQ(power, 1);  // not one the event can change
+  scheduler_.Tick();
+  EXPECT_EQ(health_, 2);
+  EXPECT_EQ(thermal_, 2);
+  EXPECT_EQ(power_, 1);  // not one the event can change
   relay.OnEvent({"nvme0", 0x00020101});
   relay.OnEvent({"nvme0", 0x00040002});
   relay.OnEvent({"nvme9", 0x00020101});  // not watched: ignored
-  scheduler.Tick();
-  const std::string text = *store.Render();
+  scheduler_.Tick();
+  const std::string text = *store_.Render();
   EXPECT_NE(text.find("drivewatch_async_events_total{event=\"temperature\","
                       "serial=\"SN1\",type=\"smart\"} 2\n"),
             std::string::npos)
@@ -183,12 +193,31 @@ TEST(AsyncEventRelayTest, RunsHealthAndThermalAtOnceAndCountsByType) {
             std::string::npos)
       << text;
   relay.SetListening(true);
-  EXPECT_NE(store.Render()->find("drivewatch_async_event_listener_up 1\n"),
+  EXPECT_NE(store_.Render()->find("drivewatch_async_event_listener_up 1\n"),
             std::string::npos);
   relay.SetListening(std::nullopt);
-  EXPECT_EQ(store.Render()->find("drivewatch_async_event_listener_up"),
+  EXPECT_EQ(store_.Render()->find("drivewatch_async_event_listener_up"),
             std::string::npos);
-  std::filesystem::remove_all(config.state_directory);
+}
+
+TEST_F(AsyncEventRelayTest, AnEventStormLogsTheFirstFewThenASummaryAMinute) {
+  std::vector<std::string> lines;
+  AsyncEventRelay relay(monitor_, store_, clock_,
+                        [&lines](log::Level, std::string_view l) { lines.emplace_back(l); });
+  for (int i = 0; i < 300; ++i) relay.OnEvent({"nvme0", 0x00020101});
+  ASSERT_EQ(lines.size(), static_cast<std::size_t>(AsyncEventRelay::kLogBurst));
+  EXPECT_NE(lines[0].find("drive serial=SN1 (nvme0) raised asynchronous event 0x020101"),
+            std::string::npos) << lines[0];
+  clock_.Advance(AsyncEventRelay::kLogPeriod);
+  relay.FlushLogs();
+  ASSERT_EQ(lines.size(), AsyncEventRelay::kLogBurst + 1u);
+  EXPECT_NE(lines.back().find("asynchronous events smart/temperature from drive "
+                              "serial=SN1: 295 more lines like this in the last 60 s"),
+            std::string::npos) << lines.back();
+  // The counter still counts every event.
+  EXPECT_NE(store_.Render()->find("drivewatch_async_events_total{event=\"temperature\","
+                                  "serial=\"SN1\",type=\"smart\"} 300\n"),
+            std::string::npos);
 }
 
 TEST(AsyncEventListenerTest, StartsAndStops) {

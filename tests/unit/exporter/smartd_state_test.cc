@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smartd-parity pieces that live in exporter/: the state directory
 // behind the probes' memory (a restart is a new probe reading the same
 // files), `selftest run` on the command line, and its progress output.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The async_events probe: switches on the SMART / temperature AENs (feature
 // 0Bh bits 7:0), keeps the kernel's notice bits, re-applies them after a
 // reset, and degrades plainly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Get Features decoders, fed with byte fixtures: the hand-built PM981's
 // APST table (tests/fixtures/handmade/make_handmade.py writes it from the
 // NVMe 2.0 layout independently of these decoders) and dword-0 values as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The health probe against a fake Controller (FakeController in
 // probe_test_util.h): the build machines have no NVMe hardware, so the
 // controller answers with the bytes of the hand-built fixtures. The same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hwmon fallback: ReadNvmeHwmon against fixture sysfs trees built in a
 // temporary directory, and the thermal probe falling back to it when the
 // kernel refuses admin passthrough (EACCES, as Linux 6.1 answers a process

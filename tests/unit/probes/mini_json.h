@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Just enough JSON to read nvme-cli's output in tests: objects, arrays,
 // strings, numbers, true/false/null. Numbers keep their text so 64- and
 // 128-bit values compare exactly. Throws std::runtime_error on bad input.

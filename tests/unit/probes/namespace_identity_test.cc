@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The namespace identity check against fixture sysfs trees built on the
 // fly, laid out as the kernel lays out /sys/dev/block/<maj:min> (checked in
 // the VM: tests/vm/latency records the guest's view).

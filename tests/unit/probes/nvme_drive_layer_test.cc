@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What of the real drive layer runs without NVMe hardware: discovery on a
 // machine without controllers, and the error paths of open() and of the
 // passthrough ioctls (sent to /dev/null, which rejects them). The commands
@@ -10,7 +11,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
+#include <string>
 
 #include "probes/identify.h"
 #include "probes/smart_log.h"
@@ -36,6 +39,96 @@ TEST(NvmeDriveLayerTest, ScanTwiceWorks) {
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_TRUE(second.ok()) << second.error().message;
   EXPECT_EQ(first->size(), second->size());
+}
+
+// A sysfs tree as Linux 6.1 lays it out, built on the fly: nvme0 with
+// its namespace under it (no multipath); nvme1 and nvme2 in one subsystem
+// with native multipath, each holding a hidden path to the shared head
+// nvme1n1 (which nvme1, first in instance order, reports) and nvme2 also
+// one of its own; nvme10 sorting after nvme2; nvme3 going away (no
+// attributes), nvme4 not set up yet and nvme5 being deleted.
+class ScanSysfsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = std::filesystem::temp_directory_path() /
+            ("dw-sysfs-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root_);
+    Controller("nvme0", "S4EWNX0R123456      ", "Samsung SSD 980 1TB", "3B4QFXO7");
+    Namespace("nvme0", "nvme0n1", "nvme0n1", 1);
+    Controller("nvme1", "DWSN0002", "QEMU NVMe Ctrl", "7.2.0");
+    Namespace("nvme1", "nvme1c1n1", "nvme1n1", 1);
+    Controller("nvme2", "DWSN0002", "QEMU NVMe Ctrl", "7.2.0");
+    Namespace("nvme2", "nvme1c2n1", "nvme1n1", 1);
+    Namespace("nvme2", "nvme1c2n2", "nvme1n2", 2);
+    Controller("nvme10", "SN10", "M", "F");
+    std::filesystem::create_directories(root_ / "class/nvme/nvme3");
+    // Hot-plugged, not identified yet: the kernel prints a NULL subsystem's
+    // serial as "(efault)".
+    Controller("nvme4", "(efault)", "(efault)", "(efault)", "new");
+    Controller("nvme5", "SN5", "M", "F", "deleting (noio)");
+    Write(root_ / "class/nvme/nvme-fabrics", "");  // not a controller
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  static void Write(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::create_directories(path.parent_path());
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr) << path;
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  void Controller(const std::string& name, const std::string& serial,
+                  const std::string& model, const std::string& firmware,
+                  const std::string& state = "live") {
+    const auto dir = root_ / "class/nvme" / name;
+    Write(dir / "state", state + "\n");
+    Write(dir / "serial", serial + "\n");
+    Write(dir / "model", model + "\n");
+    Write(dir / "firmware_rev", firmware + "\n");
+    Write(dir / "transport", "pcie\n");
+    Write(dir / "address", "0000:00:0" + name.substr(4) + ".0\n");
+  }
+  void Namespace(const std::string& ctrl, const std::string& entry,
+                 const std::string& head, unsigned nsid) {
+    std::filesystem::create_directories(root_ / "class/nvme" / ctrl / entry);
+    Write(root_ / "block" / head / "nsid", std::to_string(nsid) + "\n");
+  }
+
+  std::filesystem::path root_;
+};
+
+TEST_F(ScanSysfsTest, FindsControllersAndEachNamespaceOnce) {
+  const auto found = detail::ScanSysfs(root_.string());
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_EQ(found->size(), 4u);
+  const ControllerInfo& c0 = (*found)[0];
+  EXPECT_EQ(c0.name, "nvme0");
+  EXPECT_EQ(c0.device, "/dev/nvme0");
+  EXPECT_EQ(c0.serial, "S4EWNX0R123456");
+  EXPECT_EQ(c0.model, "Samsung SSD 980 1TB");
+  EXPECT_EQ(c0.firmware, "3B4QFXO7");
+  EXPECT_EQ(c0.transport, "pcie");
+  EXPECT_EQ(c0.address, "0000:00:00.0");
+  ASSERT_EQ(c0.namespaces.size(), 1u);
+  EXPECT_EQ(c0.namespaces[0].name, "nvme0n1");
+  EXPECT_EQ(c0.namespaces[0].block_device, "/dev/nvme0n1");
+  EXPECT_EQ(c0.namespaces[0].nsid, 1u);
+
+  EXPECT_EQ((*found)[1].name, "nvme1");
+  ASSERT_EQ((*found)[1].namespaces.size(), 1u);
+  EXPECT_EQ((*found)[1].namespaces[0].name, "nvme1n1");
+  EXPECT_EQ((*found)[2].name, "nvme2");
+  ASSERT_EQ((*found)[2].namespaces.size(), 1u);  // nvme1n1 is nvme1's
+  EXPECT_EQ((*found)[2].namespaces[0].name, "nvme1n2");
+  EXPECT_EQ((*found)[2].namespaces[0].nsid, 2u);
+  EXPECT_EQ((*found)[3].name, "nvme10");
+  EXPECT_TRUE((*found)[3].namespaces.empty());
+}
+
+TEST_F(ScanSysfsTest, NoNvmeClassIsAnEmptyListNotAnError) {
+  const auto found = detail::ScanSysfs((root_ / "none").string());
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_TRUE(found->empty());
 }
 
 TEST(NvmeDriveLayerTest, OpenMissingDeviceNamesIt) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The power draw probe's windows, with a fake clock: what the read latency
 // probe reports (DriveLoadBoard), the time-weighted average (PowerWindow),
 // the choice of source, and when a window counts as idle or as a clean

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The power probe against a fake Controller answering with the hand-built
 // PM981 (mixed MXPS scales, two non-operational states, an APST table), and
 // the external meters with real files and processes. Power draw (idle and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the probes tests: fixture loading, a fake Controller and a
 // sink that records samples.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cross-check against real bytes: tests/vm/ captured Identify and SMART data
 // from QEMU 7.2's emulated controller through the kernel driver with
 // nvme-cli 2.3, both raw (-b) and decoded by nvme-cli (-o json). Same bytes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smartd-parity probes: device self-tests (log 06h), the Error
 // Information log (01h) and the persistent event log (0Dh), from byte
 // fixtures built here field by field (NVMe 2.0 offsets), plus restarts

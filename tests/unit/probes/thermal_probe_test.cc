@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thermal probe against a fake Controller answering with the hand-built
 // PM981's Identify and SMART bytes and feature values (the same ones
 // tests/fixtures/handmade/features-HANDMADE-PM981.txt gives the golden

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Host-side helper of the "aging" VM scenario (stdlib only; QMP client from
 tests/vm/vmctl.py).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "aging" VM scenario (guest side: aging/guest.sh).
 # Source after tests/vm/lib.sh, then call aging_run OUTDIR WORKDIR.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Assertions of the VM end-to-end scenario (stdlib only).
 
 drivewatch runs in the guest; a real Prometheus on the host scrapes it.  The

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "e2e" scenario (guest side: tests/vm/guest/e2e.sh).
 # Source after tests/vm/lib.sh, then call e2e_run OUTDIR WORKDIR.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest scenario "capture": run nvme-cli against every controller and
 # namespace and ship the outputs to the host as fixture files.
 # Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).

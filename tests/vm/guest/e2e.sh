@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the "e2e" scenario (host side: tests/vm/e2e/host.sh).
 # Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest-side helpers for the drivewatch VM harness (busybox ash).
 # Sourced by /init and by scenario scripts (installed as /etc/dwvm/lib.sh).
 #

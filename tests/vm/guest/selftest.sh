@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest scenario "selftest": proves the paths later stages rely on.
 #  1. the service fragment listens on $DWVM_PORT and is reachable from the
 #     host through the hostfwd (host curls it and Prometheus scrapes it);

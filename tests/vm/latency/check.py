@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks of the "latency" VM scenario that need /metrics at a fine time
 grain (stdlib only).
 

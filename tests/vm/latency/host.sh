@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "latency" VM scenario (guest side: latency/guest.sh).
 # Source after tests/vm/lib.sh, then call latency_run OUTDIR WORKDIR.

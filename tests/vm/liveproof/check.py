@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The "live proof" of the dashboards and rules (tests/vm/liveproof).
 
 usage: check.py --prom URL --repo DIR --out DIR [--settle S]

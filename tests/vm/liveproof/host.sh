@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "liveproof" VM scenario (guest side: liveproof/guest.sh).
 # Source after tests/vm/lib.sh, then call liveproof_run OUTDIR WORKDIR.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the "power" VM scenario (host side: tests/vm/power/host.sh).
 # Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
 # drivewatch runs as the daemon and reads every namespace in turns; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "power" VM scenario (guest side: power/guest.sh).
 # Source after tests/vm/lib.sh, then call power_run OUTDIR WORKDIR.

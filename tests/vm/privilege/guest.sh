@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the "privilege" VM scenario (host side: privilege/host.sh).
 # Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
 #

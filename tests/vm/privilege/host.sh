@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "privilege" VM scenario (guest side: privilege/guest.sh).
 # Source after tests/vm/lib.sh, then call privilege_run OUTDIR WORKDIR.

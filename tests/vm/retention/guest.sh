@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the "retention" VM scenario (host side:
 # tests/vm/retention/host.sh). Sourced by /init (busybox ash, set -e,
 # /etc/dwvm/lib.sh loaded). The same script runs in both boots; the host

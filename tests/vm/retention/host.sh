@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "retention" VM scenario (guest side: retention/guest.sh).
 # Source after tests/vm/lib.sh, then call retention_run OUTDIR WORKDIR.

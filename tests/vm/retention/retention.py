@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Host-side helper of the "retention" VM scenario (stdlib only).
 
 The study block format is aging/retention_block.h: every 4 KiB block starts

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of the "smartd" VM scenario (host side: tests/vm/smartd/host.sh).
 # Sourced by /init (busybox ash, set -e, /etc/dwvm/lib.sh loaded).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "smartd" VM scenario (guest side: smartd/guest.sh).
 # Source after tests/vm/lib.sh, then call smartd_run OUTDIR WORKDIR.

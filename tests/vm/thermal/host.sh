@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "thermal" VM scenario (guest side: thermal/guest.sh).
 # Source after tests/vm/lib.sh, then call thermal_run OUTDIR WORKDIR.

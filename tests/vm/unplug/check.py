@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Host-side helpers of the "unplug" VM scenario (stdlib only).
 
   check.py trigger QMP_SOCK ID DELAY_MS TIMEOUT

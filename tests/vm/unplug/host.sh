@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Host side of the "unplug" VM scenario (guest side: unplug/guest.sh).
 # Source after tests/vm/lib.sh, then call unplug_run OUTDIR WORKDIR.

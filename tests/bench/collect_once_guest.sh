@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# Guest side of tests/bench/collect_once_vs_smartctl.sh (busybox ash, sourced
+# by /init with /etc/dwvm/lib.sh loaded; /etc/dwvm/bench.env sets ROUNDS
+# and RUNS). Per round: RUNS one-shot health collections, RUNS
+# `smartctl -j -x` on the same controller, and RUNS `drivewatch --version`
+# (start-up and exit alone: loading and initialising its libraries), each
+# timed as a batch by
+# /proc/uptime (10 ms ticks: a batch of RUNS keeps that under 1 ms a run).
+. /etc/dwvm/bench.env
+dev=/dev/$(dw_ctrls | head -1)
+cat >/tmp/health.toml <<'TOML'
+[state]
+directory = "/tmp/dw-state"
+[probes.thermal]
+enabled = false
+[probes.power]
+enabled = false
+[probes.read_latency]
+enabled = false
+[probes.self_test]
+enabled = false
+[probes.error_log]
+enabled = false
+[probes.persistent_event_log]
+enabled = false
+TOML
+once() { drivewatch collect --once --config.file=/tmp/health.toml; }
+# Both must work before they are timed.
+once >/tmp/once.prom 2>/tmp/once.err || dw_fail "collect --once failed: $(head -c 300 /tmp/once.err)"
+grep -q '^drivewatch_probe_success{probe="health".*} 1$' /tmp/once.prom ||
+	dw_fail "collect --once: no successful health probe: $(head -c 300 /tmp/once.err)"
+# smartctl's exit status is a bit mask of drive findings; its JSON must parse.
+smartctl -j -x "$dev" >/tmp/smart.json || true
+grep -q '"nvme_smart_health_information_log"' /tmp/smart.json || dw_fail "smartctl -j -x $dev: no SMART log in its output"
+dw_send_file once.prom /tmp/once.prom
+dw_send_file once.err /tmp/once.err
+batch() {  # batch CMD...: milliseconds per run over RUNS runs
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	_i=0
+	while [ "$_i" -lt "$RUNS" ]; do
+		"$@" >/dev/null 2>&1 || true
+		_i=$((_i + 1))
+	done
+	_t1=$(cut -d' ' -f1 /proc/uptime)
+	awk -v a="$_t0" -v b="$_t1" -v n="$RUNS" 'BEGIN {printf "%.1f", (b - a) * 1000 / n}'
+}
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	d=$(batch once)
+	s=$(batch smartctl -j -x "$dev")
+	v=$(batch drivewatch --version)
+	dw_mark bench-round "$r" "$d" "$s" "$v"
+	r=$((r + 1))
+done
+# Where a one-shot run's time goes, when strace was copied in.
+if [ -x /usr/bin/strace ]; then
+	strace -f -c -o /tmp/strace-c.txt drivewatch collect --once --config.file=/tmp/health.toml >/dev/null 2>&1 || true
+	strace -f -tt -T -o /tmp/strace-tt.txt drivewatch collect --once --config.file=/tmp/health.toml >/dev/null 2>&1 || true
+	dw_send_file strace-c.txt /tmp/strace-c.txt
+	dw_send_file strace-tt.txt /tmp/strace-tt.txt
+fi
+dw_mark bench-done

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bytes of a retention study record and the checks a record must pass
 // before anything trusts it (DESIGN.md decision 12). Declared in
 // aging/retention_study.h; docs/retention.md describes the format.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/basic_auth.h"
 
 #include <openssl/crypto.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HTTP basic authentication against the web config's bcrypt hashes, split
 // so that the serving thread never runs bcrypt: Prepare() answers from a
 // cache of accepted credentials or says a bcrypt check is needed, and that

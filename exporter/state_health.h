@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Faults of the state directory as metrics an alert can use, next to the
 // log lines (compare node_exporter's node_textfile_scrape_error): whether
 // the directory takes a durable write right now, and whether history.log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole files as strings, for tests that put fixture bytes in place and
 // read back what the code wrote.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny ext4 file system on a loop device, mounted in a fresh directory
 // under /tmp, for tests of what drivewatch does when the state directory's
 // file system is full or read-only (root, as in CI). Unmounted and removed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state directory's health as metrics, on a real file system: a tiny
 // ext4 image on a loop device (root, as in CI), made full and remounted
 // read-only; and history.log with a damaged record in the middle.

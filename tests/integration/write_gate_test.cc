@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The write gate (aging/interlocks.h, CheckWritePass) on real targets: a
 // disk image named as block_device is never written, a region an active
 // retention study holds is refused at open and before a write pass, and a

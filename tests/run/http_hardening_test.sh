@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The HTTP endpoint under hostile and odd peers, on the real drivewatch
 # binary with real sockets on 127.0.0.1, curl as the honest scraper and
 # tests/run/http_peers.py as the others:

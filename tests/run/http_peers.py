@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Hostile and odd HTTP peers for tests/run/http_hardening_test.sh, on real
 sockets to 127.0.0.1 only.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A damaged retention study record through the real binary: a study is
 # written on a file target, then its record is damaged as the issue's
 # reporter did (version 1 bytes, "block_size": 0, "length": -1 / 0 / 1e30),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The study record as untrusted input: its checksum, the field checks on
 // load, and what the reports make of a record that fails them.
 #include <gtest/gtest.h>

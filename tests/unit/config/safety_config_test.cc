@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What check-config refuses before anything could be written: a file named
 // as block_device, a state directory that is a file, a writing phase
 // without the acknowledgement, a target's missing keys all at once, and

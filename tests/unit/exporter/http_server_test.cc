@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "exporter/http_server.h"
 
 #include <gmock/gmock.h>

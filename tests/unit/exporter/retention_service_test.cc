@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's export of retention studies when a record goes bad: the
 // damaged gauge, one log line per change, and the study's other series
 // kept at their last good values so their alerts still hold.

@@ -189,7 +189,15 @@ curl -sS -D "$work/h2" -o /dev/null -H 'Accept-Encoding: *;q=0.5, gzip;q=0' "$ur
 pass "Accept-Encoding: gzip gets gzip; gzip;q=0 (alone or after *) gets identity"
 
 # --- 5. out of file descriptors on SIGHUP -------------------------------------
+# Connections of the tests above may still be closing: wait until the
+# daemon's descriptor count holds still for a second, then leave it no room.
 open=$(ls "/proc/$pid/fd" | wc -l)
+for _ in $(seq 30); do
+  sleep 1
+  now=$(ls "/proc/$pid/fd" | wc -l)
+  ((now == open)) && break
+  open=$now
+done
 hard=$(prlimit --pid "$pid" --nofile --noheadings --output HARD)
 # The soft limit only: raising a hard limit again needs CAP_SYS_RESOURCE.
 prlimit --pid "$pid" --nofile=$((open - 2)):"$hard" || fail "prlimit"

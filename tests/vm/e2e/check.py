@@ -135,6 +135,8 @@ NOT_IN_THIS_SETUP = OrderedDict([
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
     ("drivewatch_retention_study_info",
      "only with a retention study in the state directory; the e2e guest has none (tests/vm/retention covers them)"),
+    ("drivewatch_retention_study_damaged",
+     "only with a retention study in the state directory; the e2e guest has none (tests/vm/liveproof and tests/run/retention_damage_test.sh cover it)"),
     ("drivewatch_retention_age_seconds",
      "only with a retention study in the state directory; the e2e guest has none (tests/vm/retention covers them)"),
     ("drivewatch_retention_powered_on_seconds",

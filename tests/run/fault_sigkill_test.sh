@@ -67,6 +67,7 @@ for ((i = 1; i <= kills; i++)); do
   data_file=$work/big/drivewatch-aging-big.dat
   [[ $phase == slow ]] && data_file=$work/data/drivewatch-aging-scratch.dat
   touched_before=$(stat -c '%y %s' "$data_file" 2>/dev/null || echo none)
+  launched=$(date +%s.%N)
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >/dev/null 2>&1 &
   pid=$!
   sleep "$(python3 -c "import random; print(round(random.uniform($range), 3))")"
@@ -88,7 +89,8 @@ PY
   # writes anything, which the next run records as interrupted.
   if [[ $(stat -c '%y %s' "$data_file" 2>/dev/null || echo none) != "$touched_before" ]]; then
     [[ -e $work/state/phases/$phase.checkpoint ]] ||
-      (( $(wc -l <"$work/h$i.jsonl") == $(wc -l <"$prev") + 1 )) ||
+      python3 -c 'import json, sys; r = [json.loads(l) for l in open(sys.argv[1])]; sys.exit(not (r and r[-1]["phase"] == sys.argv[2] and r[-1]["start"] >= float(sys.argv[3]) - 1))' \
+        "$work/h$i.jsonl" "$phase" "$launched" ||
       fail "kill $i: $phase changed $data_file but left neither its record nor its checkpoint"
   fi
   # A temp file may exist only until the next writer replaces it; report it.

@@ -412,30 +412,31 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   bool nvme = false;
   std::uint32_t nsid = 0;
   if ((*io)->is_block_device()) {
-    Status checked = reads_only ? CheckIdentity(*target, (*io)->fd(), (*io)->device_number(),
-                                                options.paths)
-                                : Status(Ok{});
-    if (!checked && reads_only && target->nsid != 0) {
-      // Kernel names change across boots and hot-plugs; a phase that only
-      // reads follows the drive by its serial (one that writes never does).
-      if (auto moved = FindNvmeNamespace(target->serial, target->nsid, options.paths.sysfs);
-          moved && *moved != path) {
-        auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
-        if (reopened) {
-          Status again = CheckIdentity(*target, (*reopened)->fd(), (*reopened)->device_number(),
-                                       options.paths);
-          if (again) {
-            log::Info("phase " + phase->name + ": " + target->serial + " namespace " +
-                      std::to_string(target->nsid) + " is " + *moved + " now, not " + path);
-            io = std::move(reopened);
-            path = *moved;
-            run.device = path;
-            checked = Ok{};
+    // A writer's identity was checked by the write gate above.
+    if (reads_only) {
+      Status checked = CheckIdentity(*target, (*io)->fd(), (*io)->device_number(), options.paths);
+      if (!checked && target->nsid != 0) {
+        // Kernel names change across boots and hot-plugs; a phase that only
+        // reads follows the drive by its serial (one that writes never does).
+        if (auto moved = FindNvmeNamespace(target->serial, target->nsid, options.paths.sysfs);
+            moved && *moved != path) {
+          auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
+          if (reopened) {
+            Status again = CheckIdentity(*target, (*reopened)->fd(), (*reopened)->device_number(),
+                                         options.paths);
+            if (again) {
+              log::Info("phase " + phase->name + ": " + target->serial + " namespace " +
+                        std::to_string(target->nsid) + " is " + *moved + " now, not " + path);
+              io = std::move(reopened);
+              path = *moved;
+              run.device = path;
+              checked = Ok{};
+            }
           }
         }
       }
+      if (!checked) return finish("refused", checked.error().message);
     }
-    if (!checked) return finish("refused", checked.error().message);
     auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
     if (identity) nsid = identity->nsid;
     if (identity && identity->nvme) {

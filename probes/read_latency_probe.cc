@@ -442,6 +442,12 @@ void ReadLatencyProbe::Run(std::stop_token stop) {
   auto backoff = Clock::duration(1s);
   bool failing = false;
   std::size_t rate_index = 0;
+  // The rate being read and when its turn ends. A reopen in the middle of a
+  // turn (a new path from discovery, a target that went away) goes on with
+  // the same turn: it does not end it early, nor start the idle period.
+  std::uint32_t rate = 0;
+  TimePoint turn_end{};
+  bool in_turn = false;
   while (!stop.stop_requested()) {
     if (!reader.open()) {
       Status s = OpenTarget(reader);
@@ -467,15 +473,22 @@ void ReadLatencyProbe::Run(std::stop_token stop) {
         continue;
       }
       if (failing) log::Info("read latency: " + device + " readable again");
+      // Away past its turn's end: a new turn starts, at the next rate.
+      if (in_turn && Clock::now() >= turn_end) in_turn = false;
       failing = false;
       backoff = 1s;
     }
-    const std::uint32_t rate = settings_.rates[rate_index];
-    rate_index = (rate_index + 1) % settings_.rates.size();
-    if (!Paced(reader, rate, Clock::now() + settings_.rate_period, stop,
-               static_cast<std::size_t>(-1))) {
+    if (!in_turn) {
+      rate = settings_.rates[rate_index];
+      rate_index = (rate_index + 1) % settings_.rates.size();
+      turn_end = Clock::now() + settings_.rate_period;
+      in_turn = true;
+    }
+    if (!Paced(reader, rate, turn_end, stop, static_cast<std::size_t>(-1))) {
       return;
     }
+    if (!reader.open() && Clock::now() < turn_end) continue;  // reopen, same turn
+    in_turn = false;
     if (rate_index == 0 && settings_.idle_period.count() > 0 &&
         !SleepUntil(Clock::now() + settings_.idle_period, stop)) {
       return;

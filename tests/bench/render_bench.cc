@@ -10,7 +10,7 @@
 // BM_Render republishes one tiny scope before each timed Render(), as a
 // probe run does, so the whole exposition is rendered every time.
 // BM_RenderCached is the path of a scrape with nothing published since the
-// last one. Counters: series (lines of samples) and bytes of text.
+// last one. BM_PublishLatency is the publish side. Counters: series (lines of samples) and bytes of text.
 //
 //   build/tests/render_bench --render_dump=64 > metrics.txt
 // writes the rendered text of 64 drives and exits (for promtool, or to diff
@@ -75,6 +75,15 @@ void BM_RenderCached(benchmark::State& state) {
   Count(state, *text);
 }
 BENCHMARK(BM_RenderCached)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+// Publish work of the most frequent publisher: one namespace's read latency
+// scope (a 19-bucket histogram and five gauges), republished every second.
+void BM_PublishLatency(benchmark::State& state) {
+  FleetStore& fleet = Fleet(static_cast<int>(state.range(0)));
+  std::size_t i = 0;
+  for (auto _ : state) fleet.RepublishLatency(i++);
+}
+BENCHMARK(BM_PublishLatency)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -98,6 +98,14 @@ class ServiceHotPlugTest : public ::testing::Test {
     std::ofstream(d / "device/serial") << serial << "\n";
     std::ofstream(d / "nsid") << nsid << "\n";
   }
+  // Reads the kernel completed on loop device `i` (/sys/block/loopN/stat,
+  // the first field): the real device, not the fixture sysfs tree.
+  std::uint64_t KernelReads(int i) {
+    std::ifstream in("/sys/block/" + fs::path(loops_[i]).filename().string() + "/stat");
+    std::uint64_t reads = 0;
+    in >> reads;
+    return reads;
+  }
   static ControllerInfo Drive(const std::string& serial, const std::string& dev) {
     ControllerInfo c;
     c.serial = serial;
@@ -209,8 +217,12 @@ TEST_F(ServiceHotPlugTest, RenamedNamespaceKeepsItsSeries) {
   // Same series, counting on from where it was: no reset to zero.
   const double moved = Reads("SNA");
   EXPECT_GE(moved, before);
+  // The reads now go to the new device, at once: the move does not end the
+  // rate's turn nor start the idle period (30 s by default) between turns.
+  const std::uint64_t loop2_reads = KernelReads(2);
+  EXPECT_TRUE(WaitFor([&] { return KernelReads(2) >= loop2_reads + 50; }))
+      << "loop 2 completed " << KernelReads(2) - loop2_reads << " reads";
   EXPECT_TRUE(WaitFor([&] { return Reads("SNA") >= moved + 50; }));
-  // The reads now go to the new device: loop 2's backing file is read.
   EXPECT_EQ(Find(Metrics(), "drivewatch_read_latency_target_up", {"serial=\"SNA\""}), 1);
 }
 

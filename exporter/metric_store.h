@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The metric store: the latest samples of every probe run, grouped by scope,
-// rendered to the Prometheus text format on demand. A scrape reads only this
-// store, never a drive (DESIGN.md decision 1).
+// kept as prometheus-cpp families and rendered by its TextSerializer. A
+// scrape reads only this store, never a drive (DESIGN.md decision 1).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,10 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <prometheus/client_metric.h>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
 
 #include "probes/sample_sink.h"
 
@@ -41,40 +45,54 @@ class BatchSink : public SampleSink {
 
 namespace detail {
 
-// A scope's samples with what rendering needs of their labels, worked out
-// once when they are published rather than at every scrape. For sample i,
-// `text` holds its sort key in [offsets[2i], offsets[2i+1]) and its escaped
-// label text (`a="x",b="y"`, sorted by name) in [offsets[2i+1],
-// offsets[2i+2]).
+// One scope as published: its samples as prometheus-cpp's data model, one
+// MetricFamily per metric name (help and type of its first sample, labels
+// sorted), and the text prometheus::TextSerializer writes for them, worked
+// out once when they are published rather than at every scrape. `text`
+// holds, for each family, its HELP and TYPE lines and, for each series, its
+// sort key then its sample lines; the spans below index into it.
 struct PreparedScope {
-  std::vector<Sample> samples;
+  struct Span {
+    std::uint32_t begin = 0, end = 0;
+  };
+  struct SeriesText {
+    Span key;    // labels as a bytewise-comparable sort key
+    Span lines;  // the series' sample lines, as the serializer wrote them
+  };
+  std::vector<prometheus::MetricFamily> families;
+  std::vector<Span> headers;                   // per family
+  std::vector<std::vector<SeriesText>> series;  // per family, per metric
   std::string text;
-  std::vector<std::uint32_t> offsets;
 };
 
 }  // namespace detail
 
-class MetricStore {
+// The store is a prometheus::Collectable: Collect() gives every published
+// family, merged across scopes, and Render() is the text prometheus-cpp's
+// TextSerializer writes for exactly those families, assembled from what it
+// wrote for each scope at publish time.
+class MetricStore : public prometheus::Collectable {
  public:
   // Replaces everything previously published under `scope` ("health/SN1",
-  // "drive/SN1", ...) with `samples`, atomically for readers. The samples'
-  // labels are sorted and escaped here, outside the lock, once per publish
-  // rather than once per scrape.
+  // "drive/SN1", ...) with `samples`, atomically for readers. The samples
+  // become prometheus-cpp families and are serialized here, outside the
+  // lock, once per publish rather than once per scrape.
   void Publish(const std::string& scope, std::vector<Sample> samples);
   // Drops a scope's series.
   void Remove(const std::string& scope);
   // Drops every scope whose name starts with `prefix`.
   void RemovePrefix(const std::string& prefix);
 
-  // The text exposition (format 0.0.4) of everything published, families
-  // sorted by name and series by labels. Cheap when nothing changed since
-  // the last call: the rendered text is cached and shared.
-  //
-  // The text is byte for byte what prometheus-cpp 1.0's TextSerializer
-  // writes for the same families (the unit test holds it to that): values
-  // as printf's "%.16g", NaN as "Nan", infinities as "+Inf"/"-Inf"; label
-  // values escape backslash, double quote and newline; HELP is written as
-  // it is. Where two scopes publish the same series, the first scope wins.
+  // Every family published, sorted by name, with the help and type of the
+  // first scope (in scope-name order) that published it; its series from
+  // every scope, sorted by labels. Where two scopes publish the same series,
+  // the first scope's is kept.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+  // The text exposition (format 0.0.4) of Collect()'s families, byte for
+  // byte what prometheus::TextSerializer writes for them (the unit test
+  // holds it to that). Cheap when nothing changed since the last call: the
+  // rendered text is cached and shared.
   std::shared_ptr<const std::string> Render() const;
 
  private:

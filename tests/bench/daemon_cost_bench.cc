@@ -7,7 +7,7 @@
 // the kernel's share of a real admin command (a few µs of ioctl) is therefore
 // not counted here. Everything else is the real daemon: the scheduler loop,
 // per-drive strands, the health probe and its decoding, the metric store,
-// and cpp-httplib serving scrapes to a real curl in another process.
+// and the Boost.Beast server serving scrapes to a real curl in another process.
 //
 // Time is compressed: every interval (discovery 30 s, health 60 s, scrape
 // 15 s) is divided by --speed, so a 10 s run at speed 60 covers 10 default

@@ -33,7 +33,7 @@ read -r _ port info <"$work/server.out" || fail "server did not start"
 url="http://127.0.0.1:$port/metrics"
 series=$(curl -fsS "$url" | grep -vc '^#')
 echo "server: $info, $series series per scrape"
-# A listening socket's Send-Q is its accept backlog: with cpp-httplib's 5,
+# A listening socket's Send-Q is its accept backlog: with a backlog of 5,
 # 64 clients connecting at once lose SYNs and wait 1-3 s to retry.
 backlog=$(ss -Hltn "sport = :$port" | awk '{print $3}' | head -1)
 (( ${backlog:-0} >= conns )) || fail "listen backlog is ${backlog:-unknown}, want at least $conns"

@@ -73,16 +73,14 @@ conffiles=$(dpkg-deb --ctrl-tarfile "$new_deb" | tar -xOf - ./conffiles)
 grep -qx /etc/drivewatch/drivewatch.toml <<<"$conffiles" \
   || fail "/etc/drivewatch/drivewatch.toml is not a conffile"
 depends=$(dpkg-deb -f "$new_deb" Depends)
-# The libraries the binary really calls at run time. prometheus-cpp is a
-# build and test dependency only: /metrics is written by the metric store's
-# own serializer (tests compare it byte for byte with prometheus-cpp's
-# TextSerializer), so the linker drops it and dpkg-shlibdeps must not list it.
-# The HTTP server is Boost.Beast, header-only: it adds zlib (gzip) and
-# OpenSSL, and cpp-httplib is only the tests' client now.
-for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g; do
+# The libraries the binary really calls at run time. The metric store is
+# prometheus-cpp's (families serialized by its TextSerializer), so
+# dpkg-shlibdeps must list libprometheus-cpp-core. The HTTP server is
+# Boost.Beast, header-only: it adds zlib (gzip) and OpenSSL, and cpp-httplib
+# is only the tests' client.
+for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g libprometheus-cpp-core; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
-! grep -q libprometheus-cpp <<<"$depends" || fail "Depends lists prometheus-cpp, which the binary does not use: $depends"
 ! grep -q libcpp-httplib <<<"$depends" || fail "Depends lists cpp-httplib, which the binary does not use: $depends"
 ok "contents, conffiles and computed Depends: $depends"
 

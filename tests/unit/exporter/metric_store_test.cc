@@ -127,12 +127,13 @@ TEST(MetricStoreTest, RendersHistogramsWithTheInfBucket) {
 namespace drivewatch {
 namespace {
 
-// prometheus-cpp is the oracle: MetricStore writes the text format itself,
-// and its text must be byte for byte what prometheus::TextSerializer writes
-// for the same families. OracleText builds those families as the store did
-// before it wrote the text itself: grouped by name (help and type of the
-// first sample), labels sorted, series stable-sorted by labels and a
-// repeated series kept once (the first, in scope order).
+// prometheus-cpp is the oracle: MetricStore serializes each series when it
+// is published and joins the pieces at a scrape, and the whole must be byte
+// for byte what prometheus::TextSerializer writes for all the families at
+// once. OracleText builds those families from the samples, independently of
+// the store: grouped by name (help and type of the first sample), labels
+// sorted, series stable-sorted by labels and a repeated series kept once
+// (the first, in scope order).
 using Scopes = std::map<std::string, std::vector<Sample>>;
 using namespace std::string_literals;
 
@@ -335,7 +336,43 @@ TEST(MetricStoreTest, RandomStoresMatchPrometheusCpp) {
       }
     }
     ASSERT_EQ(StoreText(scopes), OracleText(scopes)) << "round " << round;
+    // The store as a Collectable: its families serialize to its text.
+    MetricStore store;
+    for (const auto& [scope, samples] : scopes) store.Publish(scope, samples);
+    std::ostringstream collected;
+    prometheus::TextSerializer().Serialize(collected, store.Collect());
+    ASSERT_EQ(*store.Render(), collected.str()) << "round " << round;
   }
+}
+
+// What Collect() gives a prometheus-cpp consumer (a Registry, a push
+// gateway): families sorted by name, the first scope's help and type, the
+// series of every scope sorted by labels, a repeated series once.
+TEST(MetricStoreTest, CollectMergesScopesAsPrometheusCppFamilies) {
+  MetricStore store;
+  store.Publish("SN2/probe/c", {{&kValueAsCounter, {{"serial", "SN2"}}, 5},
+                                {&kTotal, {{"serial", "SN2"}}, 6}});
+  store.Publish("SN1/probe/a", {{&kValue, {{"serial", "SN1"}}, 1},
+                                {&kValue, {{"serial", "SN0"}}, 2}});
+  store.Publish("SN3/probe/d", {{&kValue, {{"serial", "SN1"}}, 99}});  // duplicate
+  const std::vector<prometheus::MetricFamily> families = store.Collect();
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0].name, "drivewatch_test_events_total");
+  EXPECT_EQ(families[0].type, prometheus::MetricType::Counter);
+  const prometheus::MetricFamily& value = families[1];
+  EXPECT_EQ(value.name, "drivewatch_test_value");
+  EXPECT_EQ(value.help, kValue.help);  // SN1's scope sorts first
+  EXPECT_EQ(value.type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(value.metric.size(), 3u);
+  EXPECT_EQ(value.metric[0].label.at(0).value, "SN0");
+  EXPECT_EQ(value.metric[0].gauge.value, 2);
+  EXPECT_EQ(value.metric[1].label.at(0).value, "SN1");
+  EXPECT_EQ(value.metric[1].gauge.value, 1);  // the first scope's, not 99
+  EXPECT_EQ(value.metric[2].label.at(0).value, "SN2");
+  EXPECT_EQ(value.metric[2].gauge.value, 0);  // a counter in a gauge family
+  EXPECT_EQ(value.metric[2].counter.value, 5);
+  const std::string text = *store.Render();
+  EXPECT_NE(text.find("drivewatch_test_value{serial=\"SN2\"} 0\n"), std::string::npos) << text;
 }
 
 }  // namespace

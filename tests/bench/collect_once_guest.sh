@@ -2,12 +2,20 @@
 # Guest side of tests/bench/collect_once_vs_smartctl.sh (busybox ash, sourced
 # by /init with /etc/dwvm/lib.sh loaded; /etc/dwvm/bench.env sets ROUNDS
 # and RUNS). Per round: RUNS one-shot health collections, RUNS
-# `smartctl -j -x` on the same controller, and RUNS `drivewatch --version`
-# (start-up and exit alone: loading and initialising its libraries), each
+# `smartctl -j -x` on the same controller, RUNS `drivewatch --version` and
+# RUNS `smartctl --version` (start-up and exit alone: loading and
+# initialising their libraries), each
 # timed as a batch by
 # /proc/uptime (10 ms ticks: a batch of RUNS keeps that under 1 ms a run).
 . /etc/dwvm/bench.env
 dev=/dev/$(dw_ctrls | head -1)
+# An installed system has /etc/ld.so.cache; without one the loader probes
+# every hwcaps directory for each library, which would charge the binary
+# with more libraries for an artefact of the initramfs.
+if [ -x /sbin/ldconfig ]; then
+	/sbin/ldconfig || dw_fail "ldconfig failed"
+	[ -s /etc/ld.so.cache ] || dw_fail "ldconfig wrote no /etc/ld.so.cache"
+fi
 cat >/tmp/health.toml <<'TOML'
 [state]
 directory = "/tmp/dw-state"
@@ -24,8 +32,15 @@ enabled = false
 [probes.persistent_event_log]
 enabled = false
 TOML
+# The same with the health probe off too: start-up, config, discovery and
+# the exposition, without a single admin command.
+{ cat /tmp/health.toml; printf '[probes.health]\nenabled = false\n'; } >/tmp/none.toml
 once() { drivewatch collect --once --config.file=/tmp/health.toml; }
-# Both must work before they are timed.
+none() { drivewatch collect --once --config.file=/tmp/none.toml; }
+config() { drivewatch check-config /tmp/health.toml; }
+# Each must work before it is timed.
+config >/dev/null 2>&1 || dw_fail "check-config /tmp/health.toml failed"
+none >/dev/null 2>&1 || dw_fail "collect --once without probes failed"
 once >/tmp/once.prom 2>/tmp/once.err || dw_fail "collect --once failed: $(head -c 300 /tmp/once.err)"
 grep -q '^drivewatch_probe_success{probe="health".*} 1$' /tmp/once.prom ||
 	dw_fail "collect --once: no successful health probe: $(head -c 300 /tmp/once.err)"
@@ -49,7 +64,10 @@ while [ "$r" -le "$ROUNDS" ]; do
 	d=$(batch once)
 	s=$(batch smartctl -j -x "$dev")
 	v=$(batch drivewatch --version)
-	dw_mark bench-round "$r" "$d" "$s" "$v"
+	sv=$(batch smartctl --version)
+	c=$(batch config)
+	n=$(batch none)
+	dw_mark bench-round "$r" "$d" "$s" "$v" "$sv" "$c" "$n"
 	r=$((r + 1))
 done
 # Where a one-shot run's time goes, when strace was copied in.

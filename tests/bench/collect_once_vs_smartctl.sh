@@ -39,7 +39,7 @@ vm_disks() {
 vm_prepare
 printf 'ROUNDS=%s\nRUNS=%s\n' "$rounds" "$runs" >"$work/bench.env"
 extra="$work/bench.env:/etc/dwvm/bench.env"
-for bin in "$(command -v smartctl)" "$(command -v strace || true)"; do
+for bin in "$(command -v smartctl)" "$(command -v strace || true)" "$(command -v ldconfig || echo /sbin/ldconfig)"; do
 	[[ -n $bin ]] || continue
 	extra+=" $bin:/usr/bin/$(basename "$bin")"
 	for lib in $(ldd "$bin" | awk '/=> \//{print $3}'); do extra+=" $lib:$lib"; done
@@ -51,8 +51,8 @@ vm_wait_exit 60 >/dev/null || true
 vm_extract_files "$VM_LOG" "$out" >/dev/null || true
 
 tr -d '\r' <"$VM_LOG" | sed -n 's/.*DWVM-MARK: bench-round //p' | awk -v runs="$runs" '
-	{ r[NR] = $1; d[NR] = $2; s[NR] = $3; v[NR] = $4
-	  printf "round %d: collect --once %7.1f ms   smartctl -j -x %7.1f ms   ratio %.2f   (drivewatch --version %7.1f ms)\n", $1, $2, $3, $2 / $3, $4 }
+	{ r[NR] = $1; d[NR] = $2; s[NR] = $3; v[NR] = $4; sv[NR] = $5; c[NR] = $6; n[NR] = $7
+	  printf "round %d: collect --once %7.1f ms   smartctl -j -x %7.1f ms   ratio %.2f   (--version: drivewatch %7.1f ms, smartctl %7.1f ms)\n", $1, $2, $3, $2 / $3, $4, $5 }
 	function median(a, n,   i, j, t, b) {
 		for (i = 1; i <= n; i++) b[i] = a[i]
 		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
@@ -60,8 +60,10 @@ tr -d '\r' <"$VM_LOG" | sed -n 's/.*DWVM-MARK: bench-round //p' | awk -v runs="$
 	}
 	END {
 		if (NR == 0) { print "no rounds measured"; exit 1 }
-		dm = median(d, NR); sm = median(s, NR); vm = median(v, NR)
+		dm = median(d, NR); sm = median(s, NR); vm = median(v, NR); svm = median(sv, NR)
+		cm = median(c, NR); nm = median(n, NR)
 		printf "median over %d rounds of %d runs: collect --once %.1f ms, smartctl -j -x %.1f ms, ratio drivewatch/smartctl %.2f\n", NR, runs, dm, sm, dm / sm
-		printf "start-up alone (drivewatch --version): %.1f ms, %.0f%% of collect --once\n", vm, 100 * vm / dm
+		printf "drivewatch by stage: --version %.1f ms, check-config %.1f ms, collect --once without probes %.1f ms, with the health probe %.1f ms\n", vm, cm, nm, dm
+		printf "start-up alone (--version): drivewatch %.1f ms, %.0f%% of collect --once; smartctl %.1f ms, %.0f%% of smartctl -j -x\n", vm, 100 * vm / dm, svm, 100 * svm / sm
 	}'
 echo "artefacts (once.prom, once.err, strace-*.txt, console.log) in $out"

@@ -25,6 +25,7 @@
 #include "exporter/read_latency_service.h"
 #include "exporter/retention_service.h"
 #include "exporter/scheduler.h"
+#include "exporter/service.h"
 #include "exporter/state_health.h"
 #include "exporter/systemd_notify.h"
 #include "exporter/web_config.h"
@@ -184,6 +185,42 @@ std::optional<WebConfig> LoadWebConfig(const CommandLine& cli, bool to_log,
   return loaded.config;
 }
 
+// Listens for NVMe asynchronous events while the config asks for them
+// ([probes.thermal] async_events), switched on and off by reloads.
+class AsyncEventSwitch : public Service {
+ public:
+  explicit AsyncEventSwitch(AsyncEventRelay& relay) : relay_(relay) {}
+  void Start(const config::Config& config) override { Reconfigure(config); }
+  void Reconfigure(const config::Config& config) override {
+    std::lock_guard lock(mu_);
+    const bool wanted = config.async_events && config.thermal.enabled;
+    if (wanted && !listener_) {
+      auto candidate = std::make_unique<AsyncEventListener>(
+          [this](const NvmeAsyncEvent& e) { relay_.OnEvent(e); });
+      if (Status s = candidate->Start(); !s) {
+        log::Warn("cannot listen for NVMe asynchronous events: " + s.error().message +
+                  "; temperature and health changes are seen at the next poll instead");
+        relay_.SetListening(false);
+      } else {
+        listener_ = std::move(candidate);
+        relay_.SetListening(true);
+      }
+    } else if (!wanted) {
+      listener_.reset();
+      relay_.SetListening(std::nullopt);
+    }
+  }
+  void Stop() override {
+    std::lock_guard lock(mu_);
+    listener_.reset();
+  }
+
+ private:
+  AsyncEventRelay& relay_;
+  std::mutex mu_;
+  std::unique_ptr<AsyncEventListener> listener_;  // guarded by mu_
+};
+
 }  // namespace
 
 int RunCheckConfig(const CommandLine& cli) {
@@ -292,28 +329,22 @@ int RunDaemon(const CommandLine& cli) {
   ReadLatencyService read_latency(store, scheduler);
   read_latency.SetLoadBoard(&load_board);
   monitor.SetListener(&read_latency);
-  read_latency.Start(*cfg);
-  monitor.Start(*cfg);
-  // Heavy phases on their schedules; they pause the read latency probe
-  // and mark the drive busy while they run.
   // Data-retention studies: temperature accounting and their metrics,
   // refreshed as soon as a phase (a verify) ends.
   RetentionService retention(store);
-  retention.Start(*cfg);
   // Read-only, full or failing state directory and damaged history as
   // metrics (drivewatch_state_directory_writable, drivewatch_history_*).
   StateHealthService state_health(store);
-  state_health.Start(*cfg);
+  // Heavy phases on their schedules; they pause the read latency probe
+  // and mark the drive busy while they run.
   PhaseService phases(store, &busy_board, &read_latency);
   phases.SetOnRunEnd([&retention] {
     retention.Tick(std::chrono::duration<double>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count());
   });
-  phases.Start(*cfg);
-
-  // Instant alerts ([probes.thermal] async_events); switched on and off by
-  // reloads. Declared after the monitor so it stops before the monitor goes.
+  // Instant alerts. Declared after the monitor so it stops before the
+  // monitor goes.
   AsyncEventRelay relay(monitor, store, clock);
   scheduler.Add("async_event_log_summaries", "exporter",
                 std::chrono::duration_cast<Scheduler::Duration>(
@@ -321,30 +352,71 @@ int RunDaemon(const CommandLine& cli) {
                 [&relay] { relay.FlushLogs(); },
                 std::chrono::duration_cast<Scheduler::Duration>(
                     AsyncEventRelay::kLogFlushInterval));
-  std::unique_ptr<AsyncEventListener> listener;
-  std::mutex listener_mu;
-  auto apply_async_events = [&](const config::Config& c) {
-    std::lock_guard lock(listener_mu);
-    const bool wanted = c.async_events && c.thermal.enabled;
-    if (wanted && !listener) {
-      auto candidate = std::make_unique<AsyncEventListener>(
-          [&relay](const NvmeAsyncEvent& e) { relay.OnEvent(e); });
-      if (Status s = candidate->Start(); !s) {
-        log::Warn("cannot listen for NVMe asynchronous events: " +
-                  s.error().message +
-                  "; temperature and health changes are seen at the next "
-                  "poll instead");
-        relay.SetListening(false);
+  AsyncEventSwitch async_events(relay);
+  // Started in this order, before the drive monitor (whose discovery tells
+  // the read latency service the drives); reconfigured in it, after the
+  // monitor; stopped in reverse. The monitor's probes are stopped on their
+  // own, after the executor (below).
+  const std::vector<Service*> services = {&read_latency, &retention, &state_health, &phases,
+                                          &async_events};
+  for (Service* s : services) s->Start(*cfg);
+  monitor.Start(*cfg);
+
+  // One SIGHUP: both files read and checked before anything changes; on
+  // any error the running config stays, as does the listening socket.
+  const auto reload = [&] {
+    std::optional<WebConfig> next_web;
+    bool out_of_descriptors = false;
+    // Not "invalid": the file could not even be opened.
+    const auto refuse_reload = [&](const std::string& file) {
+      if (out_of_descriptors) {
+        log::Error("SIGHUP: cannot open " + file +
+                   ": drivewatch has run out of file descriptors (open-file limit " +
+                   OpenFileLimit() + "); the file was not checked; keeping the "
+                   "running config");
       } else {
-        listener = std::move(candidate);
-        relay.SetListening(true);
+        log::Error("SIGHUP: " + file + " is invalid (errors above); keeping the "
+                   "running config");
       }
-    } else if (!wanted) {
-      listener.reset();
-      relay.SetListening(std::nullopt);
+      PublishReload(store, false, last_reload);
+    };
+    if (!cli.config_file && !cli.web_config_file) {
+      log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
+      return;
     }
+    auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : cfg;
+    if (!next) return refuse_reload(*cli.config_file);
+    next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
+    if (!next_web) return refuse_reload(*cli.web_config_file);
+    // With a web config the server is always given the new one, so a
+    // SIGHUP also picks up renewed certificates.
+    if (next->listen_address != cfg->listen_address) {
+      auto replacement = std::make_unique<HttpServer>(store, LandingPage(), *next_web);
+      if (Status s = replacement->Start(next->listen_address); !s) {
+        log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
+        return PublishReload(store, false, last_reload);
+      }
+      http->Stop();
+      http = std::move(replacement);
+      log::Info("now serving metrics at " + http->MetricsUrl());
+    } else if (cli.web_config_file) {
+      // Same address: the listening socket stays open and only new
+      // connections and requests see the new config.
+      if (Status s = http->Reconfigure(*next_web); !s) {
+        log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
+        return PublishReload(store, false, last_reload);
+      }
+    }
+    *cfg = *next;
+    log::SetLevel(ToLogLevel(cfg->log_level));
+    monitor.Reconfigure(*cfg);
+    for (Service* s : services) s->Reconfigure(*cfg);
+    last_reload = ToUnixSeconds(clock.WallNow());
+    PublishReload(store, true, last_reload);
+    log::Info("SIGHUP: reloaded " + (cli.config_file ? *cli.config_file : *cli.web_config_file) +
+              (cli.config_file && cli.web_config_file ? " and " + *cli.web_config_file
+                                                      : std::string()));
   };
-  apply_async_events(*cfg);
 
   std::thread signal_thread([&] {
     for (;;) {
@@ -356,73 +428,7 @@ int RunDaemon(const CommandLine& cli) {
         return;
       }
       systemd::Notify("RELOADING=1");
-      std::optional<WebConfig> next_web;
-      bool out_of_descriptors = false;
-      // Not "invalid": the file could not even be opened.
-      const auto refuse_reload = [&](const std::string& file) {
-        if (out_of_descriptors) {
-          log::Error("SIGHUP: cannot open " + file +
-                     ": drivewatch has run out of file descriptors (open-file limit " +
-                     OpenFileLimit() + "); the file was not checked; keeping the "
-                     "running config");
-        } else {
-          log::Error("SIGHUP: " + file + " is invalid (errors above); keeping the "
-                     "running config");
-        }
-        PublishReload(store, false, last_reload);
-      };
-      if (!cli.config_file && !cli.web_config_file) {
-        log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
-      } else if (auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : cfg;
-                 !next) {
-        refuse_reload(*cli.config_file);
-      } else if (next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
-                 !next_web) {
-        refuse_reload(*cli.web_config_file);
-      } else {
-        bool ok = true;
-        // With a web config the server is always given the new one, so a
-        // SIGHUP also picks up renewed certificates.
-        if (next->listen_address != cfg->listen_address) {
-          auto replacement =
-              std::make_unique<HttpServer>(store, LandingPage(), *next_web);
-          if (Status s = replacement->Start(next->listen_address); !s) {
-            log::Error("SIGHUP: " + s.error().message +
-                       "; keeping the running config");
-            PublishReload(store, false, last_reload);
-            ok = false;
-          } else {
-            http->Stop();
-            http = std::move(replacement);
-            log::Info("now serving metrics at " + http->MetricsUrl());
-          }
-        } else if (cli.web_config_file) {
-          // Same address: the listening socket stays open and only new
-          // connections and requests see the new config.
-          if (Status s = http->Reconfigure(*next_web); !s) {
-            log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
-            PublishReload(store, false, last_reload);
-            ok = false;
-          }
-        }
-        if (ok) {
-          *cfg = *next;
-          log::SetLevel(ToLogLevel(cfg->log_level));
-          monitor.Reconfigure(*cfg);
-          read_latency.Reconfigure(*cfg);
-          phases.Reconfigure(*cfg);
-          retention.Reconfigure(*cfg);
-          state_health.Reconfigure(*cfg);
-          apply_async_events(*cfg);
-          last_reload = ToUnixSeconds(clock.WallNow());
-          PublishReload(store, true, last_reload);
-          log::Info("SIGHUP: reloaded " +
-                    (cli.config_file ? *cli.config_file : *cli.web_config_file) +
-                    (cli.config_file && cli.web_config_file
-                         ? " and " + *cli.web_config_file
-                         : std::string()));
-        }
-      }
+      reload();
       systemd::Notify("READY=1");
     }
   });
@@ -442,15 +448,9 @@ int RunDaemon(const CommandLine& cli) {
 
   systemd::Notify("STOPPING=1");
   signal_thread.join();
-  {
-    std::lock_guard lock(listener_mu);
-    listener.reset();
-  }
-  phases.Stop();  // runs end as "aborted", recorded in the history
-  retention.Stop();
-  state_health.Stop();
   http->Stop();
-  read_latency.Stop();
+  // Phase runs end as "aborted", recorded in the history.
+  for (auto s = services.rbegin(); s != services.rend(); ++s) (*s)->Stop();
   const int busy = executor.Shutdown(std::chrono::seconds(5));
   if (busy > 0) {
     // Threads stuck in a drive's ioctl cannot be joined; leave without them.

@@ -73,15 +73,15 @@ class DriveMonitor {
   // drive, all on the calling thread.
   void CollectOnce(const config::Config& config);
 
-  // Runs the named probes on the present drive whose controller has kernel
-  // name `kernel_name` ("nvme0") as soon as possible, keeping their period;
-  // disabled probes are left alone. Returns that drive's serial, or nothing
-  // when no watched drive has that name. Any thread.
   // Gives every probe of every present drive its Stop() (e.g. aborting a
   // self-test drivewatch started), on the calling thread. Called once at
   // shutdown, after the scheduler and its executor have stopped.
   void StopProbes();
 
+  // Runs the named probes on the present drive whose controller has kernel
+  // name `kernel_name` ("nvme0") as soon as possible, keeping their period;
+  // disabled probes are left alone. Returns that drive's serial, or nothing
+  // when no watched drive has that name. Any thread.
   std::optional<std::string> RunProbesSoon(
       const std::string& kernel_name, const std::vector<std::string>& probes);
 

@@ -22,6 +22,7 @@
 
 #include "aging/json.h"
 #include "aging/phase_runner.h"
+#include "exporter/service.h"
 #include "config/config.h"
 #include "exporter/metric_store.h"
 #include "probes/probe_state.h"
@@ -30,11 +31,11 @@ namespace drivewatch {
 
 class ReadLatencyService;
 
-class PhaseService {
+class PhaseService : public Service {
  public:
   PhaseService(MetricStore& store, DriveBusyBoard* busy,
                ReadLatencyService* read_latency);
-  ~PhaseService();
+  ~PhaseService() override;
 
   // Called (on the phase's thread) after every run ends, e.g. to refresh
   // the retention metrics at once after a verify. Set before Start().
@@ -42,12 +43,12 @@ class PhaseService {
 
   // Records interrupted runs, loads the history, publishes the metrics and
   // starts the scheduling thread.
-  void Start(const config::Config& config);
+  void Start(const config::Config& config) override;
   // Stops runs whose phase (or its target) the new config removed or
   // changed; the rest go on.
-  void Reconfigure(const config::Config& config);
+  void Reconfigure(const config::Config& config) override;
   // Stops every run (recorded as aborted) and the scheduling thread.
-  void Stop();
+  void Stop() override;
 
   // One scheduling pass at `now`: starts the phases that are due. Public
   // for tests; the scheduling thread calls it every 10 s.

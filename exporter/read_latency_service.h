@@ -25,13 +25,14 @@
 #include "config/config.h"
 #include "exporter/drive_monitor.h"
 #include "exporter/metric_store.h"
+#include "exporter/service.h"
 #include "exporter/scheduler.h"
 #include "probes/drive_load.h"
 #include "probes/read_latency_probe.h"
 
 namespace drivewatch {
 
-class ReadLatencyService : public DriveListener {
+class ReadLatencyService : public DriveListener, public Service {
  public:
   // How often snapshots go to the store.
   static constexpr std::chrono::seconds kPublishInterval{5};
@@ -50,12 +51,12 @@ class ReadLatencyService : public DriveListener {
   void SetLoadBoard(DriveLoadBoard* board) { load_board_ = board; }
 
   // Starts the configured targets and the publishing job.
-  void Start(const config::Config& config);
+  void Start(const config::Config& config) override;
   // Applies a new config: targets whose settings changed restart (their
   // counters start again from zero), others keep running.
-  void Reconfigure(const config::Config& config);
+  void Reconfigure(const config::Config& config) override;
   // Stops every thread (each notices within about 200 ms) and the job.
-  void Stop();
+  void Stop() override;
 
   // DriveListener: starts namespaces that appeared (or moved to another
   // block device), stops those that vanished. A vanished namespace's probe

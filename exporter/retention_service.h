@@ -23,18 +23,19 @@
 #include "config/config.h"
 #include "aging/json.h"
 #include "exporter/metric_store.h"
+#include "exporter/service.h"
 
 namespace drivewatch {
 
-class RetentionService {
+class RetentionService : public Service {
  public:
   explicit RetentionService(MetricStore& store,
                             std::chrono::milliseconds interval = std::chrono::minutes{1},
                             std::string sysfs_root = "/sys");
-  ~RetentionService();
-  void Start(const config::Config& config);
-  void Reconfigure(const config::Config& config);
-  void Stop();
+  ~RetentionService() override;
+  void Start(const config::Config& config) override;
+  void Reconfigure(const config::Config& config) override;
+  void Stop() override;
   // One pass at `now` (Unix seconds): samples, then publishes. Public for
   // tests.
   void Tick(double now);

@@ -16,18 +16,19 @@
 
 #include "config/config.h"
 #include "exporter/metric_store.h"
+#include "exporter/service.h"
 #include "probes/expected.h"
 
 namespace drivewatch {
 
-class StateHealthService {
+class StateHealthService : public Service {
  public:
   explicit StateHealthService(MetricStore& store,
                               std::chrono::milliseconds interval = std::chrono::seconds{30});
-  ~StateHealthService();
-  void Start(const config::Config& config);
-  void Reconfigure(const config::Config& config);
-  void Stop();
+  ~StateHealthService() override;
+  void Start(const config::Config& config) override;
+  void Reconfigure(const config::Config& config) override;
+  void Stop() override;
   // One pass: the write probe, then history.log if it changed since the
   // last pass. Public for tests.
   void Tick();

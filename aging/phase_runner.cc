@@ -267,6 +267,148 @@ std::string SafeName(const std::string& s) {
   return out;
 }
 
+// The target a phase runs on, opened and checked, with what the run needs
+// to know of it.
+struct OpenedTarget {
+  std::unique_ptr<WorkloadTarget> io;
+  std::string path;
+  std::unique_ptr<HealthSource> health;  // for the abort conditions
+  bool nvme = false;
+  std::uint32_t nsid = 0;
+  std::uint64_t capacity = 0;  // whole MiB
+};
+
+// Opens the run's target and checks it. A phase that writes opens it
+// read-write and passes the write gate (CheckWritePass) on that very
+// descriptor; one that only reads (retention-verify) opens it read-only and
+// checks only that it is the configured drive, following the drive by its
+// serial if its kernel name changed. Every error is a refusal, and says why.
+Expected<OpenedTarget> OpenTarget(RunState& run) {
+  const config::AgingTarget& target = *run.target;
+  const config::PhaseConfig& phase = *run.phase;
+  const PhaseRunnerOptions& options = *run.options;
+  const auto refuse = [](std::string why) { return Error{EPERM, -1, std::move(why)}; };
+  OpenedTarget t;
+  const bool reads_only = !config::PhaseKindWrites(phase.kind);
+  t.path = target.block_device;
+  if (t.path.empty() && reads_only) {
+    t.path = AgingFilePath(target);
+  } else if (t.path.empty()) {
+    auto prepared = PrepareAgingFile(target);
+    if (!prepared) return refuse(prepared.error().message);
+    t.path = *prepared;
+  }
+  auto io = WorkloadTarget::Open(t.path, reads_only ? WorkloadTarget::kReadOnly
+                                                    : WorkloadTarget::kReadWrite);
+  if (!io && io.error().errnum == EBUSY && !target.block_device.empty()) {
+    // Something holds the device: the interlocks, run on a read-only
+    // descriptor, say what (a mounted partition, swap, a holder).
+    if (auto ro = WorkloadTarget::Open(t.path, WorkloadTarget::kReadOnly)) {
+      if (Status s = CheckWritePass(target, (*ro)->fd(), run.WholePass(), options.paths); !s) {
+        return refuse(s.error().message);
+      }
+    }
+  }
+  if (!io) {
+    return refuse(t.path + ": cannot open for " + (reads_only ? "reading: " : "writing: ") +
+                  io.error().message);
+  }
+  if (!reads_only) {
+    if (Status s = CheckWritePass(target, (*io)->fd(), run.WholePass(), options.paths); !s) {
+      return refuse(s.error().message);
+    }
+  } else if (!target.block_device.empty() && !(*io)->is_block_device()) {
+    return refuse(target.block_device +
+                  ": refusing to read: it is not a block device "
+                  "(aging.targets.block_device names a whole device)");
+  }
+  if ((*io)->is_block_device()) {
+    // A writer's identity was checked by the write gate above.
+    if (reads_only) {
+      Status checked = CheckIdentity(target, (*io)->fd(), (*io)->device_number(), options.paths);
+      if (!checked && target.nsid != 0) {
+        // Kernel names change across boots and hot-plugs; a phase that only
+        // reads follows the drive by its serial (one that writes never does).
+        if (auto moved = FindNvmeNamespace(target.serial, target.nsid, options.paths.sysfs);
+            moved && *moved != t.path) {
+          auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
+          if (reopened) {
+            Status again = CheckIdentity(target, (*reopened)->fd(), (*reopened)->device_number(),
+                                         options.paths);
+            if (again) {
+              log::Info("phase " + phase.name + ": " + target.serial + " namespace " +
+                        std::to_string(target.nsid) + " is " + *moved + " now, not " + t.path);
+              io = std::move(reopened);
+              t.path = *moved;
+              run.device = t.path;
+              checked = Ok{};
+            }
+          }
+        }
+      }
+      if (!checked) return refuse(checked.error().message);
+    }
+    auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
+    if (identity) t.nsid = identity->nsid;
+    if (identity && identity->nvme) {
+      t.nvme = true;
+      if (auto id = NvmeControllerOn((*io)->fd())->Identify(kIdentifyCnsController, 0)) {
+        if (auto c = DecodeIdentifyController(*id)) {
+          run.model = c->model;
+          run.firmware = c->firmware;
+        }
+      }
+      if (!options.health) t.health = NvmeHealthSource((*io)->fd());
+    }
+  }
+  if (options.health) t.health = options.health((*io)->fd());
+  t.capacity = (*io)->size() >> 20 << 20;
+  if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
+  t.io = std::move(*io);
+  return t;
+}
+
+// Runs the phase's kind on the opened target while a watcher thread checks
+// the abort conditions (temperature, health, the time limit) every
+// check_interval, and `stop` (shutdown, a reload) aborts it too.
+Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& aborts,
+                  PhaseReport& report, std::stop_token stop) {
+  std::stop_callback on_stop(stop, [&] {
+    run.Abort("stopped: drivewatch is shutting down, or a reload removed the phase");
+  });
+  std::jthread watcher([&](std::stop_token done) {
+    auto next = Clock::now();
+    while (!done.stop_requested() && !run.abort.stop_requested()) {
+      next += run.options->check_interval;
+      if (!SleepUntil(next, done)) return;
+      if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
+    }
+  });
+  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid);
+  const Status status = RunKind(run.phase->kind, ctx, report);
+  watcher.request_stop();
+  watcher.join();
+  return status;
+}
+
+// Puts the run on record, whatever its outcome: logged, appended to the
+// history, its checkpoint removed (it is on record now), the observer told.
+// Fails if the record could not be appended.
+Expected<Json> Finish(RunState& run, HistoryFile& history, const PhaseReport& report,
+                      const std::string& outcome, const std::string& why) {
+  Json record = run.Record(outcome, why, report);
+  if (outcome == "refused") {
+    log::Warn("phase " + run.phase->name + " refused: " + why);
+  } else {
+    log::Info("phase " + run.phase->name + " " + outcome + (why.empty() ? "" : ": ") + why);
+  }
+  Status appended = history.Append(record);
+  std::remove(CheckpointPath(run.options->state_directory, run.phase->name).c_str());
+  if (run.observer) run.observer->OnEnd(record);
+  if (!appended) return appended.error();
+  return record;
+}
+
 }  // namespace
 
 std::string HistoryPath(const std::string& state_directory) {
@@ -326,18 +468,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
 
   HistoryFile history(HistoryPath(options.state_directory));
   PhaseReport report;
-  auto finish = [&](const std::string& outcome, const std::string& why) -> Expected<Json> {
-    Json record = run.Record(outcome, why, report);
-    if (outcome == "refused") {
-      log::Warn("phase " + phase->name + " refused: " + why);
-    } else {
-      log::Info("phase " + phase->name + " " + outcome + (why.empty() ? "" : ": ") + why);
-    }
-    Status appended = history.Append(record);
-    std::remove(CheckpointPath(options.state_directory, phase->name).c_str());
-    if (observer) observer->OnEnd(record);
-    if (!appended) return appended.error();
-    return record;
+  auto finish = [&](const std::string& outcome, const std::string& why) {
+    return Finish(run, history, report, outcome, why);
   };
 
   if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
@@ -373,91 +505,14 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     }
   }
 
-  // Open and check the target. A phase that only reads (retention-verify)
-  // opens it read-only and checks only that it is the configured drive.
-  const bool reads_only = !config::PhaseKindWrites(phase->kind);
-  std::string path = target->block_device;
-  if (path.empty() && reads_only) {
-    path = AgingFilePath(*target);
-  } else if (path.empty()) {
-    auto prepared = PrepareAgingFile(*target);
-    if (!prepared) return finish("refused", prepared.error().message);
-    path = *prepared;
-  }
-  auto io = WorkloadTarget::Open(path, reads_only ? WorkloadTarget::kReadOnly
-                                                  : WorkloadTarget::kReadWrite);
-  if (!io && io.error().errnum == EBUSY && !target->block_device.empty()) {
-    // Something holds the device: the interlocks, run on a read-only
-    // descriptor, say what (a mounted partition, swap, a holder).
-    if (auto ro = WorkloadTarget::Open(path, WorkloadTarget::kReadOnly)) {
-      if (Status s = CheckWritePass(*target, (*ro)->fd(), run.WholePass(), options.paths); !s) {
-        return finish("refused", s.error().message);
-      }
-    }
-  }
-  if (!io) {
-    return finish("refused", path + ": cannot open for " +
-                                 (reads_only ? "reading: " : "writing: ") + io.error().message);
-  }
-  if (!reads_only) {
-    if (Status s = CheckWritePass(*target, (*io)->fd(), run.WholePass(), options.paths); !s) {
-      return finish("refused", s.error().message);
-    }
-  } else if (!target->block_device.empty() && !(*io)->is_block_device()) {
-    return finish("refused", target->block_device +
-                                 ": refusing to read: it is not a block device "
-                                 "(aging.targets.block_device names a whole device)");
-  }
-  std::unique_ptr<HealthSource> health;
-  bool nvme = false;
-  std::uint32_t nsid = 0;
-  if ((*io)->is_block_device()) {
-    // A writer's identity was checked by the write gate above.
-    if (reads_only) {
-      Status checked = CheckIdentity(*target, (*io)->fd(), (*io)->device_number(), options.paths);
-      if (!checked && target->nsid != 0) {
-        // Kernel names change across boots and hot-plugs; a phase that only
-        // reads follows the drive by its serial (one that writes never does).
-        if (auto moved = FindNvmeNamespace(target->serial, target->nsid, options.paths.sysfs);
-            moved && *moved != path) {
-          auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
-          if (reopened) {
-            Status again = CheckIdentity(*target, (*reopened)->fd(), (*reopened)->device_number(),
-                                         options.paths);
-            if (again) {
-              log::Info("phase " + phase->name + ": " + target->serial + " namespace " +
-                        std::to_string(target->nsid) + " is " + *moved + " now, not " + path);
-              io = std::move(reopened);
-              path = *moved;
-              run.device = path;
-              checked = Ok{};
-            }
-          }
-        }
-      }
-      if (!checked) return finish("refused", checked.error().message);
-    }
-    auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
-    if (identity) nsid = identity->nsid;
-    if (identity && identity->nvme) {
-      nvme = true;
-      if (auto id = NvmeControllerOn((*io)->fd())->Identify(kIdentifyCnsController, 0)) {
-        if (auto c = DecodeIdentifyController(*id)) {
-          run.model = c->model;
-          run.firmware = c->firmware;
-        }
-      }
-      if (!options.health) health = NvmeHealthSource((*io)->fd());
-    }
-  }
-  if (options.health) health = options.health((*io)->fd());
-  const std::uint64_t capacity = (*io)->size() >> 20 << 20;
-  if (capacity == 0) return finish("refused", path + ": smaller than 1 MiB");
+  auto opened = OpenTarget(run);
+  if (!opened) return finish("refused", opened.error().message);
+  const std::string& path = opened->path;
 
   double fill = -1;
   if (auto h = history.Read()) fill = LastFillRatio(h->records, target->name);
 
-  AbortConditions aborts(std::move(health), config.aging.temperature_margin,
+  AbortConditions aborts(std::move(opened->health), config.aging.temperature_margin,
                          phase->max_duration, run.started);
   if (Status s = aborts.Start(); !s) {
     return finish("refused", path + ": cannot read the drive's health: " + s.error().message);
@@ -472,22 +527,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   log::Info("phase " + phase->name + " started on " + path + " (target " + target->name +
             ", " + config::FormatPhaseSchedule(phase->schedule) + ")");
 
-  std::stop_callback on_stop(stop, [&] {
-    run.Abort("stopped: drivewatch is shutting down, or a reload removed the phase");
-  });
-  std::jthread watcher([&](std::stop_token done) {
-    auto next = Clock::now();
-    while (!done.stop_requested() && !run.abort.stop_requested()) {
-      next += options.check_interval;
-      if (!SleepUntil(next, done)) return;
-      if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
-    }
-  });
-
-  Context ctx(run, **io, capacity, fill, nvme, nsid);
-  const Status status = RunKind(phase->kind, ctx, report);
-  watcher.request_stop();
-  watcher.join();
+  const Status status = RunWatched(run, *opened, fill, aborts, report, stop);
   if (options.on_drive_idle && !run.serial.empty()) options.on_drive_idle(run.serial);
 
   if (!status) {

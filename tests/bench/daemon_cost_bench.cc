@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -106,7 +107,8 @@ int main(int argc, char** argv) {
   const long hwm = StatusKiB("VmHWM");
   http.Stop();
   executor.Shutdown(std::chrono::seconds(5));
-  std::system(("rm -rf " + cfg.state_directory).c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all(cfg.state_directory, ignored);
 
   const double covered_minutes = seconds * speed / 60.0;
   std::printf("drives=%d covered=%.1f default minutes (run %.0f s at speed %.0fx), scrapes=%d\n",

@@ -4,7 +4,6 @@
 #include <blkid/blkid.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <libnvme.h>
 #include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/statvfs.h>
@@ -195,12 +194,11 @@ Expected<DeviceIdentity> ReadNvmeIdentity(int fd, const std::string& name) {
   auto ctrl = DecodeIdentifyController(*data);
   if (!ctrl) return Error{ctrl.error().errnum, -1, name + ": " + ctrl.error().message};
   id.serial = ctrl->serial;
-  __u32 nsid = 0;
-  if (nvme_get_nsid(fd, &nsid) != 0) {
-    const int err = errno;
-    return Error{err, -1, name + ": get namespace ID: " + std::strerror(err)};
+  auto nsid = NamespaceIdOn(fd);
+  if (!nsid) {
+    return Error{nsid.error().errnum, -1, name + ": get namespace ID: " + nsid.error().message};
   }
-  id.nsid = nsid;
+  id.nsid = *nsid;
   return id;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <liburing.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,6 +16,10 @@
 #include <vector>
 
 namespace drivewatch {
+
+struct IoTarget::Ring {
+  io_uring ring{};
+};
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -112,17 +117,18 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
       IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
       IORING_SETUP_COOP_TASKRUN, 0};
   int rc = -EINVAL;
+  t->ring_ = std::make_unique<Ring>();
   for (unsigned flags : kFlags) {
-    rc = io_uring_queue_init(4, &t->ring_, flags);
+    rc = io_uring_queue_init(4, &t->ring_->ring, flags);
     if (rc != -EINVAL) break;
   }
   if (rc < 0) return SysError(-rc, "io_uring_queue_init for " + path);
   t->ring_ok_ = true;
   iovec iov{t->buffer_, block_size};
-  if ((rc = io_uring_register_buffers(&t->ring_, &iov, 1)) < 0) {
+  if ((rc = io_uring_register_buffers(&t->ring_->ring, &iov, 1)) < 0) {
     return SysError(-rc, "io_uring_register_buffers for " + path);
   }
-  if ((rc = io_uring_register_files(&t->ring_, &t->fd_, 1)) < 0) {
+  if ((rc = io_uring_register_files(&t->ring_->ring, &t->fd_, 1)) < 0) {
     return SysError(-rc, "io_uring_register_files for " + path);
   }
   return t;
@@ -131,7 +137,7 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
 IoTarget::~IoTarget() {
   // With a read still in flight the kernel keeps the buffer's pages pinned
   // past the ring's exit; unmapping them here only drops our mapping.
-  if (ring_ok_) io_uring_queue_exit(&ring_);
+  if (ring_ok_) io_uring_queue_exit(&ring_->ring);
   if (buffer_ != nullptr) ::munmap(buffer_, block_size_);
   if (fd_ >= 0) ::close(fd_);
 }
@@ -148,14 +154,14 @@ IoTarget::Wait IoTarget::WaitForRead(Clock::time_point deadline,
     int rc;
     if (submit_pending_) {
       submit_pending_ = false;
-      rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+      rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, &ts, nullptr);
     } else {
-      rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
+      rc = io_uring_wait_cqe_timeout(&ring_->ring, &cqe, &ts);
     }
     if (rc >= 0 && cqe != nullptr) {
       const std::uint64_t tag = cqe->user_data;
       const int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
+      io_uring_cqe_seen(&ring_->ring, cqe);
       if (tag == kReadTag) {
         *result = res;
         return Wait::kDone;
@@ -189,7 +195,7 @@ ReadOutcome IoTarget::Read(std::uint64_t offset,
     in_flight_ = false;
   }
 
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
   if (sqe == nullptr) {
     out.kind = ReadOutcome::Kind::kError;
     out.errnum = EBUSY;
@@ -212,10 +218,10 @@ ReadOutcome IoTarget::Read(std::uint64_t offset,
   if (w == Wait::kTimeout) {
     // Ask for it back. Reads the device already holds usually cannot be
     // recalled (-EALREADY), so the next Read still waits for it.
-    if (io_uring_sqe* cancel = io_uring_get_sqe(&ring_)) {
+    if (io_uring_sqe* cancel = io_uring_get_sqe(&ring_->ring)) {
       io_uring_prep_cancel64(cancel, kReadTag, 0);
       io_uring_sqe_set_data64(cancel, kCancelTag);
-      io_uring_submit(&ring_);
+      io_uring_submit(&ring_->ring);
     }
     out.kind = ReadOutcome::Kind::kTimeout;
     return out;

@@ -10,7 +10,6 @@
 // it there.
 #pragma once
 
-#include <liburing.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -94,7 +93,8 @@ class IoTarget {
   std::uint64_t size_ = 0;
   std::uint32_t block_size_ = 0;
   void* buffer_ = nullptr;  // mmap'd: a late DMA after exit hits no reused memory
-  io_uring ring_{};
+  struct Ring;  // the io_uring (probes/io_target.cc): liburing stays out of this header
+  std::unique_ptr<Ring> ring_;
   bool ring_ok_ = false;
   bool in_flight_ = false;
   bool submit_pending_ = false;  // an SQE prepared but not yet submitted

@@ -268,6 +268,15 @@ class NvmeDriveLayer : public DriveLayer {
 
 }  // namespace
 
+Expected<std::uint32_t> NamespaceIdOn(int fd) {
+  __u32 nsid = 0;
+  if (nvme_get_nsid(fd, &nsid) != 0) {
+    const int err = errno;
+    return Error{err, -1, std::strerror(err)};
+  }
+  return std::uint32_t{nsid};
+}
+
 std::unique_ptr<Controller> NvmeControllerOn(int fd, std::string device) {
   if (device.empty()) {
     std::error_code ec;

@@ -38,6 +38,11 @@ std::unique_ptr<DriveLayer> MakeNvmeDriveLayer();
 // refers to.
 std::unique_ptr<Controller> NvmeControllerOn(int fd, std::string device = "");
 
+// The namespace ID of the namespace block device open as `fd` (the kernel's
+// NVME_IOCTL_ID). Fails with the ioctl's errno, e.g. ENOTTY for a block
+// device that is not an NVMe namespace.
+Expected<std::uint32_t> NamespaceIdOn(int fd);
+
 namespace detail {
 
 // Turns a libnvme ioctl return code into an Error naming `device` and the

@@ -282,8 +282,9 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
     return false;
   }
 
-  // Where the token nlohmann-json could not use starts, and whether it was
-  // one it read in full (else reading it failed at `failed_at`).
+  // Where the token nlohmann-json could not use starts: one it read in
+  // full, ending just before `position`, or one it failed to read at
+  // `failed_at`.
   std::size_t TokenStart(std::size_t position, const std::string& token, bool read_in_full,
                          const std::string& problem, std::size_t failed_at) const;
   bool FailInsideToken(const std::string& problem, std::size_t failed_at);
@@ -453,8 +454,9 @@ bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
   } else {
     expected = "',' or '}'";  // "object": after a member's value
   }
-  return Fail(start, "unexpected " + Describe(text_, start) + (complete_ ? " after the value" : "") +
-                         " (expected " + expected + ")");
+  const std::string after = complete_ ? " after the value" : "";
+  return Fail(start,
+              "unexpected " + Describe(text_, start) + after + " (expected " + expected + ")");
 }
 
 }  // namespace

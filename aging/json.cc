@@ -1,14 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "aging/json.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
-#include <unordered_set>
+
+#include <nlohmann/json.hpp>
 
 namespace drivewatch::aging {
 namespace {
+
+// nlohmann-json reads the text (through its SAX interface, building Json
+// values as it goes) and escapes the strings written. What stays here is
+// what it leaves to its user: the nesting limit, duplicate keys, how
+// numbers are written, and errors in our words with a line and column.
+using NlohmannJson = nlohmann::ordered_json;
 
 constexpr int kMaxDepth = 64;
 
@@ -21,9 +30,7 @@ constexpr double kTwo64 = 18446744073709551616.0;
 // (overlong forms, UTF-16 surrogates and code points past U+10FFFF are not,
 // per RFC 3629 §4).
 std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) {
-    return static_cast<unsigned char>(s[k]);
-  };
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char b0 = byte(i);
   if (b0 < 0x80) return 1;
   std::size_t len;
@@ -49,59 +56,29 @@ std::size_t Utf8SequenceLength(std::string_view s, std::size_t i) {
   return len;
 }
 
-void AppendUtf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 void DumpString(const std::string& s, std::string& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
+  // Strings can come from drive identify data with arbitrary bytes; invalid
+  // UTF-8 becomes U+FFFD so our own output always parses again (history
+  // would otherwise hold a record no reader accepts). One U+FFFD for each
+  // byte that starts no well-formed sequence, as drivewatch has always
+  // written them: nlohmann-json's replace mode writes one for a whole
+  // truncated sequence, which would change the bytes of such a record.
+  std::string replaced;
+  bool replacing = false;
   for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out += "\\\""; ++i; continue;
-      case '\\': out += "\\\\"; ++i; continue;
-      case '\b': out += "\\b"; ++i; continue;
-      case '\f': out += "\\f"; ++i; continue;
-      case '\n': out += "\\n"; ++i; continue;
-      case '\r': out += "\\r"; ++i; continue;
-      case '\t': out += "\\t"; ++i; continue;
-      default: break;
-    }
-    if (c < 0x20) {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
+    const std::size_t length = Utf8SequenceLength(s, i);
+    if (length == 0) {
+      if (!replacing) replaced.assign(s, 0, i);
+      replacing = true;
+      replaced += "\xEF\xBF\xBD";
       ++i;
       continue;
     }
-    const std::size_t len = Utf8SequenceLength(s, i);
-    if (len == 0) {
-      // Strings can come from drive identify data with arbitrary bytes; write
-      // U+FFFD so our own output always parses again (history would
-      // otherwise hold a record no reader accepts).
-      out += "\xEF\xBF\xBD";
-      ++i;
-      continue;
-    }
-    out.append(s, i, len);
-    i += len;
+    if (replacing) replaced.append(s, i, length);
+    i += length;
   }
-  out += '"';
+  const NlohmannJson value(replacing ? replaced : s);
+  out += value.dump(-1, ' ', false, NlohmannJson::error_handler_t::replace);
 }
 
 void DumpDouble(double d, std::string& out) {
@@ -109,6 +86,8 @@ void DumpDouble(double d, std::string& out) {
     out += "null";
     return;
   }
+  // Shortest round trip, as written before nlohmann-json: its own format
+  // differs (1900000000.0 for 1.9e+09), and history must not change.
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, d);
   std::string_view text(buf, static_cast<std::size_t>(r.ptr - buf));
@@ -118,397 +97,367 @@ void DumpDouble(double d, std::string& out) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
-class Parser {
- public:
-  explicit Parser(std::string_view text) : text_(text) {}
-
-  Expected<Json> Run() {
-    Json value;
-    SkipSpace();
-    if (!ParseValue(value, 1)) return Fail();
-    SkipSpace();
-    if (pos_ != text_.size()) {
-      SetError("unexpected " + Describe(pos_) + " after the value",
-               "the end of the input");
-      return Fail();
-    }
-    return value;
+std::string Describe(std::string_view text, std::size_t at) {
+  if (at >= text.size()) return "end of input";
+  const unsigned char c = static_cast<unsigned char>(text[at]);
+  char buf[16];
+  if (c >= 0x20 && c < 0x7F) {
+    std::snprintf(buf, sizeof buf, "'%c'", c);
+  } else {
+    std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
   }
+  return buf;
+}
+
+// "line 3, column 7: <what>". Line and column are 1-based; the column
+// counts characters (UTF-8 sequences), as editors do, not bytes.
+Error ErrorAt(std::string_view text, std::size_t at, const std::string& what) {
+  std::size_t line = 1, column = 1;
+  const std::size_t end = std::min(at, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return Error{EINVAL, -1,
+               "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
+                   what};
+}
+
+// The lead byte of the UTF-8 sequence nlohmann-json found ill-formed at
+// `at`: it stops at the first byte that cannot continue the sequence, and
+// the error names the sequence. Everything before it in the string is
+// well-formed.
+std::size_t Utf8SequenceStart(std::string_view s, std::size_t at) {
+  for (std::size_t back = 1; back <= 3 && back <= at; ++back) {
+    const unsigned char c = static_cast<unsigned char>(s[at - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte
+    const std::size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return back < length ? at - back : at;
+  }
+  return at;
+}
+
+// The literal (true, false or null) whose beginning ends just before `at`,
+// where reading it failed; none when no literal begins there.
+struct LiteralPrefix {
+  std::string_view word;  // empty: none
+  std::size_t start = 0;
+};
+LiteralPrefix LiteralBefore(std::string_view text, std::size_t at) {
+  for (std::string_view word : {"true", "false", "null"}) {
+    for (std::size_t length = 1; length < word.size() && length <= at; ++length) {
+      if (text.substr(at - length, length) == word.substr(0, length)) {
+        return {word, at - length};
+      }
+    }
+  }
+  return {};
+}
+
+// Iterates over the text for nlohmann-json and remembers how far it has
+// read, so that a SAX event knows where in the text it happened.
+class TrackedIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  TrackedIterator(const char* at, const char** read_end) : at_(at), read_end_(read_end) {}
+  reference operator*() const { return *at_; }
+  TrackedIterator& operator++() {
+    *read_end_ = ++at_;
+    return *this;
+  }
+  TrackedIterator operator++(int) {
+    TrackedIterator before = *this;
+    ++*this;
+    return before;
+  }
+  bool operator==(const TrackedIterator& other) const { return at_ == other.at_; }
 
  private:
-  bool AtEnd() const { return pos_ >= text_.size(); }
-  char Peek() const { return text_[pos_]; }
+  const char* at_;
+  const char** read_end_;
+};
 
-  void SkipSpace() {
-    while (!AtEnd()) {
-      const char c = Peek();
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-      ++pos_;
+// Builds a Json from nlohmann-json's SAX events and turns its errors into
+// ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
+class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
+ public:
+  // `text` is all of the input, for positions and for naming characters;
+  // nlohmann-json reads its first `parsed` bytes, and `read_end` is how far
+  // it has got.
+  JsonBuilder(std::string_view text, std::size_t parsed, const char* const& read_end)
+      : text_(text), parsed_(parsed), read_end_(read_end) {}
+
+  Json TakeValue() { return std::move(value_); }
+  const Error& error() const { return error_; }
+
+  bool null() override { return Add(Json()); }
+  bool boolean(bool value) override { return Add(Json(value)); }
+  bool number_integer(number_integer_t value) override { return Add(Json(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Add(Json(value)); }
+  bool number_float(number_float_t value, const string_t&) override { return Add(Json(value)); }
+  bool string(string_t& value) override { return Add(Json(std::move(value))); }
+  bool binary(binary_t&) override { return false; }  // only in binary formats, never in JSON text
+
+  bool start_object(std::size_t) override { return Open(Json::Object()); }
+  bool key(string_t& name) override {
+    // RFC 8259 §4 leaves duplicate names to the implementation; a record
+    // with two different "outcome"s is ambiguous, so refuse it.
+    if (open_.back().value.Find(name) != nullptr) {
+      std::string shown;
+      DumpString(name, shown);
+      return Fail(KeyStart(), "duplicate key " + shown);
     }
+    open_.back().key = std::move(name);
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(Json::Array()); }
+  bool end_array() override { return Close(); }
+
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& ex) override;
+
+ private:
+  struct OpenContainer {
+    Json value;
+    std::string key;  // objects: the member the next value is for
+  };
+
+  std::size_t ReadSoFar() const { return static_cast<std::size_t>(read_end_ - text_.data()); }
+
+  // The opening quote of the key just read: nlohmann-json has read up to
+  // its closing quote. A quote inside the key follows an odd number of
+  // backslashes; the opening one follows none.
+  std::size_t KeyStart() const {
+    std::size_t at = ReadSoFar() - 1;
+    while (at > 0) {
+      --at;
+      if (text_[at] != '"') continue;
+      std::size_t backslashes = 0;
+      while (backslashes < at && text_[at - 1 - backslashes] == '\\') ++backslashes;
+      if (backslashes % 2 == 0) return at;
+    }
+    return at;
   }
 
-  std::string Describe(std::size_t at) const {
-    if (at >= text_.size()) return "end of input";
-    const unsigned char c = static_cast<unsigned char>(text_[at]);
-    char buf[16];
-    if (c >= 0x20 && c < 0x7F) {
-      std::snprintf(buf, sizeof buf, "'%c'", c);
+  bool Add(Json value) {
+    if (open_.empty()) {
+      value_ = std::move(value);
+      complete_ = true;
+    } else if (open_.back().value.type() == Json::Type::kArray) {
+      open_.back().value.Push(std::move(value));
     } else {
-      std::snprintf(buf, sizeof buf, "byte 0x%02x", c);
+      open_.back().value[open_.back().key] = std::move(value);
     }
-    return buf;
+    return true;
   }
 
-  // Records the first error only: callers unwind by returning false.
-  bool SetError(std::string what, std::string expected = {}) {
-    if (error_.empty()) {
-      error_pos_ = pos_;
-      error_ = std::move(what);
-      if (!expected.empty()) error_ += " (expected " + expected + ")";
+  bool Open(Json container) {
+    if (open_.size() >= kMaxDepth) {
+      // nlohmann-json does not recurse, but our Json does (Dump, ==).
+      return Fail(ReadSoFar() - 1, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     }
+    open_.push_back({std::move(container), {}});
+    return true;
+  }
+
+  bool Close() {
+    Json done = std::move(open_.back().value);
+    open_.pop_back();
+    return Add(std::move(done));
+  }
+
+  bool Fail(std::size_t at, const std::string& what) {
+    error_ = ErrorAt(text_, at, what);
     return false;
   }
 
-  bool Unexpected(std::string expected) {
-    return SetError("unexpected " + Describe(pos_), std::move(expected));
-  }
-
-  Error Fail() const {
-    // Line and column are 1-based; the column counts characters (UTF-8
-    // sequences), as editors do, not bytes.
-    std::size_t line = 1, column = 1;
-    const std::size_t end = std::min(error_pos_, text_.size());
-    for (std::size_t i = 0; i < end; ++i) {
-      const unsigned char c = static_cast<unsigned char>(text_[i]);
-      if (c == '\n') {
-        ++line;
-        column = 1;
-      } else if ((c & 0xC0) != 0x80) {
-        ++column;
-      }
-    }
-    return Error{EINVAL, -1,
-                 "line " + std::to_string(line) + ", column " +
-                     std::to_string(column) + ": " + error_};
-  }
-
-  bool ParseValue(Json& out, int depth) {
-    if (AtEnd()) return Unexpected("a value");
-    switch (Peek()) {
-      case '{': return ParseObject(out, depth);
-      case '[': return ParseArray(out, depth);
-      case '"': {
-        std::string s;
-        if (!ParseString(s)) return false;
-        out = Json(std::move(s));
-        return true;
-      }
-      case 't': return ParseLiteral("true", Json(true), out);
-      case 'f': return ParseLiteral("false", Json(false), out);
-      case 'n': return ParseLiteral("null", Json(), out);
-      default:
-        if (Peek() == '-' || (Peek() >= '0' && Peek() <= '9')) {
-          return ParseNumber(out);
-        }
-        return Unexpected("a value");
-    }
-  }
-
-  bool ParseLiteral(std::string_view word, Json value, Json& out) {
-    for (std::size_t i = 0; i < word.size(); ++i, ++pos_) {
-      if (AtEnd() || Peek() != word[i]) {
-        return Unexpected("'" + std::string(word) + "'");
-      }
-    }
-    out = std::move(value);
-    return true;
-  }
-
-  bool EnterContainer(int depth) {
-    if (depth > kMaxDepth) {
-      return SetError("nesting deeper than " + std::to_string(kMaxDepth) +
-                      " levels");
-    }
-    return true;
-  }
-
-  bool ParseArray(Json& out, int depth) {
-    if (!EnterContainer(depth)) return false;
-    ++pos_;  // '['
-    out = Json::Array();
-    SkipSpace();
-    if (!AtEnd() && Peek() == ']') {
-      ++pos_;
-      return true;
-    }
-    for (;;) {
-      SkipSpace();
-      Json item;
-      if (!ParseValue(item, depth + 1)) return false;
-      out.Push(std::move(item));
-      SkipSpace();
-      if (AtEnd()) return Unexpected("',' or ']'");
-      if (Peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (Peek() == ']') {
-        ++pos_;
-        return true;
-      }
-      return Unexpected("',' or ']'");
-    }
-  }
-
-  bool ParseObject(Json& out, int depth) {
-    if (!EnterContainer(depth)) return false;
-    ++pos_;  // '{'
-    out = Json::Object();
-    SkipSpace();
-    if (!AtEnd() && Peek() == '}') {
-      ++pos_;
-      return true;
-    }
-    // RFC 8259 §4 leaves duplicate names to the implementation; a record
-    // with two different "outcome"s is ambiguous, so refuse it.
-    std::unordered_set<std::string> seen;
-    for (;;) {
-      SkipSpace();
-      if (AtEnd() || Peek() != '"') return Unexpected("a string key");
-      const std::size_t key_pos = pos_;
-      std::string key;
-      if (!ParseString(key)) return false;
-      if (!seen.insert(key).second) {
-        pos_ = key_pos;
-        std::string shown;
-        DumpString(key, shown);
-        return SetError("duplicate key " + shown);
-      }
-      SkipSpace();
-      if (AtEnd() || Peek() != ':') return Unexpected("':'");
-      ++pos_;
-      SkipSpace();
-      Json value;
-      if (!ParseValue(value, depth + 1)) return false;
-      out[key] = std::move(value);
-      SkipSpace();
-      if (AtEnd()) return Unexpected("',' or '}'");
-      if (Peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      if (Peek() == '}') {
-        ++pos_;
-        return true;
-      }
-      return Unexpected("',' or '}'");
-    }
-  }
-
-  bool ParseHex4(std::uint32_t& out) {
-    out = 0;
-    for (int i = 0; i < 4; ++i, ++pos_) {
-      if (AtEnd()) return Unexpected("4 hex digits after \\u");
-      const char c = Peek();
-      std::uint32_t v;
-      if (c >= '0' && c <= '9') {
-        v = static_cast<std::uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        v = static_cast<std::uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        v = static_cast<std::uint32_t>(c - 'A' + 10);
-      } else {
-        return Unexpected("4 hex digits after \\u");
-      }
-      out = out << 4 | v;
-    }
-    return true;
-  }
-
-  bool ParseString(std::string& out) {
-    ++pos_;  // '"'
-    for (;;) {
-      if (AtEnd()) return Unexpected("'\"' to close the string");
-      const unsigned char c = static_cast<unsigned char>(Peek());
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c < 0x20) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf,
-                      "control character 0x%02x in a string", c);
-        return SetError(buf, "it escaped, e.g. \\n or \\u00XX");
-      }
-      if (c == '\\') {
-        if (!ParseEscape(out)) return false;
-        continue;
-      }
-      const std::size_t len = Utf8SequenceLength(text_, pos_);
-      if (len == 0) return SetError("invalid UTF-8 at " + Describe(pos_));
-      out.append(text_, pos_, len);
-      pos_ += len;
-    }
-  }
-
-  bool ParseEscape(std::string& out) {
-    const std::size_t escape_pos = pos_;
-    ++pos_;  // '\\'
-    if (AtEnd()) return Unexpected("an escape character");
-    const char c = Peek();
-    ++pos_;
-    switch (c) {
-      case '"': out += '"'; return true;
-      case '\\': out += '\\'; return true;
-      case '/': out += '/'; return true;
-      case 'b': out += '\b'; return true;
-      case 'f': out += '\f'; return true;
-      case 'n': out += '\n'; return true;
-      case 'r': out += '\r'; return true;
-      case 't': out += '\t'; return true;
-      case 'u': break;
-      default:
-        --pos_;
-        return Unexpected("one of \"\\/bfnrtu after '\\'");
-    }
-    std::uint32_t cp;
-    if (!ParseHex4(cp)) return false;
-    if (cp >= 0xDC00 && cp <= 0xDFFF) {
-      pos_ = escape_pos;
-      return SetError("lone low surrogate \\u" + HexOf(cp));
-    }
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      // RFC 8259 §7: a character outside the BMP is a UTF-16 surrogate pair.
-      if (text_.substr(pos_, 2) != "\\u") {
-        pos_ = escape_pos;
-        return SetError("high surrogate \\u" + HexOf(cp) +
-                            " not followed by a low one",
-                        "\\uDC00 to \\uDFFF next");
-      }
-      const std::size_t low_pos = pos_;
-      pos_ += 2;
-      std::uint32_t low;
-      if (!ParseHex4(low)) return false;
-      if (low < 0xDC00 || low > 0xDFFF) {
-        pos_ = low_pos;
-        return SetError("high surrogate \\u" + HexOf(cp) +
-                            " followed by \\u" + HexOf(low),
-                        "\\uDC00 to \\uDFFF");
-      }
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-    }
-    AppendUtf8(out, cp);
-    return true;
-  }
-
-  static std::string HexOf(std::uint32_t v) {
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "%04X", v);
-    return buf;
-  }
-
-  bool IsDigit() const { return !AtEnd() && Peek() >= '0' && Peek() <= '9'; }
-
-  bool ParseNumber(Json& out) {
-    const std::size_t start = pos_;
-    const bool negative = Peek() == '-';
-    if (negative) ++pos_;
-    if (!IsDigit()) return Unexpected("a digit");
-    if (Peek() == '0') {
-      ++pos_;
-      if (IsDigit()) return SetError("leading zero in a number");
-    } else {
-      while (IsDigit()) ++pos_;
-    }
-    bool integral = true;
-    if (!AtEnd() && Peek() == '.') {
-      integral = false;
-      ++pos_;
-      if (!IsDigit()) return Unexpected("a digit after '.'");
-      while (IsDigit()) ++pos_;
-    }
-    if (!AtEnd() && (Peek() == 'e' || Peek() == 'E')) {
-      integral = false;
-      ++pos_;
-      if (!AtEnd() && (Peek() == '+' || Peek() == '-')) ++pos_;
-      if (!IsDigit()) return Unexpected("a digit in the exponent");
-      while (IsDigit()) ++pos_;
-    }
-    const char* first = text_.data() + start;
-    const char* last = text_.data() + pos_;
-    if (integral) {
-      if (negative) {
-        std::int64_t v;
-        const auto r = std::from_chars(first, last, v);
-        if (r.ec == std::errc() && r.ptr == last) {
-          out = Json(v);
-          return true;
-        }
-      } else {
-        std::uint64_t v;
-        const auto r = std::from_chars(first, last, v);
-        if (r.ec == std::errc() && r.ptr == last) {
-          out = Json(v);
-          return true;
-        }
-      }
-      // Too big for 64 bits: fall through to a double, as RFC 8259 §6
-      // expects of most implementations.
-    }
-    double d = 0;
-    const auto r = std::from_chars(first, last, d);
-    if (r.ec == std::errc::result_out_of_range) {
-      if (DecimalExponent(start) > 0) {
-        pos_ = start;
-        return SetError("number " + std::string(first, last) +
-                        " is out of range of a double");
-      }
-      d = negative ? -0.0 : 0.0;  // underflow: as close to zero as it gets
-    } else if (r.ec != std::errc() || r.ptr != last) {
-      pos_ = start;
-      return SetError("malformed number " + std::string(first, last));
-    }
-    out = Json(d);
-    return true;
-  }
-
-  // Rough power of ten of the well-formed number at `start`: only its sign
-  // matters, to tell an overflow from an underflow.
-  long long DecimalExponent(std::size_t start) const {
-    std::size_t i = start;
-    if (text_[i] == '-') ++i;
-    long long int_digits = 0, leading_frac_zeros = 0;
-    bool nonzero_int = false, nonzero_seen = false;
-    for (; i < pos_ && text_[i] >= '0' && text_[i] <= '9'; ++i) {
-      if (text_[i] != '0') nonzero_int = true;
-      if (nonzero_int) ++int_digits;
-    }
-    if (i < pos_ && text_[i] == '.') {
-      for (++i; i < pos_ && text_[i] >= '0' && text_[i] <= '9'; ++i) {
-        if (text_[i] != '0') nonzero_seen = true;
-        if (!nonzero_seen) ++leading_frac_zeros;
-      }
-    }
-    long long exp = 0;
-    if (i < pos_ && (text_[i] == 'e' || text_[i] == 'E')) {
-      ++i;
-      bool neg = false;
-      if (text_[i] == '+' || text_[i] == '-') neg = text_[i++] == '-';
-      for (; i < pos_; ++i) {
-        if (exp < 1'000'000'000) exp = exp * 10 + (text_[i] - '0');
-      }
-      if (neg) exp = -exp;
-    }
-    const long long base =
-        nonzero_int ? int_digits - 1 : -(leading_frac_zeros + 1);
-    return base + exp;
-  }
+  // Where the token nlohmann-json could not use starts: one it read in
+  // full, ending just before `position`, or one it failed to read at
+  // `failed_at`.
+  std::size_t TokenStart(std::size_t position, const std::string& token, bool read_in_full,
+                         const std::string& problem, std::size_t failed_at) const;
+  bool FailInsideToken(const std::string& problem, std::size_t failed_at);
 
   std::string_view text_;
-  std::size_t pos_ = 0;
-  std::size_t error_pos_ = 0;
-  std::string error_;
+  std::size_t parsed_;
+  const char* const& read_end_;
+  std::vector<OpenContainer> open_;
+  Json value_;
+  bool complete_ = false;  // the top-level value has been read
+  Error error_;
 };
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::size_t JsonBuilder::TokenStart(std::size_t position, const std::string& token,
+                                    bool read_in_full, const std::string& problem,
+                                    std::size_t failed_at) const {
+  if (read_in_full) {
+    // `position` is just past the token; past the input at its end.
+    if (position > parsed_) return parsed_;
+    const char last = text_[position - 1];
+    // A string or number token is what nlohmann-json read since it began.
+    if (last == '"' || (last >= '0' && last <= '9')) return position - token.size();
+    if (last == 'e' && text_.substr(0, position).ends_with("false")) return position - 5;
+    if (last == 'e' || last == 'l') return position - 4;  // true, null
+    return position - 1;  // ',' ':' '[' ']' '{' '}'
+  }
+  if (StartsWith(problem, "invalid string") || StartsWith(problem, "invalid number")) {
+    // `token` is what was read since the token began, the failing character
+    // included, control characters shown as "<U+000A>".
+    std::size_t failing = 0;
+    if (failed_at < parsed_) {
+      failing = static_cast<unsigned char>(text_[failed_at]) < 0x20 ? 8 : 1;
+    }
+    return failed_at - (token.size() - failing);
+  }
+  // An invalid literal: a beginning of one, or a character no token starts with.
+  const LiteralPrefix prefix = LiteralBefore(text_, failed_at);
+  return prefix.word.empty() ? failed_at : prefix.start;
+}
+
+// A token nlohmann-json could not read where a value was wanted (or a key
+// string): say what was wrong inside it, where.
+bool JsonBuilder::FailInsideToken(const std::string& problem, std::size_t at) {
+  const auto unexpected = [&](std::size_t where, const std::string& expected) {
+    return Fail(where, "unexpected " + Describe(text_, where) + " (expected " + expected + ")");
+  };
+  const auto hex_at = [&](std::size_t escape) {
+    std::string hex(text_.substr(escape + 2, 4));
+    for (char& c : hex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return hex;
+  };
+  const auto control_character = [&](unsigned char c) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "control character 0x%02x in a string", c);
+    return Fail(at, std::string(buf) + " (expected it escaped, e.g. \\n or \\u00XX)");
+  };
+  if (StartsWith(problem, "invalid string: control character")) {
+    return control_character(static_cast<unsigned char>(text_[at]));
+  }
+  if (problem == "invalid string: missing closing quote") {
+    if (at < text_.size()) return control_character(0);  // a NUL byte
+    return unexpected(at, "'\"' to close the string");
+  }
+  if (problem == "invalid string: ill-formed UTF-8 byte") {
+    const std::size_t start = Utf8SequenceStart(text_, at);
+    return Fail(start, "invalid UTF-8 at " + Describe(text_, start));
+  }
+  if (problem == "invalid string: forbidden character after backslash") {
+    return unexpected(at, at < text_.size() ? "one of \"\\/bfnrtu after '\\'"
+                                            : "an escape character");
+  }
+  if (problem == "invalid string: '\\u' must be followed by 4 hex digits") {
+    return unexpected(at, "4 hex digits after \\u");
+  }
+  if (problem == "invalid string: surrogate U+DC00..U+DFFF must follow U+D800..U+DBFF") {
+    const std::size_t escape = at - 5;  // read up to its last hex digit
+    return Fail(escape, "lone low surrogate \\u" + hex_at(escape));
+  }
+  if (problem == "invalid string: surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF") {
+    // RFC 8259 §7: a character outside the BMP is a UTF-16 surrogate pair.
+    // Reading stopped after the high surrogate, after a '\' following it,
+    // or at the last hex digit of a second \u escape that is no low one.
+    std::size_t high;
+    if (at >= 6 && text_.substr(at - 6, 2) == "\\u") {
+      high = at - 6;  // at what followed it
+    } else if (at >= 7 && text_.substr(at - 7, 2) == "\\u" && text_[at - 1] == '\\') {
+      high = at - 7;  // at what followed its '\'
+    } else {
+      const std::size_t low = at - 5;
+      return Fail(low, "high surrogate \\u" + hex_at(low - 6) + " followed by \\u" + hex_at(low) +
+                           " (expected \\uDC00 to \\uDFFF)");
+    }
+    return Fail(high, "high surrogate \\u" + hex_at(high) +
+                          " not followed by a low one (expected \\uDC00 to \\uDFFF next)");
+  }
+  if (problem == "invalid number; expected digit after '-'") return unexpected(at, "a digit");
+  if (problem == "invalid number; expected digit after '.'") {
+    return unexpected(at, "a digit after '.'");
+  }
+  if (StartsWith(problem, "invalid number; expected '+', '-', or digit after exponent") ||
+      problem == "invalid number; expected digit after exponent sign") {
+    return unexpected(at, "a digit in the exponent");
+  }
+  if (problem == "invalid literal") {
+    const LiteralPrefix prefix = LiteralBefore(text_, at);
+    if (prefix.word.empty()) return unexpected(at, "a value");
+    return unexpected(at, "'" + std::string(prefix.word) + "'");
+  }
+  return Fail(at, problem);  // nlohmann-json's own words, should it have new ones
+}
+
+bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
+                              const nlohmann::detail::exception& ex) {
+  if (ex.id == 406) {
+    // The only out_of_range error when parsing: a number a double cannot
+    // hold (one too close to zero reads as zero). `position` is just past
+    // it.
+    const std::size_t start = position - token.size();
+    return Fail(start, "number " + token + " is out of range of a double");
+  }
+  // A parse_error.101 says "... syntax error while parsing <context> -
+  // <problem>; last read: '<token>'..." when reading a token failed, and
+  // "... while parsing <context> - unexpected <token kind>..." when the
+  // token read was not one allowed there.
+  const std::string what = ex.what();
+  const std::size_t context_at = what.find("while parsing ");
+  const std::size_t dash = what.find(" - ", context_at);
+  if (context_at == std::string::npos || dash == std::string::npos) {
+    return Fail(std::min(position, parsed_ + 1) - 1, what);
+  }
+  const std::string context = what.substr(context_at + 14, dash - context_at - 14);
+  const std::size_t last_read = what.find("; last read: '" + token + "'", dash);
+  const bool read_in_full = last_read == std::string::npos;
+  const std::string problem = read_in_full ? "" : what.substr(dash + 3, last_read - dash - 3);
+  // `position` counts the characters read, the failing one included (the
+  // end of the input counts as one).
+  const std::size_t failed_at = std::min(position, parsed_ + 1) - 1;
+
+  if (!complete_ && context == "value") {
+    if (read_in_full) return Fail(failed_at, "unexpected " + Describe(text_, failed_at) +
+                                                 " (expected a value)");
+    return FailInsideToken(problem, failed_at);
+  }
+  if (context == "object key" && StartsWith(problem, "invalid string")) {
+    return FailInsideToken(problem, failed_at);
+  }
+  const std::size_t start = TokenStart(position, token, read_in_full, problem, failed_at);
+  // nlohmann-json reads "01" as 0 followed by 1: a '0' just before a token
+  // that starts with a digit was a number of its own.
+  if (start > 0 && start < parsed_ && text_[start] >= '0' && text_[start] <= '9' &&
+      text_[start - 1] == '0') {
+    return Fail(start, "leading zero in a number");
+  }
+  std::string expected;
+  if (complete_) {
+    expected = "the end of the input";
+  } else if (context == "object key") {
+    expected = "a string key";
+  } else if (context == "object separator") {
+    expected = "':'";
+  } else if (context == "array") {
+    expected = "',' or ']'";
+  } else {
+    expected = "',' or '}'";  // "object": after a member's value
+  }
+  const std::string after = complete_ ? " after the value" : "";
+  return Fail(start,
+              "unexpected " + Describe(text_, start) + after + " (expected " + expected + ")");
+}
 
 }  // namespace
 
@@ -684,7 +633,26 @@ std::string Json::Dump(int indent) const {
 }
 
 Expected<Json> Json::Parse(std::string_view text) {
-  return Parser(text).Run();
+  // nlohmann-json skips a UTF-8 byte order mark; RFC 8259 §8.1 allows none
+  // in JSON text that is exchanged (a byte 0xef starts no other value).
+  if (!text.empty() && text[0] == '\xEF') {
+    return ErrorAt(text, 0, "unexpected byte 0xef (expected a value)");
+  }
+  // It also takes a NUL byte outside a string for the end of the input:
+  // it reads the text up to the first one, which is then reported where it
+  // is.
+  const std::string_view json = text.substr(0, text.find('\0'));
+  const char* read_end = json.data();
+  JsonBuilder builder(text, json.size(), read_end);
+  const bool ok =
+      NlohmannJson::sax_parse(TrackedIterator(json.data(), &read_end),
+                              TrackedIterator(json.data() + json.size(), &read_end), &builder);
+  if (!ok) return builder.error();
+  if (json.size() < text.size()) {
+    return ErrorAt(text, json.size(),
+                   "unexpected byte 0x00 after the value (expected the end of the input)");
+  }
+  return builder.TakeValue();
 }
 
 bool Json::operator==(const Json& other) const {

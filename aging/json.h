@@ -3,7 +3,8 @@
 // and checkpoints hold, and what `drivewatch phase run` and `history`
 // print. Objects keep their members in insertion order so records read the
 // way they were written. Numbers keep an exact 64-bit integer when they are
-// one (byte counters pass 2^53), a double otherwise.
+// one (byte counters pass 2^53), a double otherwise. nlohmann-json reads
+// the text and escapes strings written (aging/json.cc).
 #pragma once
 
 #include <concepts>

@@ -256,6 +256,53 @@ TEST(JsonTest, RejectsTrailingGarbage) {
 TEST(JsonTest, RejectsDuplicateKeys) {
   EXPECT_EQ(ParseError(R"({"a":1,"a":2})"),
             "line 1, column 8: duplicate key \"a\"");
+  // At the key's opening quote, past the escaped one inside it.
+  EXPECT_EQ(ParseError(R"({"a\"b":1,"a\"b":2})"),
+            "line 1, column 11: duplicate key \"a\\\"b\"");
+}
+
+// A token that cannot follow what came before is reported where it starts,
+// whether it is whole or broken itself; what was expected comes from where
+// it stands.
+TEST(JsonTest, ErrorsAfterAValuePointAtTheNextToken) {
+  EXPECT_EQ(ParseError("[1-]"), "line 1, column 3: unexpected '-' (expected ',' or ']')");
+  EXPECT_EQ(ParseError("[1 -\n]"), "line 1, column 4: unexpected '-' (expected ',' or ']')");
+  EXPECT_EQ(ParseError("[1 \"abc"), "line 1, column 4: unexpected '\"' (expected ',' or ']')");
+  EXPECT_EQ(ParseError(R"([1 "\x"])"), "line 1, column 4: unexpected '\"' (expected ',' or ']')");
+  EXPECT_EQ(ParseError("[0x]"), "line 1, column 3: unexpected 'x' (expected ',' or ']')");
+  EXPECT_EQ(ParseError(R"({"k":1 tru})"), "line 1, column 8: unexpected 't' (expected ',' or '}')");
+  EXPECT_EQ(ParseError("{tru"), "line 1, column 2: unexpected 't' (expected a string key)");
+  EXPECT_EQ(ParseError("truetrue"),
+            "line 1, column 5: unexpected 't' after the value (expected the end of the input)");
+  EXPECT_EQ(ParseError("[00]"), "line 1, column 3: leading zero in a number");
+  EXPECT_EQ(ParseError(R"({"a":01})"), "line 1, column 7: leading zero in a number");
+  EXPECT_EQ(ParseError("[1,1e400]"), "line 1, column 4: number 1e400 is out of range of a double");
+}
+
+TEST(JsonTest, ErrorsInsideAValueOrKeyPointInsideIt) {
+  EXPECT_EQ(ParseError(R"({"\x":1})"),
+            "line 1, column 4: unexpected 'x' (expected one of \"\\/bfnrtu after '\\')");
+  EXPECT_EQ(ParseError("[tx"), "line 1, column 3: unexpected 'x' (expected 'true')");
+  EXPECT_EQ(ParseError("\"\\"),
+            "line 1, column 3: unexpected end of input (expected an escape character)");
+  EXPECT_EQ(ParseError("\"\\u12"),
+            "line 1, column 6: unexpected end of input (expected 4 hex digits after \\u)");
+  EXPECT_EQ(ParseError("1e+"),
+            "line 1, column 4: unexpected end of input (expected a digit in the exponent)");
+  for (const char* text : {R"("\ud83d\n")", R"("\ud83d")"}) {
+    EXPECT_EQ(ParseError(text),
+              "line 1, column 2: high surrogate \\uD83D not followed by a low one (expected "
+              "\\uDC00 to \\uDFFF next)")
+        << text;
+  }
+}
+
+TEST(JsonTest, NulBytesAreReportedWhereTheyAre) {
+  EXPECT_EQ(ParseError(std::string("[1,\0]", 5)),
+            "line 1, column 4: unexpected byte 0x00 (expected a value)");
+  EXPECT_EQ(ParseError(std::string("{\"a\":\"b\0\"}", 10)),
+            "line 1, column 8: control character 0x00 in a string (expected it escaped, e.g. "
+            "\\n or \\u00XX)");
 }
 
 TEST(JsonTest, NestingLimitIs64) {

@@ -6,20 +6,21 @@
 // The health probe then runs on those bytes through a fake Controller (no
 // NVMe hardware here) and must show what NOTES.md says QEMU reports.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "probes/health_probe.h"
 #include "probes/identify.h"
 #include "probes/smart_log.h"
-#include "tests/unit/probes/mini_json.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {
@@ -27,8 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::FakeController;
-using testing::JsonParser;
-using testing::JsonValue;
 using testing::ReadFixture;
 using testing::RecordingSink;
 
@@ -60,12 +59,30 @@ std::vector<std::uint32_t> Nsids(const std::string& serial) {
   return nsids;
 }
 
-JsonValue ReadJson(const std::string& name) {
+// nvme-cli's JSON output. Missing keys and values of another type throw
+// (nlohmann::json's at() and get()), which fails the test.
+nlohmann::json ReadJson(const std::string& name) {
   std::ifstream in(QemuDir() / name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return JsonParser::Parse(text.str());
+  return nlohmann::json::parse(in);
 }
+
+// nvme-cli prints 64-bit fields as numbers and 128-bit ones as decimal
+// strings (possibly with the locale's thousands separators).
+unsigned __int128 U128(const nlohmann::json& value) {
+  if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+  const std::string& text = value.get_ref<const std::string&>();
+  unsigned __int128 v = 0;
+  bool any = false;
+  for (char c : text) {
+    if (c == ',' || c == '.' || c == ' ') continue;
+    if (c < '0' || c > '9') throw std::runtime_error("not an unsigned integer: " + text);
+    v = v * 10 + static_cast<unsigned>(c - '0');
+    any = true;
+  }
+  if (!any) throw std::runtime_error("empty number");
+  return v;
+}
+std::uint64_t U64(const nlohmann::json& value) { return static_cast<std::uint64_t>(U128(value)); }
 
 class QemuFixtureTest : public ::testing::Test {
  protected:
@@ -85,50 +102,50 @@ TEST_F(QemuFixtureTest, IdentifyControllerMatchesNvmeCli) {
     const auto id = DecodeIdentifyController(
         ReadFixture(QemuDir() / ("id-ctrl-" + sn + ".bin")));
     ASSERT_TRUE(id.ok()) << id.error().message;
-    const JsonValue j = ReadJson("id-ctrl-" + sn + ".json");
-    EXPECT_EQ(id->vid, j["vid"].U64());
-    EXPECT_EQ(id->ssvid, j["ssvid"].U64());
+    const nlohmann::json j = ReadJson("id-ctrl-" + sn + ".json");
+    EXPECT_EQ(id->vid, U64(j.at("vid")));
+    EXPECT_EQ(id->ssvid, U64(j.at("ssvid")));
     // nvme-cli prints the fields with their padding.
-    EXPECT_EQ(id->serial, TrimIdentifyString(j["sn"].text));
-    EXPECT_EQ(id->model, TrimIdentifyString(j["mn"].text));
-    EXPECT_EQ(id->firmware, TrimIdentifyString(j["fr"].text));
-    EXPECT_EQ(id->rab, j["rab"].U64());
-    EXPECT_EQ(id->ieee_oui, j["ieee"].U64());
-    EXPECT_EQ(id->cmic, j["cmic"].U64());
-    EXPECT_EQ(id->mdts, j["mdts"].U64());
-    EXPECT_EQ(id->cntlid, j["cntlid"].U64());
-    EXPECT_EQ(id->ver, j["ver"].U64());
-    EXPECT_EQ(id->oacs, j["oacs"].U64());
-    EXPECT_EQ(id->lpa, j["lpa"].U64());
-    EXPECT_EQ(id->elpe, j["elpe"].U64());
-    EXPECT_EQ(id->npss, j["npss"].U64());
-    EXPECT_EQ(id->apsta, j["apsta"].U64());
-    EXPECT_EQ(id->wctemp_k, j["wctemp"].U64());
-    EXPECT_EQ(id->cctemp_k, j["cctemp"].U64());
-    EXPECT_TRUE(id->tnvmcap == j["tnvmcap"].U128());
-    EXPECT_TRUE(id->unvmcap == j["unvmcap"].U128());
-    EXPECT_EQ(id->hctma, j["hctma"].U64());
-    EXPECT_EQ(id->mntmt_k, j["mntmt"].U64());
-    EXPECT_EQ(id->mxtmt_k, j["mxtmt"].U64());
-    EXPECT_EQ(id->nn, j["nn"].U64());
-    const auto& psds = j["psds"].items;
+    EXPECT_EQ(id->serial, TrimIdentifyString(j.at("sn").get<std::string>()));
+    EXPECT_EQ(id->model, TrimIdentifyString(j.at("mn").get<std::string>()));
+    EXPECT_EQ(id->firmware, TrimIdentifyString(j.at("fr").get<std::string>()));
+    EXPECT_EQ(id->rab, U64(j.at("rab")));
+    EXPECT_EQ(id->ieee_oui, U64(j.at("ieee")));
+    EXPECT_EQ(id->cmic, U64(j.at("cmic")));
+    EXPECT_EQ(id->mdts, U64(j.at("mdts")));
+    EXPECT_EQ(id->cntlid, U64(j.at("cntlid")));
+    EXPECT_EQ(id->ver, U64(j.at("ver")));
+    EXPECT_EQ(id->oacs, U64(j.at("oacs")));
+    EXPECT_EQ(id->lpa, U64(j.at("lpa")));
+    EXPECT_EQ(id->elpe, U64(j.at("elpe")));
+    EXPECT_EQ(id->npss, U64(j.at("npss")));
+    EXPECT_EQ(id->apsta, U64(j.at("apsta")));
+    EXPECT_EQ(id->wctemp_k, U64(j.at("wctemp")));
+    EXPECT_EQ(id->cctemp_k, U64(j.at("cctemp")));
+    EXPECT_TRUE(id->tnvmcap == U128(j.at("tnvmcap")));
+    EXPECT_TRUE(id->unvmcap == U128(j.at("unvmcap")));
+    EXPECT_EQ(id->hctma, U64(j.at("hctma")));
+    EXPECT_EQ(id->mntmt_k, U64(j.at("mntmt")));
+    EXPECT_EQ(id->mxtmt_k, U64(j.at("mxtmt")));
+    EXPECT_EQ(id->nn, U64(j.at("nn")));
+    const nlohmann::json& psds = j.at("psds");
     ASSERT_EQ(psds.size(), static_cast<std::size_t>(id->PowerStateCount()));
     for (std::size_t i = 0; i < psds.size(); ++i) {
       const PowerStateDescriptor& ps = id->power_states[i];
-      EXPECT_EQ(ps.max_power, psds[i]["max_power"].U64()) << i;
-      EXPECT_EQ(ps.flags, psds[i]["flags"].U64()) << i;
-      EXPECT_EQ(ps.entry_latency_us, psds[i]["entry_lat"].U64()) << i;
-      EXPECT_EQ(ps.exit_latency_us, psds[i]["exit_lat"].U64()) << i;
-      EXPECT_EQ(ps.relative_read_throughput, psds[i]["read_tput"].U64()) << i;
-      EXPECT_EQ(ps.relative_read_latency, psds[i]["read_lat"].U64()) << i;
-      EXPECT_EQ(ps.relative_write_throughput, psds[i]["write_tput"].U64()) << i;
-      EXPECT_EQ(ps.relative_write_latency, psds[i]["write_lat"].U64()) << i;
-      EXPECT_EQ(ps.idle_power, psds[i]["idle_power"].U64()) << i;
-      EXPECT_EQ(ps.idle_power_scale, psds[i]["idle_scale"].U64()) << i;
-      EXPECT_EQ(ps.active_power, psds[i]["active_power"].U64()) << i;
-      EXPECT_EQ(ps.active_power_workload, psds[i]["active_power_work"].U64())
+      EXPECT_EQ(ps.max_power, U64(psds.at(i).at("max_power"))) << i;
+      EXPECT_EQ(ps.flags, U64(psds.at(i).at("flags"))) << i;
+      EXPECT_EQ(ps.entry_latency_us, U64(psds.at(i).at("entry_lat"))) << i;
+      EXPECT_EQ(ps.exit_latency_us, U64(psds.at(i).at("exit_lat"))) << i;
+      EXPECT_EQ(ps.relative_read_throughput, U64(psds.at(i).at("read_tput"))) << i;
+      EXPECT_EQ(ps.relative_read_latency, U64(psds.at(i).at("read_lat"))) << i;
+      EXPECT_EQ(ps.relative_write_throughput, U64(psds.at(i).at("write_tput"))) << i;
+      EXPECT_EQ(ps.relative_write_latency, U64(psds.at(i).at("write_lat"))) << i;
+      EXPECT_EQ(ps.idle_power, U64(psds.at(i).at("idle_power"))) << i;
+      EXPECT_EQ(ps.idle_power_scale, U64(psds.at(i).at("idle_scale"))) << i;
+      EXPECT_EQ(ps.active_power, U64(psds.at(i).at("active_power"))) << i;
+      EXPECT_EQ(ps.active_power_workload, U64(psds.at(i).at("active_power_work")))
           << i;
-      EXPECT_EQ(ps.active_power_scale, psds[i]["active_scale"].U64()) << i;
+      EXPECT_EQ(ps.active_power_scale, U64(psds.at(i).at("active_scale"))) << i;
     }
   }
 }
@@ -139,43 +156,43 @@ TEST_F(QemuFixtureTest, SmartLogMatchesNvmeCli) {
     const auto log =
         DecodeSmartLog(ReadFixture(QemuDir() / ("smart-log-" + sn + ".bin")));
     ASSERT_TRUE(log.ok()) << log.error().message;
-    const JsonValue j = ReadJson("smart-log-" + sn + ".json");
-    EXPECT_EQ(log->critical_warning, j["critical_warning"].U64());
-    EXPECT_EQ(log->composite_temperature_k, j["temperature"].U64());
-    EXPECT_EQ(log->available_spare_percent, j["avail_spare"].U64());
-    EXPECT_EQ(log->available_spare_threshold_percent, j["spare_thresh"].U64());
-    EXPECT_EQ(log->percentage_used, j["percent_used"].U64());
+    const nlohmann::json j = ReadJson("smart-log-" + sn + ".json");
+    EXPECT_EQ(log->critical_warning, U64(j.at("critical_warning")));
+    EXPECT_EQ(log->composite_temperature_k, U64(j.at("temperature")));
+    EXPECT_EQ(log->available_spare_percent, U64(j.at("avail_spare")));
+    EXPECT_EQ(log->available_spare_threshold_percent, U64(j.at("spare_thresh")));
+    EXPECT_EQ(log->percentage_used, U64(j.at("percent_used")));
     EXPECT_EQ(log->endurance_group_critical_warning_summary,
-              j["endurance_grp_critical_warning_summary"].U64());
-    EXPECT_TRUE(log->data_units_read == j["data_units_read"].U128());
-    EXPECT_TRUE(log->data_units_written == j["data_units_written"].U128());
-    EXPECT_TRUE(log->host_read_commands == j["host_read_commands"].U128());
-    EXPECT_TRUE(log->host_write_commands == j["host_write_commands"].U128());
+              U64(j.at("endurance_grp_critical_warning_summary")));
+    EXPECT_TRUE(log->data_units_read == U128(j.at("data_units_read")));
+    EXPECT_TRUE(log->data_units_written == U128(j.at("data_units_written")));
+    EXPECT_TRUE(log->host_read_commands == U128(j.at("host_read_commands")));
+    EXPECT_TRUE(log->host_write_commands == U128(j.at("host_write_commands")));
     EXPECT_TRUE(log->controller_busy_time_minutes ==
-                j["controller_busy_time"].U128());
-    EXPECT_TRUE(log->power_cycles == j["power_cycles"].U128());
-    EXPECT_TRUE(log->power_on_hours == j["power_on_hours"].U128());
-    EXPECT_TRUE(log->unsafe_shutdowns == j["unsafe_shutdowns"].U128());
-    EXPECT_TRUE(log->media_errors == j["media_errors"].U128());
-    EXPECT_TRUE(log->error_log_entries == j["num_err_log_entries"].U128());
+                U128(j.at("controller_busy_time")));
+    EXPECT_TRUE(log->power_cycles == U128(j.at("power_cycles")));
+    EXPECT_TRUE(log->power_on_hours == U128(j.at("power_on_hours")));
+    EXPECT_TRUE(log->unsafe_shutdowns == U128(j.at("unsafe_shutdowns")));
+    EXPECT_TRUE(log->media_errors == U128(j.at("media_errors")));
+    EXPECT_TRUE(log->error_log_entries == U128(j.at("num_err_log_entries")));
     EXPECT_EQ(log->warning_temperature_time_minutes,
-              j["warning_temp_time"].U64());
+              U64(j.at("warning_temp_time")));
     EXPECT_EQ(log->critical_temperature_time_minutes,
-              j["critical_comp_time"].U64());
+              U64(j.at("critical_comp_time")));
     for (int i = 0; i < 8; ++i) {
       // nvme-cli leaves out the sensors that read 0.
       const std::string key = "temperature_sensor_" + std::to_string(i + 1);
-      EXPECT_EQ(log->temperature_sensors_k[i], j.Has(key) ? j[key].U64() : 0u)
+      EXPECT_EQ(log->temperature_sensors_k[i], j.contains(key) ? U64(j.at(key)) : 0u)
           << key;
     }
     EXPECT_EQ(log->thermal_management_temp1_transitions,
-              j["thm_temp1_trans_count"].U64());
+              U64(j.at("thm_temp1_trans_count")));
     EXPECT_EQ(log->thermal_management_temp2_transitions,
-              j["thm_temp2_trans_count"].U64());
+              U64(j.at("thm_temp2_trans_count")));
     EXPECT_EQ(log->thermal_management_temp1_seconds,
-              j["thm_temp1_total_time"].U64());
+              U64(j.at("thm_temp1_total_time")));
     EXPECT_EQ(log->thermal_management_temp2_seconds,
-              j["thm_temp2_total_time"].U64());
+              U64(j.at("thm_temp2_total_time")));
   }
 }
 
@@ -188,21 +205,21 @@ TEST_F(QemuFixtureTest, IdentifyNamespaceMatchesNvmeCli) {
       const auto ns =
           DecodeIdentifyNamespace(ReadFixture(QemuDir() / (base + ".bin")));
       ASSERT_TRUE(ns.ok()) << ns.error().message;
-      const JsonValue j = ReadJson(base + ".json");
-      EXPECT_EQ(ns->nsze, j["nsze"].U64());
-      EXPECT_EQ(ns->ncap, j["ncap"].U64());
-      EXPECT_EQ(ns->nuse, j["nuse"].U64());
-      EXPECT_EQ(ns->nlbaf, j["nlbaf"].U64());
-      EXPECT_EQ(ns->flbas, j["flbas"].U64());
-      const auto& lbafs = j["lbafs"].items;
+      const nlohmann::json j = ReadJson(base + ".json");
+      EXPECT_EQ(ns->nsze, U64(j.at("nsze")));
+      EXPECT_EQ(ns->ncap, U64(j.at("ncap")));
+      EXPECT_EQ(ns->nuse, U64(j.at("nuse")));
+      EXPECT_EQ(ns->nlbaf, U64(j.at("nlbaf")));
+      EXPECT_EQ(ns->flbas, U64(j.at("flbas")));
+      const nlohmann::json& lbafs = j.at("lbafs");
       ASSERT_EQ(lbafs.size(), ns->lba_formats.size());
       for (std::size_t i = 0; i < lbafs.size(); ++i) {
-        EXPECT_EQ(ns->lba_formats[i].metadata_size, lbafs[i]["ms"].U64()) << i;
-        EXPECT_EQ(ns->lba_formats[i].lbads, lbafs[i]["ds"].U64()) << i;
-        EXPECT_EQ(ns->lba_formats[i].relative_performance, lbafs[i]["rp"].U64())
+        EXPECT_EQ(ns->lba_formats[i].metadata_size, U64(lbafs.at(i).at("ms"))) << i;
+        EXPECT_EQ(ns->lba_formats[i].lbads, U64(lbafs.at(i).at("ds"))) << i;
+        EXPECT_EQ(ns->lba_formats[i].relative_performance, U64(lbafs.at(i).at("rp")))
             << i;
       }
-      EXPECT_EQ(ns->lba_data_size, 1u << lbafs[ns->format_index]["ds"].U64());
+      EXPECT_EQ(ns->lba_data_size, 1u << U64(lbafs.at(ns->format_index).at("ds")));
       ++checked;
     }
   }

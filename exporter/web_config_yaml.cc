@@ -9,6 +9,7 @@
 // (0-based); errors here are 1-based, like every drivewatch config error.
 #include <yaml.h>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -48,13 +49,22 @@ class Lines {
     return {static_cast<int>(line) + 1, column};
   }
 
-  // The byte at a libyaml mark, or '\0' past the end.
-  char At(const yaml_mark_t& mark) const {
-    if (mark.line >= starts_.size()) return '\0';
+  // The byte offset of a libyaml mark (a line and a character column).
+  size_t Offset(const yaml_mark_t& mark) const {
+    if (mark.line >= starts_.size()) return text_.size();
     size_t i = starts_[mark.line];
     for (size_t column = 0; i < text_.size(); ++i) {
       if (StartsCharacter(text_[i]) && column++ == mark.column) break;
     }
+    return i;
+  }
+  size_t Start(size_t line) const { return starts_[std::min(line, starts_.size() - 1)]; }
+  // A mark's offset from the start of its line.
+  size_t InLine(const yaml_mark_t& mark) const { return Offset(mark) - Start(mark.line); }
+
+  // The byte at a libyaml mark, or '\0' past the end.
+  char At(const yaml_mark_t& mark) const {
+    const size_t i = Offset(mark);
     return i < text_.size() ? text_[i] : '\0';
   }
 
@@ -239,9 +249,10 @@ class EventReader {
     if (!bad_digits && !bad_code_point) return false;
     // libyaml points past the digits; the escape starts at its backslash.
     const std::string_view line = lines_.Line(parser.problem_mark.line);
-    const size_t backslash = line.rfind('\\', LineOffset(parser.problem_mark));
+    const size_t backslash = line.rfind('\\', lines_.InLine(parser.problem_mark));
     if (backslash == std::string_view::npos || backslash + 1 >= line.size()) return false;
-    const WebConfigLocation at = lines_.AtOffset(LineStart(parser.problem_mark) + backslash);
+    const WebConfigLocation at =
+        lines_.AtOffset(lines_.Start(parser.problem_mark.line) + backslash);
     if (bad_code_point) {
       Fail(at, path, "escape is not a Unicode scalar value");
       return true;
@@ -283,7 +294,7 @@ class EventReader {
       // key, first on its line, as a plain value.
       const std::string_view line = lines_.Line(last_event_.start.line);
       if (last_event_.end.column - last_event_.start.column > kMaxKeyBytes &&
-          line.find_first_not_of(' ') == LineOffset(last_event_.start)) {
+          line.find_first_not_of(' ') == lines_.InLine(last_event_.start)) {
         Fail(Location(last_event_.start), path,
              "a key longer than " + std::to_string(kMaxKeyBytes) + " bytes");
       } else {
@@ -375,9 +386,9 @@ class EventReader {
     // libyaml takes "? key" (an explicit, possibly complex, key); a key here
     // is the first thing on its line.
     const std::string_view line = lines_.Line(event.start_mark.line);
-    const size_t before = line.substr(0, LineOffset(event.start_mark)).find_last_not_of(' ');
+    const size_t before = line.substr(0, lines_.InLine(event.start_mark)).find_last_not_of(' ');
     if (before != std::string_view::npos && line[before] == '?') {
-      return Fail(lines_.AtOffset(LineStart(event.start_mark) + before), frame.path,
+      return Fail(lines_.AtOffset(lines_.Start(event.start_mark.line) + before), frame.path,
                   "a key cannot start with '?' (complex keys, flow style, anchors, "
                   "aliases and tags are not supported)");
     }
@@ -520,19 +531,6 @@ class EventReader {
       return false;
     }
     return true;
-  }
-
-  // Byte offsets for a mark on its line and in the text.
-  size_t LineOffset(const yaml_mark_t& mark) const {
-    const std::string_view line = lines_.Line(mark.line);
-    size_t i = 0;
-    for (size_t column = 0; i < line.size(); ++i) {
-      if (StartsCharacter(line[i]) && column++ == mark.column) break;
-    }
-    return i;
-  }
-  size_t LineStart(const yaml_mark_t& mark) const {
-    return static_cast<size_t>(lines_.Line(mark.line).data() - text_.data());
   }
 
   std::string_view text_;

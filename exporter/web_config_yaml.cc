@@ -118,6 +118,33 @@ std::optional<WebConfigError> CheckLines(std::string_view text, size_t* line_sta
   return std::nullopt;
 }
 
+// YAML lets tabs separate as well as spaces on a blank or comment-only line
+// and after a list item's "-", where libyaml 0.2.5 refuses them ("found
+// character that cannot start any token"). The copy libyaml reads has those
+// tabs as spaces, byte for byte, so every mark still points into the text.
+std::string SeparatingTabsAsSpaces(std::string_view text) {
+  std::string out(text);
+  for (size_t pos = 0; pos < out.size();) {
+    size_t end = out.find('\n', pos);
+    if (end == std::string::npos) end = out.size();
+    const size_t lead = out.find_first_not_of(" \t", pos);
+    const bool blank_or_comment = lead >= end || out[lead] == '#' || out[lead] == '\r';
+    const size_t first = out.find_first_not_of(' ', pos);
+    size_t from = pos, to = pos;
+    if (blank_or_comment) {
+      to = std::min(lead, end);
+    } else if (first < end && out[first] == '-' && first + 1 < end &&
+               (out[first + 1] == ' ' || out[first + 1] == '\t')) {
+      from = first + 1;
+      to = std::min(out.find_first_not_of(" \t", from), end);
+    }
+    std::replace(out.begin() + static_cast<std::ptrdiff_t>(from),
+                 out.begin() + static_cast<std::ptrdiff_t>(to), '\t', ' ');
+    pos = end + 1;
+  }
+  return out;
+}
+
 class EventReader {
  public:
   explicit EventReader(std::string_view text) : text_(text), lines_(text) {
@@ -151,6 +178,9 @@ class EventReader {
     result.root = std::move(root_);
     return result;
   }
+
+  // Where the text stopped being UTF-8, if that was the error.
+  std::optional<size_t> reader_error_offset() const { return reader_error_offset_; }
 
  private:
   struct Frame {
@@ -208,6 +238,7 @@ class EventReader {
   void ParserError(const yaml_parser_t& parser) {
     const std::string problem = parser.problem ? parser.problem : "invalid YAML";
     if (parser.error == YAML_READER_ERROR) {
+      reader_error_offset_ = parser.problem_offset;
       return Fail(lines_.AtOffset(parser.problem_offset), "",
                   problem + " (a web-config file is UTF-8 text)");
     }
@@ -315,7 +346,8 @@ class EventReader {
     const WebConfigLocation at = Location(event.start_mark);
     switch (event.type) {
       case YAML_DOCUMENT_START_EVENT:
-        if (++documents_ > 1) Fail(at, "", "a second YAML document (---) is not supported");
+        // Document starts before any content are one document.
+        if (content_) Fail(at, "", "a second YAML document (---) is not supported");
         return;
       case YAML_ALIAS_EVENT:
         return Fail(at, NodePath(), "aliases (*) are not supported");
@@ -368,6 +400,7 @@ class EventReader {
   void Root(const yaml_event_t& event) {
     const WebConfigLocation at = Location(event.start_mark);
     if (event.type == YAML_MAPPING_START_EVENT) {
+      content_ = true;
       Push(&root_, "");
       return;
     }
@@ -539,7 +572,8 @@ class EventReader {
   std::vector<Frame> frames_;
   std::optional<std::string> last_done_path_;
   LastEvent last_event_;
-  int documents_ = 0;
+  bool content_ = false;  // a document had a mapping
+  std::optional<size_t> reader_error_offset_;
   size_t nodes_ = 0;
   bool error_ = false;
   YamlResult result_;
@@ -561,7 +595,21 @@ YamlResult ParseYamlSubset(std::string_view text) {
   // it finds before that line comes first, as it would reading in order.
   size_t bad_line = text.size();
   const auto line_problem = CheckLines(text, &bad_line);
-  YamlResult result = EventReader(text.substr(0, line_problem ? bad_line : text.size())).Read();
+  const std::string for_libyaml =
+      SeparatingTabsAsSpaces(text.substr(0, line_problem ? bad_line : text.size()));
+  EventReader reader(for_libyaml);
+  YamlResult result = reader.Read();
+  if (const auto offset = reader.reader_error_offset()) {
+    // libyaml decodes ahead of what it parses, so bytes that are not UTF-8
+    // are reported before a problem on an earlier line. Those lines again,
+    // without the bad one:
+    const size_t line_start = for_libyaml.rfind('\n', *offset);
+    if (line_start != std::string::npos) {
+      YamlResult earlier =
+          EventReader(std::string_view(for_libyaml).substr(0, line_start + 1)).Read();
+      if (!earlier.root) return earlier;
+    }
+  }
   if (result.root && line_problem) {
     result.root.reset();
     result.error = *line_problem;

@@ -301,20 +301,21 @@ class EventReader {
     const WebConfigLocation at = Location(parser.problem_mark);
     const bool after_scalar = last_event_.type == YAML_SCALAR_EVENT;
     const bool after_scalar_here = after_scalar && last_event_.end.line == parser.problem_mark.line;
+    const std::string container = frames_.empty() ? "" : frames_.back().path;
     if (problem == "did not find expected key") {
-      if (after_scalar_here && last_event_.quoted_scalar) {
+      if (lines_.At(parser.problem_mark) == ':') {
+        Fail(at, container,
+             "a key cannot start with ':' (complex keys, flow style, anchors, aliases and "
+             "tags are not supported)");
+      } else if (after_scalar_here && last_event_.quoted_scalar) {
         Fail(at, path, "unexpected text after the quoted string");
       } else if (last_event_.type == YAML_MAPPING_END_EVENT ||
                  last_event_.type == YAML_SEQUENCE_END_EVENT) {
         Fail(at, path, "indentation does not match any enclosing level");
       } else if (after_scalar) {  // a value, then a line indented deeper
-        Fail(at, frames_.empty() ? "" : frames_.back().path,
+        Fail(at, container,
              "unexpected indentation (multi-line values are not supported; quote the "
              "value on one line)");
-      } else if (lines_.At(parser.problem_mark) == ':') {
-        Fail(at, path,
-             "a key cannot start with ':' (complex keys, flow style, anchors, aliases and "
-             "tags are not supported)");
       } else {
         return false;
       }
@@ -333,9 +334,17 @@ class EventReader {
       }
       return true;
     }
-    if (problem == "found character that cannot start any token") {
+    if (problem == "could not find expected ':'" &&
+        std::string_view(parser.context ? parser.context : "") == "while scanning a simple key") {
+      // A line that is neither "key: value" nor "- item"; where in the tree
+      // it was meant to go is anyone's guess.
+      Fail(Location(parser.context_mark), "", "expected \"key: value\"");
+      return true;
+    }
+    if (problem == "found character that cannot start any token" ||
+        problem == "did not find expected node content") {
       const char c = lines_.At(parser.problem_mark);
-      if (c != '@' && c != '`') return false;
+      if (std::string_view("@`]},").find(c) == std::string_view::npos) return false;
       Fail(at, path, std::string("a plain value cannot start with '") + c + "' (quote it)");
       return true;
     }
@@ -532,11 +541,26 @@ class EventReader {
            "quoted if needed");
       return false;
     }
-    if (event.start_mark.line == event.end_mark.line) return true;
+    if (event.start_mark.line == event.end_mark.line) {
+      // libyaml takes a '#' right after the closing quote as a comment; YAML
+      // wants a blank before one.
+      if (style != YAML_PLAIN_SCALAR_STYLE && lines_.At(event.end_mark) == '#') {
+        Fail(Location(event.end_mark), path, "unexpected text after the quoted string");
+        return false;
+      }
+      return true;
+    }
+    if (style == YAML_PLAIN_SCALAR_STYLE &&
+        lines_.Line(event.start_mark.line).find_first_not_of(' ') ==
+            lines_.InLine(event.start_mark)) {
+      // First on its line, so meant as a key: that line lacks its ':'.
+      Fail(at, container_path, "expected \"key: value\"");
+      return false;
+    }
     if (style == YAML_PLAIN_SCALAR_STYLE) {
-      // A plain value going on at a deeper indentation on the next line
-      // (or a misindented key, which libyaml reads the same way): point at
-      // where that line starts.
+      // A value going on at a deeper indentation on the next line (or a
+      // misindented key, which libyaml reads the same way): point at where
+      // that line starts.
       size_t line = event.start_mark.line + 1;
       while (line < event.end_mark.line &&
              lines_.Line(line).find_first_not_of(" \r") == std::string_view::npos) {

@@ -16,10 +16,10 @@ packages=(
   cmake g++ make pkg-config git python3 curl dpkg-dev
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libblkid-dev
-  # the web config's YAML
-  libyaml-dev
   # the HTTP server: Boost.Beast/Asio (headers) and zlib for gzip
   libboost1.81-dev zlib1g-dev
+  # the web config's YAML
+  libyaml-dev
 )
 
 # Tests only (scripts/test.sh).

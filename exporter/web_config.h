@@ -2,10 +2,12 @@
 // The web config: TLS, basic auth and extra response headers for the HTTP
 // endpoint, read from the Prometheus exporter-toolkit YAML file given with
 // --web.config.file (the format of node_exporter and friends; see
-// docs/security.md). drivewatch has no YAML library, so this reads the
-// subset those files use: block mappings, block sequences, plain and quoted
-// scalars and comments. Anything else (flow collections, anchors, tags,
-// block scalars, multi-line strings) is refused with a located error.
+// docs/security.md). The YAML is read by libyaml (web_config_yaml.cc), kept
+// to the block style those files use: block mappings, block sequences of
+// single values, one-line plain and quoted scalars and comments. Anchors,
+// aliases, tags, flow collections, block scalars, values spanning lines,
+// complex and duplicate keys and a second document are refused with a
+// located error.
 #pragma once
 
 #include <optional>
@@ -125,7 +127,8 @@ namespace detail {
 
 struct YamlEntry;
 
-// A node of the YAML subset. Exposed for the unit tests.
+// A node of the web-config YAML, built from libyaml's events. Exposed for
+// the unit tests.
 struct YamlNode {
   enum class Kind { kNull, kScalar, kMapping, kSequence };
   Kind kind = Kind::kNull;
@@ -149,7 +152,9 @@ struct YamlResult {
   WebConfigError error;          // set when root is empty (file left blank)
 };
 
-// Parses the block-style subset described above, without recursion.
+// Reads the block style described above with libyaml's event parser
+// (which does not recurse), within kMaxWebConfigBytes, kMaxWebConfigDepth
+// and kMaxWebConfigNodes.
 YamlResult ParseYamlSubset(std::string_view text);
 
 }  // namespace detail

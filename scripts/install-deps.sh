@@ -20,6 +20,8 @@ packages=(
   nlohmann-json3-dev
   # the HTTP server: Boost.Beast/Asio (headers) and zlib for gzip
   libboost1.81-dev zlib1g-dev
+  # the web config's YAML
+  libyaml-dev
 )
 
 # Tests only (scripts/test.sh).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ParseWebConfig (the --web.config.file YAML) on any text, without
-// opening certificate files; and the YAML subset parser under it.
+// opening certificate files; and the YAML reader under it (libyaml's event
+// parser and the checks drivewatch puts on its events).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

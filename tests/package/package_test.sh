@@ -77,8 +77,9 @@ depends=$(dpkg-deb -f "$new_deb" Depends)
 # prometheus-cpp's (families serialized by its TextSerializer), so
 # dpkg-shlibdeps must list libprometheus-cpp-core. The HTTP server is
 # Boost.Beast, header-only: it adds zlib (gzip) and OpenSSL, and cpp-httplib
-# is only the tests' client.
-for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g libprometheus-cpp-core; do
+# is only the tests' client. libyaml reads the web config.
+for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g libprometheus-cpp-core \
+  libyaml-0-2; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 ! grep -q libcpp-httplib <<<"$depends" || fail "Depends lists cpp-httplib, which the binary does not use: $depends"

@@ -60,6 +60,9 @@ std::optional<Schedule> ParseSchedule(std::string_view text,
                 ", lower case)");
   }
   const std::vector<std::string_view> w = Words(text);
+  if (w.empty()) {
+    return fail("only spaces (" + std::string(kSyntax) + "; \"\" for no schedule)");
+  }
   std::size_t time_at = 0;
   if (w[0] == "daily") {
     s.kind = Schedule::Kind::kDaily;

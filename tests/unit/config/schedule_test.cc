@@ -63,6 +63,10 @@ TEST_F(ScheduleTest, RejectsWithAReason) {
   EXPECT_THAT(why("daily 02:00 extra"), HasSubstr("unexpected \"extra\""));
   EXPECT_THAT(why("weekly"), HasSubstr("missing the weekday"));
   EXPECT_THAT(why("0 2 * * *"), HasSubstr("unexpected character"));
+  // Found by the config fuzz target: spaces alone have no period word.
+  EXPECT_EQ(why("   "),
+            "\"   \" is not a valid schedule: only spaces (expected \"\", \"daily HH:MM\", "
+            "\"weekly DAY HH:MM\" or \"monthly D HH:MM\"; \"\" for no schedule)");
 }
 
 TEST_F(ScheduleTest, LatestSlotAtOrBeforeNow) {

@@ -140,6 +140,18 @@ void SkipHeaders(const std::string& text, std::vector<SeriesText>& series) {
   }
 }
 
+// Fills in `scope`'s text, headers and series spans from its families.
+void SerializeAll(PreparedScope& scope) {
+  std::ostringstream out;
+  scope.headers.resize(scope.families.size());
+  scope.series.resize(scope.families.size());
+  for (std::size_t f = 0; f < scope.families.size(); ++f) {
+    Serialize(scope.families[f], out, scope.headers[f], scope.series[f]);
+  }
+  scope.text = std::move(out).str();
+  for (auto& series : scope.series) SkipHeaders(scope.text, series);
+}
+
 PreparedScope Prepare(std::vector<Sample> samples) {
   PreparedScope scope;
   // One family per metric name, in the order names first appear; a name is
@@ -161,14 +173,7 @@ PreparedScope Prepare(std::vector<Sample> samples) {
     }
     scope.families[at->second].metric.push_back(ToClientMetric(s));
   }
-  std::ostringstream out;
-  scope.headers.resize(scope.families.size());
-  scope.series.resize(scope.families.size());
-  for (std::size_t f = 0; f < scope.families.size(); ++f) {
-    Serialize(scope.families[f], out, scope.headers[f], scope.series[f]);
-  }
-  scope.text = std::move(out).str();
-  for (auto& series : scope.series) SkipHeaders(scope.text, series);
+  SerializeAll(scope);
   return scope;
 }
 
@@ -210,12 +215,7 @@ std::map<std::string_view, MergedFamily> Merge(
         PreparedScope& again = retyped.emplace_back();
         again.families.push_back(family);
         again.families[0].type = m.first->type;
-        again.headers.resize(1);
-        again.series.resize(1);
-        std::ostringstream out;
-        Serialize(again.families[0], out, again.headers[0], again.series[0]);
-        again.text = std::move(out).str();
-        SkipHeaders(again.text, again.series[0]);
+        SerializeAll(again);
         from = &again;
         index = 0;
       }

@@ -365,7 +365,6 @@ int RunDaemon(const CommandLine& cli) {
   // One SIGHUP: both files read and checked before anything changes; on
   // any error the running config stays, as does the listening socket.
   const auto reload = [&] {
-    std::optional<WebConfig> next_web;
     bool out_of_descriptors = false;
     // Not "invalid": the file could not even be opened.
     const auto refuse_reload = [&](const std::string& file) {
@@ -386,7 +385,7 @@ int RunDaemon(const CommandLine& cli) {
     }
     auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : cfg;
     if (!next) return refuse_reload(*cli.config_file);
-    next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
+    const auto next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
     if (!next_web) return refuse_reload(*cli.web_config_file);
     // With a web config the server is always given the new one, so a
     // SIGHUP also picks up renewed certificates.

@@ -120,6 +120,8 @@ std::vector<KnownDrive> ParseKnownDrives(const std::string& text,
 struct DriveMonitor::ProbeState {
   const ProbeRegistration* registration = nullptr;
   std::unique_ptr<DriveProbe> probe;
+  // Hands `probe` its per-drive settings; empty when it takes none.
+  std::function<void(const config::Config&, const ControllerInfo&)> configure;
   std::optional<Scheduler::JobId> job;  // guarded by the monitor's mu_
   // Touched only on the drive's strand.
   bool failing = false;
@@ -233,7 +235,9 @@ void DriveMonitor::AddDriveLocked(const ControllerInfo& info, bool present) {
   for (const auto& reg : probes_) {
     auto state = std::make_unique<ProbeState>();
     state->registration = &reg;
-    state->probe = reg.make();
+    ProbeInstance instance = reg.make();
+    state->probe = std::move(instance.probe);
+    state->configure = std::move(instance.configure);
     state->probe->SetWallClock([this] { return clock_.WallNow(); });
     drive->probes.push_back(std::move(state));
   }
@@ -246,9 +250,7 @@ void DriveMonitor::ScheduleProbesLocked(Drive& drive) {
     const config::ProbeSettings settings = ps->registration->settings(config_);
     const auto interval =
         std::chrono::duration_cast<Scheduler::Duration>(settings.interval);
-    if (ps->registration->configure) {
-      ps->registration->configure(*ps->probe, config_, drive.info);
-    }
+    if (ps->configure) ps->configure(config_, drive.info);
     if (settings.enabled && !ps->job) {
       ProbeState* state = ps.get();
       ps->job = scheduler_.Add(ps->registration->name, drive.info.serial,

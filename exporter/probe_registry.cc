@@ -68,38 +68,39 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
        [](const config::Config& c) { return c.power; }},
       // Power at drivewatch's 10-IOPS load and idle: ticks every second
       // and samples only inside such windows ([probes.power] switches it).
-      {"power_draw", [load] { return std::make_unique<PowerDrawProbe>(load); },
-       [](const config::Config& c) {
-         return config::ProbeSettings{c.power.enabled, PowerDrawProbe::kTick};
-       },
-       [](DriveProbe& probe, const config::Config& c,
-          const ControllerInfo& info) {
-         static_cast<PowerDrawProbe&>(probe).Configure(MeterOf(c, info),
-                                                       c.power.interval);
-       }},
+      ConfiguredProbe<PowerDrawProbe>(
+          "power_draw",
+          [load] { return std::make_unique<PowerDrawProbe>(load); },
+          [](const config::Config& c) {
+            return config::ProbeSettings{c.power.enabled,
+                                         PowerDrawProbe::kTick};
+          },
+          [](PowerDrawProbe& probe, const config::Config& c,
+             const ControllerInfo& info) {
+            probe.Configure(MeterOf(c, info), c.power.interval);
+          }),
       // Device self-tests: results, progress and the schedule.
-      {"self_test", [] { return std::make_unique<SelfTestProbe>(); },
-       [](const config::Config& c) {
-         return config::ProbeSettings{c.self_test.enabled, c.self_test.interval};
-       },
-       [store, busy](DriveProbe& probe, const config::Config& c,
-                     const ControllerInfo& info) {
-         static_cast<SelfTestProbe&>(probe).Configure(SelfTestOf(c, info),
-                                                      store(c), busy);
-       }},
-      {"error_log", [] { return std::make_unique<ErrorLogProbe>(); },
-       [](const config::Config& c) { return c.error_log; },
-       [store](DriveProbe& probe, const config::Config& c,
-               const ControllerInfo&) {
-         static_cast<ErrorLogProbe&>(probe).SetStateStore(store(c));
-       }},
-      {"persistent_event_log",
-       [] { return std::make_unique<PersistentEventLogProbe>(); },
-       [](const config::Config& c) { return c.persistent_event_log; },
-       [store](DriveProbe& probe, const config::Config& c,
-               const ControllerInfo&) {
-         static_cast<PersistentEventLogProbe&>(probe).SetStateStore(store(c));
-       }},
+      ConfiguredProbe<SelfTestProbe>(
+          "self_test", [] { return std::make_unique<SelfTestProbe>(); },
+          [](const config::Config& c) {
+            return config::ProbeSettings{c.self_test.enabled,
+                                         c.self_test.interval};
+          },
+          [store, busy](SelfTestProbe& probe, const config::Config& c,
+                        const ControllerInfo& info) {
+            probe.Configure(SelfTestOf(c, info), store(c), busy);
+          }),
+      ConfiguredProbe<ErrorLogProbe>(
+          "error_log", [] { return std::make_unique<ErrorLogProbe>(); },
+          [](const config::Config& c) { return c.error_log; },
+          [store](ErrorLogProbe& probe, const config::Config& c,
+                  const ControllerInfo&) { probe.SetStateStore(store(c)); }),
+      ConfiguredProbe<PersistentEventLogProbe>(
+          "persistent_event_log",
+          [] { return std::make_unique<PersistentEventLogProbe>(); },
+          [](const config::Config& c) { return c.persistent_event_log; },
+          [store](PersistentEventLogProbe& probe, const config::Config& c,
+                  const ControllerInfo&) { probe.SetStateStore(store(c)); }),
   };
 }
 

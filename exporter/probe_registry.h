@@ -16,19 +16,53 @@
 
 namespace drivewatch {
 
+// One drive's instance of a probe, with what hands it its per-drive
+// settings (e.g. the power meter for that serial), bound to the probe's own
+// type when it was made, so nothing casts a DriveProbe back. Called when
+// the probe is scheduled and after every reload, from any thread; the
+// probe synchronizes.
+struct ProbeInstance {
+  template <typename P>
+  ProbeInstance(std::unique_ptr<P> p) : probe(std::move(p)) {}  // NOLINT
+  ProbeInstance(std::unique_ptr<DriveProbe> p,
+                std::function<void(const config::Config&,
+                                   const ControllerInfo&)>
+                    c)
+      : probe(std::move(p)), configure(std::move(c)) {}
+
+  std::unique_ptr<DriveProbe> probe;
+  std::function<void(const config::Config&, const ControllerInfo&)> configure;
+};
+
 struct ProbeRegistration {
   std::string name;
   // Makes one instance per drive, so probes may keep per-drive state.
-  std::function<std::unique_ptr<DriveProbe>()> make;
+  std::function<ProbeInstance()> make;
   // This probe's settings in a config.
   std::function<config::ProbeSettings(const config::Config&)> settings;
-  // Optional: hands a drive's probe its per-drive settings (e.g. the power
-  // meter for that serial). Called when the probe is scheduled and after
-  // every reload, from any thread; the probe synchronizes.
-  std::function<void(DriveProbe&, const config::Config&,
-                     const ControllerInfo&)>
-      configure;
 };
+
+// A registration for a probe of type P that takes per-drive settings:
+// `configure` gets the P that `make` made.
+template <typename P>
+ProbeRegistration ConfiguredProbe(
+    std::string name, std::function<std::unique_ptr<P>()> make,
+    std::function<config::ProbeSettings(const config::Config&)> settings,
+    std::function<void(P&, const config::Config&, const ControllerInfo&)>
+        configure) {
+  return {std::move(name),
+          [make = std::move(make), configure = std::move(configure)] {
+            std::unique_ptr<P> probe = make();
+            P& typed = *probe;
+            return ProbeInstance(
+                std::move(probe),
+                [&typed, configure](const config::Config& c,
+                                    const ControllerInfo& info) {
+                  configure(typed, c, info);
+                });
+          },
+          std::move(settings)};
+}
 
 // Every probe, with the power draw probe reading drivewatch's own load on
 // each drive from `load` (null: no load is known, every window is idle),

@@ -4,7 +4,9 @@
 # and RUNS). Per round: RUNS one-shot health collections, RUNS
 # `smartctl -j -x` on the same controller, RUNS `drivewatch --version` and
 # RUNS `smartctl --version` (start-up and exit alone: loading and
-# initialising their libraries), each
+# initialising their libraries), then check-config, collect --once without
+# probes and, with BASELINE set, the same health collection and --version
+# of /usr/bin/drivewatch-baseline, each
 # timed as a batch by
 # /proc/uptime (10 ms ticks: a batch of RUNS keeps that under 1 ms a run).
 . /etc/dwvm/bench.env
@@ -12,10 +14,9 @@ dev=/dev/$(dw_ctrls | head -1)
 # An installed system has /etc/ld.so.cache; without one the loader probes
 # every hwcaps directory for each library, which would charge the binary
 # with more libraries for an artefact of the initramfs.
-if [ -x /sbin/ldconfig ]; then
-	/sbin/ldconfig || dw_fail "ldconfig failed"
-	[ -s /etc/ld.so.cache ] || dw_fail "ldconfig wrote no /etc/ld.so.cache"
-fi
+[ -x /sbin/ldconfig ] || dw_fail "no /sbin/ldconfig in the guest"
+/sbin/ldconfig || dw_fail "ldconfig failed"
+[ -s /etc/ld.so.cache ] || dw_fail "ldconfig wrote no /etc/ld.so.cache"
 cat >/tmp/health.toml <<'TOML'
 [state]
 directory = "/tmp/dw-state"
@@ -44,6 +45,10 @@ none >/dev/null 2>&1 || dw_fail "collect --once without probes failed"
 once >/tmp/once.prom 2>/tmp/once.err || dw_fail "collect --once failed: $(head -c 300 /tmp/once.err)"
 grep -q '^drivewatch_probe_success{probe="health".*} 1$' /tmp/once.prom ||
 	dw_fail "collect --once: no successful health probe: $(head -c 300 /tmp/once.err)"
+if [ -n "$BASELINE" ]; then
+	drivewatch-baseline collect --once --config.file=/tmp/health.toml >/tmp/base.prom 2>&1 ||
+		dw_fail "the baseline's collect --once failed: $(head -c 300 /tmp/base.prom)"
+fi
 # smartctl's exit status is a bit mask of drive findings; its JSON must parse.
 smartctl -j -x "$dev" >/tmp/smart.json || true
 grep -q '"nvme_smart_health_information_log"' /tmp/smart.json || dw_fail "smartctl -j -x $dev: no SMART log in its output"
@@ -59,15 +64,34 @@ batch() {  # batch CMD...: milliseconds per run over RUNS runs
 	_t1=$(cut -d' ' -f1 /proc/uptime)
 	awk -v a="$_t0" -v b="$_t1" -v n="$RUNS" 'BEGIN {printf "%.1f", (b - a) * 1000 / n}'
 }
+base_once() { drivewatch-baseline collect --once --config.file=/tmp/health.toml; }
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-	d=$(batch once)
+	# The baseline's batch sits next to this binary's of the same kind, first
+	# in even rounds and second in odd ones, so neither gains from its place.
+	if [ -n "$BASELINE" ] && [ $((r % 2)) -eq 0 ]; then
+		bd=$(batch base_once)
+		d=$(batch once)
+	else
+		d=$(batch once)
+		[ -n "$BASELINE" ] && bd=$(batch base_once)
+	fi
 	s=$(batch smartctl -j -x "$dev")
-	v=$(batch drivewatch --version)
+	if [ -n "$BASELINE" ] && [ $((r % 2)) -eq 0 ]; then
+		bv=$(batch drivewatch-baseline --version)
+		v=$(batch drivewatch --version)
+	else
+		v=$(batch drivewatch --version)
+		[ -n "$BASELINE" ] && bv=$(batch drivewatch-baseline --version)
+	fi
 	sv=$(batch smartctl --version)
 	c=$(batch config)
 	n=$(batch none)
-	dw_mark bench-round "$r" "$d" "$s" "$v" "$sv" "$c" "$n"
+	if [ -n "$BASELINE" ]; then
+		dw_mark bench-round "$r" "$d" "$s" "$v" "$sv" "$c" "$n" "$bd" "$bv"
+	else
+		dw_mark bench-round "$r" "$d" "$s" "$v" "$sv" "$c" "$n"
+	fi
 	r=$((r + 1))
 done
 # Where a one-shot run's time goes, when strace was copied in.
@@ -76,5 +100,15 @@ if [ -x /usr/bin/strace ]; then
 	strace -f -tt -T -o /tmp/strace-tt.txt drivewatch collect --once --config.file=/tmp/health.toml >/dev/null 2>&1 || true
 	dw_send_file strace-c.txt /tmp/strace-c.txt
 	dw_send_file strace-tt.txt /tmp/strace-tt.txt
+fi
+if [ -x /usr/bin/valgrind.bin ]; then
+	export VALGRIND_LIB=/usr/libexec/valgrind
+	valgrind.bin --tool=callgrind --dump-instr=yes --callgrind-out-file=/tmp/callgrind.drivewatch \
+		drivewatch collect --once --config.file=/tmp/health.toml >/dev/null 2>&1 || true
+	valgrind.bin --tool=callgrind --dump-instr=yes --callgrind-out-file=/tmp/callgrind.smartctl \
+		smartctl -j -x "$dev" >/dev/null 2>&1 || true
+	for f in callgrind.drivewatch callgrind.smartctl; do
+		[ -s "/tmp/$f" ] && dw_send_file "$f" "/tmp/$f"
+	done
 fi
 dw_mark bench-done

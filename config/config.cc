@@ -16,6 +16,8 @@
 #include <sstream>
 #include <system_error>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "config/checks.h"
 
@@ -63,51 +65,22 @@ constexpr std::array<std::string_view, 9> kAgingTargetKeys{
     "name",          "block_device",     "directory",
     "serial",        "namespace",        "destroy_data",
     "allow_signatures", "file_size",     "free_space_reserve"};
-constexpr std::array<std::string_view, 24> kPhaseKeys{
-    "study", "offset", "length", "activation_energy", "reference_temperature",
-    "storage_temperature",
-    "name",           "kind",           "target",
-    "interval",       "window",         "weekdays",
-    "max_duration",   "block_size",     "queue_depth",
-    "fill_percent",   "slc_drop_fraction", "slc_sustain",
-    "slc_median_window", "reclaim_idle", "reclaim_write",
-    "perf_duration",  "perf_mixed_iops", "trim_percent"};
-constexpr std::array<std::string_view, 6> kPhaseKindNames{
-    "fill", "reclaim", "perf", "trim", "retention-write", "retention-verify"};
+// The keys every phase kind has; each kind's own are in its struct
+// (config/phase_kinds.h).
+constexpr std::array<std::string_view, 7> kPhaseCommonKeys{
+    "name", "kind", "target", "interval", "window", "weekdays", "max_duration"};
 constexpr std::array<std::string_view, 7> kWeekdayNames{
     "sun", "mon", "tue", "wed", "thu", "fri", "sat"};
-// Which kinds use each kind-specific phase key (bit per PhaseKind).
-constexpr unsigned Kinds(std::initializer_list<PhaseKind> kinds) {
-  unsigned mask = 0;
-  for (PhaseKind k : kinds) mask |= 1u << static_cast<unsigned>(k);
-  return mask;
+
+// Every [[aging.phases]] key: the common ones, then the kinds'.
+std::span<const std::string_view> PhaseKeys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out(kPhaseCommonKeys.begin(), kPhaseCommonKeys.end());
+    for (const PhaseKey& key : PhaseKindKeys()) out.push_back(key.name);
+    return out;
+  }();
+  return keys;
 }
-struct PhaseKeyUse {
-  std::string_view key;
-  unsigned kinds;
-};
-constexpr PhaseKeyUse kPhaseKeyUses[] = {
-    {"block_size", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kTrim,
-                          PhaseKind::kRetentionWrite, PhaseKind::kRetentionVerify})},
-    {"queue_depth", Kinds({PhaseKind::kFill, PhaseKind::kReclaim, PhaseKind::kPerf,
-                           PhaseKind::kTrim, PhaseKind::kRetentionWrite,
-                           PhaseKind::kRetentionVerify})},
-    {"study", Kinds({PhaseKind::kRetentionWrite, PhaseKind::kRetentionVerify})},
-    {"offset", Kinds({PhaseKind::kRetentionWrite})},
-    {"length", Kinds({PhaseKind::kRetentionWrite})},
-    {"activation_energy", Kinds({PhaseKind::kRetentionWrite})},
-    {"reference_temperature", Kinds({PhaseKind::kRetentionWrite})},
-    {"storage_temperature", Kinds({PhaseKind::kRetentionVerify})},
-    {"fill_percent", Kinds({PhaseKind::kFill, PhaseKind::kTrim})},
-    {"slc_drop_fraction", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
-    {"slc_sustain", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
-    {"slc_median_window", Kinds({PhaseKind::kFill, PhaseKind::kReclaim})},
-    {"reclaim_idle", Kinds({PhaseKind::kReclaim})},
-    {"reclaim_write", Kinds({PhaseKind::kReclaim})},
-    {"perf_duration", Kinds({PhaseKind::kPerf})},
-    {"perf_mixed_iops", Kinds({PhaseKind::kPerf})},
-    {"trim_percent", Kinds({PhaseKind::kTrim})},
-};
 
 // Every leaf and every table below the top, so that a key written in the
 // wrong table ("interval" at the top) can point at where it belongs.
@@ -157,10 +130,6 @@ constexpr Range kReadTimeoutRange{milliseconds{10}, milliseconds{60'000}};
 constexpr Range kWindowRange{milliseconds{60'000}, std::chrono::hours{24}};
 constexpr Range kPhaseIntervalRange{milliseconds{60'000}, std::chrono::days{366}};
 constexpr Range kMaxDurationRange{milliseconds{1'000}, std::chrono::days{30}};
-constexpr Range kSlcSustainRange{milliseconds{1'000}, std::chrono::hours{1}};
-constexpr Range kSlcMedianRange{milliseconds{1'000}, milliseconds{60'000}};
-constexpr Range kReclaimRange{milliseconds{1'000}, std::chrono::hours{24}};
-constexpr Range kPerfDurationRange{milliseconds{1'000}, std::chrono::hours{1}};
 constexpr std::uint32_t kMaxRate = 10'000;
 
 constexpr std::string_view kDurationExample =
@@ -1103,7 +1072,7 @@ class Loader {
   }
 
   // "[1GiB, 2GiB)", "[1GiB, the end of the target)".
-  static std::string RegionText(const PhaseConfig& p) {
+  static std::string RegionText(const RetentionWriteParams& p) {
     return "[" + FormatSize(p.region_offset) + ", " +
            (p.region_length == 0 ? std::string("the end of the target")
                                  : FormatSize(p.region_offset + p.region_length)) +
@@ -1123,47 +1092,50 @@ class Loader {
   void CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_position& where) {
     constexpr std::string_view kPath = "aging.phases";
     const ReadTarget* mine = FindReadTarget(phase.target);
-    if (mine == nullptr || !PhaseKindWrites(phase.kind)) return;
+    if (mine == nullptr || !PhaseKindWrites(phase.params)) return;
     for (const ReadPhase& other : read_phases_) {
       const PhaseConfig& o = other.phase;
       const ReadTarget* theirs = FindReadTarget(o.target);
-      if (theirs == nullptr || !PhaseKindWrites(o.kind) ||
+      if (theirs == nullptr || !PhaseKindWrites(o.params) ||
           !SameStorage(mine->target, theirs->target)) {
         continue;
       }
-      const bool mine_study = phase.kind == PhaseKind::kRetentionWrite;
-      const bool their_study = o.kind == PhaseKind::kRetentionWrite;
+      const auto* mine_study = std::get_if<RetentionWriteParams>(&phase.params);
+      const auto* their_study = std::get_if<RetentionWriteParams>(&o.params);
       if (!mine_study && !their_study) continue;
       const std::string on = phase.target == o.target
                                  ? "target " + Quote(phase.target)
                                  : "target " + Quote(phase.target) + " (the same storage as " +
                                        Quote(o.target) + ")";
       if (mine_study && their_study) {
-        if (phase.study == o.study) continue;
-        const std::uint64_t a0 = phase.region_offset, b0 = o.region_offset;
-        const std::uint64_t a1 = phase.region_length ? a0 + phase.region_length : UINT64_MAX;
-        const std::uint64_t b1 = o.region_length ? b0 + o.region_length : UINT64_MAX;
+        const RetentionWriteParams& a = *mine_study;
+        const RetentionWriteParams& b = *their_study;
+        if (a.study == b.study) continue;
+        const std::uint64_t a0 = a.region_offset, b0 = b.region_offset;
+        const std::uint64_t a1 = a.region_length ? a0 + a.region_length : UINT64_MAX;
+        const std::uint64_t b1 = b.region_length ? b0 + b.region_length : UINT64_MAX;
         if (a0 < b1 && b0 < a1) {
           Report(where, std::string(kPath),
-                 "retention study " + Quote(phase.study) + " region " + RegionText(phase) +
-                     " on " + on + " overlaps retention study " + Quote(o.study) + " region " +
-                     RegionText(o) + " of phase " + Quote(o.name) + " at " + At(other.where) +
+                 "retention study " + Quote(a.study) + " region " + RegionText(a) +
+                     " on " + on + " overlaps retention study " + Quote(b.study) + " region " +
+                     RegionText(b) + " of phase " + Quote(o.name) + " at " + At(other.where) +
                      " (expected the regions of two studies on one drive not to overlap: "
                      "each verify would find the other's blocks)");
         }
         continue;
       }
       const PhaseConfig& study = mine_study ? phase : o;
+      const RetentionWriteParams& held = mine_study ? *mine_study : *their_study;
       const PhaseConfig& writer = mine_study ? o : phase;
       const toml::source_position& study_at = mine_study ? where : other.where;
       const toml::source_position& writer_at = mine_study ? other.where : where;
       Report(where, std::string(kPath),
-             "phase " + Quote(writer.name) + " (kind " + Quote(PhaseKindName(writer.kind)) +
+             "phase " + Quote(writer.name) + " (kind " + Quote(PhaseKindName(writer.params)) +
                  ", at " + At(writer_at) + ") writes " + on + ", where retention study " +
-                 Quote(study.study) + " of phase " + Quote(study.name) + " (at " + At(study_at) +
-                 ") holds the region " + RegionText(study) +
+                 Quote(held.study) + " of phase " + Quote(study.name) + " (at " + At(study_at) +
+                 ") holds the region " + RegionText(held) +
                  " (expected another target for it; once the study is over, end it with "
-                 "drivewatch retention end " + study.study + " and remove phase " +
+                 "drivewatch retention end " + held.study + " and remove phase " +
                  Quote(study.name) + ")");
     }
   }
@@ -1172,6 +1144,7 @@ class Loader {
     constexpr std::string_view kPath = "aging.phases";
     const toml::array* array = TableArray(t, "phases", "aging");
     if (array == nullptr) return;
+    const std::span<const std::string_view> kinds = PhaseKindNames();
     std::vector<Located> names;
     std::vector<PhaseConfig> phases;
     for (const toml::node& element : *array) {
@@ -1181,29 +1154,22 @@ class Loader {
         continue;
       }
       const std::size_t errors_before = errors_.size();
-      CheckKeys(*e, kPath, kPhaseKeys, "");
+      CheckKeys(*e, kPath, PhaseKeys(), "");
       PhaseConfig phase;
       phase.name = ReadName(*e, kPath, "phase", names);
       const toml::node* kind = e->get("kind");
       bool kind_known = false;
       if (kind == nullptr) {
         Report(e->source().begin, std::string(kPath) + ".kind",
-               "missing kind (expected " + OneOf(kPhaseKindNames) + ")");
+               "missing kind (expected " + OneOf(kinds) + ")");
       } else if (const auto* v = kind->as_string(); v == nullptr) {
-        WrongType(*kind, std::string(kPath) + ".kind",
-                  "a string, " + OneOf(kPhaseKindNames));
+        WrongType(*kind, std::string(kPath) + ".kind", "a string, " + OneOf(kinds));
+      } else if (std::optional<PhaseParams> params = DefaultPhaseParams(v->get())) {
+        phase.params = std::move(*params);
+        kind_known = true;
       } else {
-        auto it = std::find(kPhaseKindNames.begin(), kPhaseKindNames.end(),
-                            v->get());
-        if (it == kPhaseKindNames.end()) {
-          Report(kind->source().begin, std::string(kPath) + ".kind",
-                 Quote(v->get()) + " is not a phase kind (expected " +
-                     OneOf(kPhaseKindNames) + ")");
-        } else {
-          phase.kind = static_cast<PhaseKind>(it - kPhaseKindNames.begin());
-          kind_known = true;
-          if (phase.kind == PhaseKind::kTrim) phase.fill_percent = 90;
-        }
+        Report(kind->source().begin, std::string(kPath) + ".kind",
+               Quote(v->get()) + " is not a phase kind (expected " + OneOf(kinds) + ")");
       }
       if (const toml::node* target = e->get("target")) {
         const auto* v = target->as_string();
@@ -1222,10 +1188,10 @@ class Loader {
         } else {
           phase.target = v->get();
           const ReadTarget* named = FindReadTarget(phase.target);
-          if (kind_known && PhaseKindWrites(phase.kind) &&
+          if (kind_known && PhaseKindWrites(phase.params) &&
               !named->target.block_device.empty() && !named->target.destroy_data) {
             Report(target->source().begin, std::string(kPath) + ".target",
-                   "phase kind " + Quote(PhaseKindName(phase.kind)) + " writes target " +
+                   "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
                        Quote(phase.target) + ", which does not acknowledge that all data on " +
                        named->target.block_device +
                        " will be destroyed (expected destroy_data = true in its "
@@ -1237,59 +1203,11 @@ class Loader {
                "missing target (expected the name of an [[aging.targets]] "
                "entry)");
       }
-      if (errors_.size() == errors_before) {
-        for (const PhaseKeyUse& use : kPhaseKeyUses) {
-          const toml::node* n = e->get(use.key);
-          if (n == nullptr ||
-              (use.kinds & (1u << static_cast<unsigned>(phase.kind))) != 0) {
-            continue;
-          }
-          std::string users;
-          for (std::size_t k = 0; k < kPhaseKindNames.size(); ++k) {
-            if ((use.kinds & (1u << k)) == 0) continue;
-            users += (users.empty() ? "" : ", ") + Quote(kPhaseKindNames[k]);
-          }
-          Report(n->source().begin,
-                 std::string(kPath) + "." + std::string(use.key),
-                 "not used by kind " +
-                     Quote(kPhaseKindNames[static_cast<unsigned>(phase.kind)]) +
-                     " (expected only on kind " + users + ")");
-        }
-      }
+      if (errors_.size() == errors_before) CheckKindKeys(*e, phase.params);
       ReadPhaseSchedule(*e, phase.schedule);
       ReadDuration(*e, "max_duration", kPath, kMaxDurationRange,
                    phase.max_duration);
-      if (const toml::node* node = e->get("block_size")) {
-        if (auto size = Size(*node, std::string(kPath) + ".block_size")) {
-          if (*size < 512 || *size > (2u << 20) || *size % 512 != 0) {
-            Report(node->source().begin, std::string(kPath) + ".block_size",
-                   Quote(FormatSize(*size)) + " is not a usable block size "
-                   "(expected a multiple of 512B from 512B to 2MiB)");
-          } else {
-            phase.block_size = static_cast<std::uint32_t>(*size);
-          }
-        }
-      }
-      ReadInteger(*e, "queue_depth", kPath, 1, 256, phase.queue_depth);
-      ReadNumber(*e, "fill_percent", kPath, 1, 100,
-                 "a percentage of the target from 1 to 100", phase.fill_percent);
-      ReadNumber(*e, "slc_drop_fraction", kPath, 0.05, 0.95,
-                 "a fraction of the initial throughput from 0.05 to 0.95",
-                 phase.slc_drop_fraction);
-      ReadDuration(*e, "slc_sustain", kPath, kSlcSustainRange, phase.slc_sustain);
-      ReadDuration(*e, "slc_median_window", kPath, kSlcMedianRange,
-                   phase.slc_median_window);
-      ReadDurationList(*e, "reclaim_idle", kPath, kReclaimRange,
-                       phase.reclaim_idle);
-      ReadDuration(*e, "reclaim_write", kPath, kReclaimRange,
-                   phase.reclaim_write);
-      ReadDuration(*e, "perf_duration", kPath, kPerfDurationRange,
-                   phase.perf_duration);
-      ReadNumber(*e, "perf_mixed_iops", kPath, 1, 1e6,
-                 "I/Os per second from 1 to 1000000", phase.perf_mixed_iops);
-      ReadNumber(*e, "trim_percent", kPath, 1, 100,
-                 "a percentage of the target from 1 to 100", phase.trim_percent);
-      ReadRetentionKeys(*e, phase);
+      ReadKindKeys(*e, phase.params, kind_known);
       if (errors_.size() == errors_before) {
         CheckStudyOverlaps(phase, e->source().begin);
         read_phases_.push_back(ReadPhase{phase, e->source().begin});
@@ -1299,40 +1217,111 @@ class Loader {
     out = std::move(phases);
   }
 
-  // The retention kinds' keys (docs/retention.md).
-  void ReadRetentionKeys(const toml::table& e, PhaseConfig& phase) {
-    constexpr std::string_view kPath = "aging.phases";
-    const bool retention = phase.kind == PhaseKind::kRetentionWrite ||
-                           phase.kind == PhaseKind::kRetentionVerify;
-    if (const toml::node* study = e.get("study")) {
-      const auto* v = study->as_string();
-      if (v == nullptr) {
-        WrongType(*study, std::string(kPath) + ".study",
-                  "a non-empty string of letters, digits, _, - and .");
-      } else if (v->get().empty() ||
-                 !std::all_of(v->get().begin(), v->get().end(), [](char c) {
-                   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                          c == '-' || c == '.';
-                 })) {
-        BadName(*study, std::string(kPath) + ".study");
-      } else {
-        phase.study = v->get();
-      }
-    } else if (retention) {
-      Report(e.source().begin, std::string(kPath) + ".study",
-             "missing study (expected the retention study's name, e.g. study = "
-             "\"lab-2026-q4\")");
+  // A key of another kind than the phase's is refused, naming the kinds
+  // that have it.
+  void CheckKindKeys(const toml::table& e, const PhaseParams& params) {
+    for (const PhaseKey& key : PhaseKindKeys()) {
+      const toml::node* n = e.get(key.name);
+      if (n == nullptr || PhaseKindHasKey(params, key.name)) continue;
+      std::string users;
+      ForEachPhaseKind([&](const auto& kind) {
+        if (PhaseKindHasKey(kind, key.name)) {
+          users += (users.empty() ? "" : ", ") + Quote(std::decay_t<decltype(kind)>::kName);
+        }
+      });
+      Report(n->source().begin, "aging.phases." + std::string(key.name),
+             "not used by kind " + Quote(PhaseKindName(params)) + " (expected only on kind " +
+                 users + ")");
     }
-    if (retention && e.get("block_size") == nullptr) phase.block_size = 128 * 1024;
-    ReadRegion(e, kPath, 1u << 20,
-               " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")",
-               phase.region_offset, phase.region_length);
-    ReadNumber(e, "activation_energy", kPath, 0.1, 3,
-               "an activation energy in eV from 0.1 to 3", phase.activation_energy);
-    ReadNumber(e, "reference_temperature", kPath, -40, 125,
-               "a temperature in °C from -40 to 125", phase.reference_temperature);
-    ReadNumber(e, "storage_temperature", kPath, -40, 125,
-               "a temperature in °C from -40 to 125", phase.storage_temperature);
+  }
+
+  // The kind's own keys into `params` when the kind is known. Every other
+  // kind's key that is present is checked all the same, into a value thrown
+  // away, so one run shows every mistake.
+  void ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_known) {
+    std::vector<std::string_view> read;
+    if (kind_known) {
+      std::visit(
+          [&](auto& p) {
+            std::decay_t<decltype(p)>::Keys(p, [&](const PhaseKey& key, auto& field) {
+              ReadPhaseKey(e, key, field);
+              read.push_back(key.name);
+            });
+          },
+          params);
+    }
+    ForEachPhaseKind([&](auto scratch) {
+      decltype(scratch)::Keys(scratch, [&](const PhaseKey& key, auto& field) {
+        if (std::find(read.begin(), read.end(), key.name) != read.end()) return;
+        read.push_back(key.name);
+        if (e.get(key.name) != nullptr) ReadPhaseKey(e, key, field);
+      });
+    });
+  }
+
+  // One kind key as its PhaseKey says: sizes and whole numbers.
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint32_t& out) {
+    if (key.type == PhaseKeyType::kInteger) {
+      return ReadInteger(e, key.name, "aging.phases", static_cast<std::int64_t>(key.min),
+                         static_cast<std::int64_t>(key.max), out);
+    }
+    std::uint64_t size = out;
+    ReadPhaseKey(e, key, size);
+    out = static_cast<std::uint32_t>(size);  // key.max keeps it in range
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64_t& out) {
+    const toml::node* node = e.get(key.name);
+    if (node == nullptr) return;
+    const std::string name = "aging.phases." + std::string(key.name);
+    const std::optional<std::uint64_t> size = Size(*node, name);
+    if (!size) return;
+    if (static_cast<double>(*size) < key.min || static_cast<double>(*size) > key.max ||
+        *size % key.multiple != 0) {
+      return Report(node->source().begin, name,
+                    Quote(FormatSize(*size)) + std::string(key.expected));
+    }
+    out = *size;
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, double& out) {
+    ReadNumber(e, key.name, "aging.phases", key.min, key.max, key.expected, out);
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::optional<double>& out) {
+    if (e.get(key.name) == nullptr) return;
+    double value = 0;
+    const std::size_t errors_before = errors_.size();
+    ReadPhaseKey(e, key, value);
+    if (errors_.size() == errors_before) out = value;
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, milliseconds& out) {
+    ReadDuration(e, key.name, "aging.phases", DurationRange(key), out);
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key,
+                    std::vector<milliseconds>& out) {
+    ReadDurationList(e, key.name, "aging.phases", DurationRange(key), out);
+  }
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string& out) {
+    const std::string name = "aging.phases." + std::string(key.name);
+    const toml::node* node = e.get(key.name);
+    if (node == nullptr) {
+      if (!key.missing.empty()) Report(e.source().begin, name, std::string(key.missing));
+      return;
+    }
+    const auto* v = node->as_string();
+    if (v == nullptr) {
+      WrongType(*node, name, "a non-empty string of letters, digits, _, - and .");
+    } else if (v->get().empty() ||
+               !std::all_of(v->get().begin(), v->get().end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                        c == '.';
+               })) {
+      BadName(*node, name);
+    } else {
+      out = v->get();
+    }
+  }
+  static Range DurationRange(const PhaseKey& key) {
+    return Range{milliseconds{static_cast<std::int64_t>(key.min)},
+                 milliseconds{static_cast<std::int64_t>(key.max)}};
   }
 
   void ReadDurationList(const toml::table& t, std::string_view name,
@@ -1534,6 +1523,35 @@ std::string Number(double v) {
   return ec == std::errc() ? std::string(buf, end) : "0";
 }
 
+// One kind key of a phase's inline table, as its PhaseKey says.
+void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint64_t value) {
+  out += ", " + std::string(key.name) + " = ";
+  out += key.type == PhaseKeyType::kSize ? Quote(FormatSize(value)) : std::to_string(value);
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint32_t value) {
+  AppendPhaseKey(out, key, std::uint64_t{value});
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, double value) {
+  out += ", " + std::string(key.name) + " = " + Number(value);
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::optional<double>& value) {
+  if (value) AppendPhaseKey(out, key, *value);  // unset is written by leaving it out
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, milliseconds value) {
+  out += ", " + std::string(key.name) + " = " + Quote(FormatDuration(value));
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key,
+                    const std::vector<milliseconds>& value) {
+  out += ", " + std::string(key.name) + " = [";
+  for (std::size_t k = 0; k < value.size(); ++k) {
+    out += (k > 0 ? ", " : "") + Quote(FormatDuration(value[k]));
+  }
+  out += "]";
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::string& value) {
+  out += ", " + std::string(key.name) + " = " + Quote(value);
+}
+
 void AppendAging(std::string& out, const AgingConfig& aging) {
   out += "\n[aging]\ntemperature_margin = " + Number(aging.temperature_margin);
   out += "\ntargets = [";
@@ -1560,16 +1578,8 @@ void AppendAging(std::string& out, const AgingConfig& aging) {
   out += "phases = [";
   for (std::size_t i = 0; i < aging.phases.size(); ++i) {
     const PhaseConfig& p = aging.phases[i];
-    const unsigned kind = 1u << static_cast<unsigned>(p.kind);
-    auto uses = [&](std::string_view key) {
-      for (const PhaseKeyUse& use : kPhaseKeyUses) {
-        if (use.key == key) return (use.kinds & kind) != 0;
-      }
-      return false;
-    };
     out += i > 0 ? ",\n  " : "\n  ";
-    out += "{ name = " + Quote(p.name) + ", kind = " +
-           Quote(kPhaseKindNames[static_cast<unsigned>(p.kind)]) +
+    out += "{ name = " + Quote(p.name) + ", kind = " + Quote(PhaseKindName(p.params)) +
            ", target = " + Quote(p.target);
     if (p.schedule.interval.count() > 0) {
       out += ", interval = " + Quote(FormatDuration(p.schedule.interval));
@@ -1585,36 +1595,14 @@ void AppendAging(std::string& out, const AgingConfig& aging) {
       out += "]";
     }
     out += ", max_duration = " + Quote(FormatDuration(p.max_duration));
-    if (uses("block_size")) out += ", block_size = " + Quote(FormatSize(p.block_size));
-    if (uses("queue_depth")) out += ", queue_depth = " + std::to_string(p.queue_depth);
-    if (uses("fill_percent")) out += ", fill_percent = " + Number(p.fill_percent);
-    if (uses("slc_drop_fraction")) {
-      out += ", slc_drop_fraction = " + Number(p.slc_drop_fraction);
-      out += ", slc_sustain = " + Quote(FormatDuration(p.slc_sustain));
-      out += ", slc_median_window = " + Quote(FormatDuration(p.slc_median_window));
-    }
-    if (uses("reclaim_idle")) {
-      out += ", reclaim_idle = [";
-      for (std::size_t k = 0; k < p.reclaim_idle.size(); ++k) {
-        out += (k > 0 ? ", " : "") + Quote(FormatDuration(p.reclaim_idle[k]));
-      }
-      out += "], reclaim_write = " + Quote(FormatDuration(p.reclaim_write));
-    }
-    if (uses("perf_duration")) {
-      out += ", perf_duration = " + Quote(FormatDuration(p.perf_duration));
-      out += ", perf_mixed_iops = " + Number(p.perf_mixed_iops);
-    }
-    if (uses("trim_percent")) out += ", trim_percent = " + Number(p.trim_percent);
-    if (uses("study")) out += ", study = " + Quote(p.study);
-    if (uses("offset")) {
-      out += ", offset = " + Quote(FormatSize(p.region_offset));
-      out += ", length = " + Quote(FormatSize(p.region_length));
-      out += ", activation_energy = " + Number(p.activation_energy);
-      out += ", reference_temperature = " + Number(p.reference_temperature);
-    }
-    if (uses("storage_temperature") && p.storage_temperature == p.storage_temperature) {
-      out += ", storage_temperature = " + Number(p.storage_temperature);
-    }
+    std::visit(
+        [&](const auto& params) {
+          std::decay_t<decltype(params)>::Keys(params, [&](const PhaseKey& key,
+                                                           const auto& value) {
+            AppendPhaseKey(out, key, value);
+          });
+        },
+        p.params);
     out += " }";
   }
   out += aging.phases.empty() ? "]\n" : ",\n]\n";
@@ -1657,12 +1645,6 @@ const PhaseConfig* AgingConfig::FindPhase(std::string_view name) const {
     if (p.name == name) return &p;
   }
   return nullptr;
-}
-
-bool PhaseKindWrites(PhaseKind kind) { return kind != PhaseKind::kRetentionVerify; }
-
-std::string_view PhaseKindName(PhaseKind kind) {
-  return kPhaseKindNames[static_cast<unsigned>(kind)];
 }
 
 std::string FormatPhaseSchedule(const PhaseSchedule& s) {

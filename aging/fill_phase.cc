@@ -29,8 +29,7 @@ Expected<WorkloadResult> TrimRange(PhaseContext& ctx, std::uint64_t bytes,
   return ctx.Run(trim, step, from, to);
 }
 
-Status RunFillPhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::uint64_t capacity = ctx.capacity();
 
   // An SLC cache only shows on an empty drive: deallocate everything first.

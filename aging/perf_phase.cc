@@ -40,8 +40,7 @@ constexpr Measure kMeasures[] = {
 
 }  // namespace
 
-Status RunPerfPhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::uint64_t capacity = ctx.capacity();
   const double fill = ctx.fill_ratio();
   // The written part; the whole target when no fill is on record.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// What a heavy phase is made of. Each kind (fill, reclaim, perf, trim)
-// tells its whole story in one file (aging/fill_phase.cc, ...) as a
-// function over a PhaseContext: the workloads it runs, the idle it waits,
+// What a heavy phase is made of. Each kind (config/phase_kinds.h) tells
+// its whole story in one file (aging/fill_phase.cc, ...) as a function of
+// its parameters over a PhaseContext: the workloads it runs, the idle it waits,
 // and the results it reports. Everything around that story, the
 // interlocks, the drive's health, checkpoints, history and metrics, is the
 // runner's (aging/phase_runner.h), so a phase cannot forget any of it.
@@ -66,14 +66,19 @@ class PhaseContext {
   virtual Json DriveFacts() const = 0;
 };
 
-// Each kind's story. They return early, with Ok, when ctx.stopped(); an
-// Error means the phase could not go on (the report keeps what it had).
-Status RunFillPhase(PhaseContext& ctx, PhaseReport& report);
-Status RunReclaimPhase(PhaseContext& ctx, PhaseReport& report);
-Status RunPerfPhase(PhaseContext& ctx, PhaseReport& report);
-Status RunTrimPhase(PhaseContext& ctx, PhaseReport& report);
-Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report);
-Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report);
+// Each kind's story, one overload per kind of config::PhaseParams
+// (config/phase_kinds.h), in aging/<kind>_phase.cc: the runner calls the
+// one for the phase's kind, so a kind without one does not compile. They
+// return early, with Ok, when ctx.stopped(); an Error means the phase could
+// not go on (the report keeps what it had).
+Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::ReclaimParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::TrimParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx,
+               PhaseReport& report);
+Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx,
+               PhaseReport& report);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

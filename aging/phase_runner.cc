@@ -16,6 +16,7 @@
 #include <ctime>
 #include <mutex>
 #include <thread>
+#include <variant>
 
 #include "aging/durable_file.h"
 #include "aging/history.h"
@@ -97,16 +98,15 @@ struct RunState {
 
   // The write gate's view of a pass over [offset, offset + length).
   WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
-    return WritePass{options->state_directory, offset, length,
-                     phase->kind == config::PhaseKind::kRetentionWrite ? phase->study : ""};
+    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
+    return WritePass{options->state_directory, offset, length, study ? study->study : ""};
   }
 
   // What the phase as a whole may write: a retention study its region,
   // any other kind the whole target.
   WritePass WholePass() const {
-    return phase->kind == config::PhaseKind::kRetentionWrite
-               ? Pass(phase->region_offset, phase->region_length)
-               : Pass(0, 0);
+    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
+    return study ? Pass(study->region_offset, study->region_length) : Pass(0, 0);
   }
 
   void Abort(std::string why) {
@@ -127,7 +127,7 @@ struct RunState {
     r["version"] = 1;
     r["run"] = id;
     r["phase"] = phase->name;
-    r["kind"] = std::string(config::PhaseKindName(phase->kind));
+    r["kind"] = std::string(config::PhaseKindName(phase->params));
     r["target"] = target->name;
     r["serial"] = serial;
     r["model"] = model;
@@ -244,16 +244,9 @@ class Context : public PhaseContext {
   std::uint32_t nsid_;
 };
 
-Status RunKind(config::PhaseKind kind, PhaseContext& ctx, PhaseReport& report) {
-  switch (kind) {
-    case config::PhaseKind::kFill: return RunFillPhase(ctx, report);
-    case config::PhaseKind::kReclaim: return RunReclaimPhase(ctx, report);
-    case config::PhaseKind::kPerf: return RunPerfPhase(ctx, report);
-    case config::PhaseKind::kTrim: return RunTrimPhase(ctx, report);
-    case config::PhaseKind::kRetentionWrite: return RunRetentionWritePhase(ctx, report);
-    case config::PhaseKind::kRetentionVerify: return RunRetentionVerifyPhase(ctx, report);
-  }
-  return Error{EINVAL, -1, "unknown phase kind"};
+Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
+  return std::visit([&](const auto& params) { return RunKind(params, ctx, report); },
+                    ctx.phase().params);
 }
 
 std::string PhaseOf(const Json& record) {
@@ -289,7 +282,7 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
   const PhaseRunnerOptions& options = *run.options;
   const auto refuse = [](std::string why) { return Error{EPERM, -1, std::move(why)}; };
   OpenedTarget t;
-  const bool reads_only = !config::PhaseKindWrites(phase.kind);
+  const bool reads_only = !config::PhaseKindWrites(phase.params);
   t.path = target.block_device;
   if (t.path.empty() && reads_only) {
     t.path = AgingFilePath(target);
@@ -385,7 +378,7 @@ Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& 
     }
   });
   Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid);
-  const Status status = RunKind(run.phase->kind, ctx, report);
+  const Status status = RunPhaseKind(ctx, report);
   watcher.request_stop();
   watcher.join();
   return status;
@@ -462,7 +455,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   run.device = target->block_device.empty() ? AgingFilePath(*target) : target->block_device;
   run.serial = target->serial;
   run.status.phase = phase->name;
-  run.status.kind = std::string(config::PhaseKindName(phase->kind));
+  run.status.kind = std::string(config::PhaseKindName(phase->params));
   run.status.target = target->name;
   run.status.serial = target->serial;
 
@@ -496,8 +489,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   }
 
   // A verify needs its study before it needs a device.
-  if (phase->kind == config::PhaseKind::kRetentionVerify) {
-    if (auto study = LoadStudy(options.state_directory, phase->study); !study) {
+  if (const auto* verify = std::get_if<config::RetentionVerifyParams>(&phase->params)) {
+    if (auto study = LoadStudy(options.state_directory, verify->study); !study) {
       return finish("failed", study.error().message +
                                   (study.error().errnum == ENOENT
                                        ? "; run its retention-write phase first"

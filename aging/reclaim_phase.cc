@@ -14,8 +14,7 @@
 
 namespace drivewatch::aging {
 
-Status RunReclaimPhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::ReclaimParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::uint64_t capacity = ctx.capacity();
   const double fill = ctx.fill_ratio();
   std::uint64_t position =

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 
 #include "aging/phase.h"
@@ -27,18 +28,18 @@ double Now() {
 
 }  // namespace
 
-Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double progress_from,
+Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std::uint32_t io,
+                                 std::uint32_t queue_depth, const Json& study, double progress_from,
                                  double progress_to, bool* completed) {
   const RetentionPattern pattern = PatternOf(study);
   const std::uint64_t offset = study.Find("region")->Find("offset")->AsUint();
   const std::uint64_t length = study.Find("region")->Find("length")->AsUint();
-  const std::uint32_t io = ctx.phase().block_size;
   // LoadStudy checked the region's own numbers; only the open target can
   // say whether it fits. A region past the end is a damaged record, not a
   // verify that reads nothing and passes.
   if (const std::uint64_t capacity = ctx.capacity(); offset > capacity || length > capacity - offset) {
     return Error{EBADMSG, -1,
-                 "retention study \"" + ctx.phase().study +
+                 "retention study \"" + name +
                      "\": damaged retention study record: region [" + std::to_string(offset) +
                      ", +" + std::to_string(length) + ") ends past target " + ctx.target().name +
                      "'s " + std::to_string(capacity) + " bytes (expected a region inside the target)"};
@@ -55,7 +56,7 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double pr
   spec.read_percent = 100;
   spec.write_percent = 0;
   spec.block_size = io;
-  spec.queue_depth = ctx.phase().queue_depth;
+  spec.queue_depth = queue_depth;
   spec.offset = offset;
   spec.length = length;
   spec.max_errors = 0;  // an unreadable block is a result, not a reason to stop
@@ -88,8 +89,7 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double pr
   return verifier.Finish(start, Now(), *completed);
 }
 
-Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::string& state = ctx.state_directory();
   auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
   if (!lock) return Error{EPERM, -1, lock.error().message};  // refused: busy
@@ -141,7 +141,7 @@ Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
     }
   }
   bool completed = false;
-  auto verify = VerifyStudyRegion(ctx, study, 0, 1, &completed);
+  auto verify = VerifyStudyRegion(ctx, phase.study, phase.block_size, phase.queue_depth, study, 0, 1, &completed);
   if (!verify) return verify.error();
   Json v = *verify;
   const std::uint64_t bad = v["bad"]["unreadable"].AsUint() + v["bad"]["wrong_content"].AsUint() +
@@ -157,14 +157,15 @@ Status RunRetentionVerifyPhase(PhaseContext& ctx, PhaseReport& report) {
     v["smart"] = smart_now;
     if (const Json* before = study.Find("smart_at_write")) v["smart_delta"] = SmartDelta(*before, smart_now);
   }
-  const double storage_k = phase.storage_temperature + 273.15;
+  // NaN when unset, as ComputeAges takes it: the powered-off part of the age unknown.
+  const double storage_k = phase.storage_temperature.value_or(std::numeric_limits<double>::quiet_NaN()) + 273.15;
   const RetentionAges ages = ComputeAges(study, Now(), smart_now.is_null() ? nullptr : &smart_now, storage_k);
   v["age_seconds"] = ages.wall_seconds;
   v["powered_on_seconds"] = ages.powered_on_seconds;
   v["powered_off_seconds"] = ages.powered_off_seconds ? Json(*ages.powered_off_seconds) : Json();
   v["powered_on_equivalent_seconds"] = ages.powered_on_equivalent_seconds;
   v["equivalent_age_seconds"] = ages.equivalent_age_seconds ? Json(*ages.equivalent_age_seconds) : Json();
-  if (phase.storage_temperature == phase.storage_temperature) {
+  if (phase.storage_temperature) {
     v["storage_temperature_k"] = storage_k;
     study["accounting"]["storage_temperature_k"] = storage_k;
   }

@@ -49,16 +49,16 @@ std::string Quote(const std::string& s) { return "\"" + s + "\""; }
 
 // Reads the study's region back and verifies every block; shared with
 // retention-verify (aging/retention_verify_phase.cc).
-Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const Json& study, double progress_from,
+Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std::uint32_t io,
+                                 std::uint32_t queue_depth, const Json& study, double progress_from,
                                  double progress_to, bool* completed);
 
-Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::string& state = ctx.state_directory();
   const std::uint32_t io = phase.block_size;
   if (io % kRetentionBlockSize != 0) {
     return Error{EINVAL, -1,
-                 "phase " + phase.name + ": block_size " + std::to_string(io) +
+                 "phase " + ctx.phase().name + ": block_size " + std::to_string(io) +
                      " is not a multiple of the study's 4 KiB block (aging.phases.block_size)"};
   }
   const std::uint64_t capacity = ctx.capacity();
@@ -68,7 +68,7 @@ Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report) {
   length = length / io * io;
   if (offset + length > capacity || length == 0) {
     return Error{EINVAL, -1,
-                 "phase " + phase.name + ": the region [" + std::to_string(offset) + ", +" +
+                 "phase " + ctx.phase().name + ": the region [" + std::to_string(offset) + ", +" +
                      std::to_string(phase.region_length) + ") does not fit the target's " +
                      std::to_string(capacity) + " bytes (aging.phases.offset and length)"};
   }
@@ -187,7 +187,7 @@ Status RunRetentionWritePhase(PhaseContext& ctx, PhaseReport& report) {
 
   // The baseline: one full read back, now.
   bool completed = false;
-  auto baseline = VerifyStudyRegion(ctx, study, 0.5, 1.0, &completed);
+  auto baseline = VerifyStudyRegion(ctx, phase.study, phase.block_size, phase.queue_depth, study, 0.5, 1.0, &completed);
   if (!baseline) return baseline.error();
   if (!completed) return Ok{};  // stopped: the baseline runs on resume
   const std::uint64_t bad = (*baseline)["bad"]["unreadable"].AsUint() +

@@ -9,8 +9,7 @@
 
 namespace drivewatch::aging {
 
-Status RunTrimPhase(PhaseContext& ctx, PhaseReport& report) {
-  const config::PhaseConfig& phase = ctx.phase();
+Status RunKind(const config::TrimParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::uint64_t capacity = ctx.capacity();
   auto round = [&](double fraction, std::uint32_t unit) {
     return static_cast<std::uint64_t>(static_cast<double>(capacity) * fraction) /

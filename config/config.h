@@ -6,12 +6,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/phase_kinds.h"
 #include "config/schedule.h"
 
 namespace drivewatch::config {
@@ -140,8 +140,6 @@ struct AgingTarget {
   bool operator==(const AgingTarget&) const = default;
 };
 
-enum class PhaseKind { kFill, kReclaim, kPerf, kTrim, kRetentionWrite, kRetentionVerify };
-
 // When a phase runs by itself. With neither an interval nor a window it
 // runs only by hand (drivewatch phase run).
 struct PhaseSchedule {
@@ -160,65 +158,16 @@ struct PhaseSchedule {
   bool operator==(const PhaseSchedule&) const = default;
 };
 
-// A heavy phase ([[aging.phases]]). The parameters after `max_duration`
-// apply to the kinds named beside them; check-config rejects a key set on a
-// kind that does not use it.
+// A heavy phase ([[aging.phases]]): the keys every kind has, and its kind
+// with the kind's own keys (config/phase_kinds.h).
 struct PhaseConfig {
   std::string name;    // [A-Za-z0-9_.-]+, unique
-  PhaseKind kind = PhaseKind::kFill;
   std::string target;  // an [[aging.targets]] name
   PhaseSchedule schedule;
   std::chrono::milliseconds max_duration{6 * 3'600'000};
+  PhaseParams params;
 
-  std::uint32_t block_size = 128 * 1024;  // fill, reclaim, trim: sequential writes
-  std::uint32_t queue_depth = 32;         // fill, reclaim, perf, trim
-  double fill_percent = 50;  // fill: up to here; trim: 90 by default
-  // fill and reclaim: the SLC cache has run out when throughput stays
-  // below slc_drop_fraction of the initial plateau for slc_sustain, on a
-  // rolling median over slc_median_window (aging/slc_cache.h).
-  double slc_drop_fraction = 0.6;
-  std::chrono::milliseconds slc_sustain{10'000};
-  std::chrono::milliseconds slc_median_window{5'000};
-  // reclaim: idle this long, then write for reclaim_write; once per entry.
-  std::vector<std::chrono::milliseconds> reclaim_idle{
-      std::chrono::milliseconds{60'000}, std::chrono::milliseconds{120'000},
-      std::chrono::milliseconds{180'000}, std::chrono::milliseconds{240'000}};
-  std::chrono::milliseconds reclaim_write{60'000};
-  // perf: each of its measurements runs this long.
-  std::chrono::milliseconds perf_duration{30'000};
-  double perf_mixed_iops = 1000;  // perf: the fixed rate of the mixed loads
-  double trim_percent = 50;       // trim: the first this much is trimmed
-  // retention-write and retention-verify: the study's name, [A-Za-z0-9_.-]+.
-  std::string study;
-  // retention-write: the region of the target the study covers ([offset,
-  // offset + length), 0 length: to the end), whole MiB.
-  std::uint64_t region_offset = 0;  // key "offset"
-  std::uint64_t region_length = 0;  // key "length"
-  // retention-write: the Arrhenius model of the study's equivalent age
-  // (docs/retention.md): activation energy in eV, and the temperature the
-  // age is expressed at, in °C.
-  double activation_energy = 1.1;
-  double reference_temperature = 30;
-  // retention-verify: where the drive was stored while powered off, in °C;
-  // NaN (not set) leaves the powered-off part of the age unknown.
-  double storage_temperature = std::numeric_limits<double>::quiet_NaN();
-
-  bool operator==(const PhaseConfig& o) const {
-    auto same_nan = [](double a, double b) { return a == b || (a != a && b != b); };
-    return name == o.name && kind == o.kind && target == o.target &&
-           schedule == o.schedule && max_duration == o.max_duration &&
-           block_size == o.block_size && queue_depth == o.queue_depth &&
-           fill_percent == o.fill_percent && slc_drop_fraction == o.slc_drop_fraction &&
-           slc_sustain == o.slc_sustain && slc_median_window == o.slc_median_window &&
-           reclaim_idle == o.reclaim_idle && reclaim_write == o.reclaim_write &&
-           perf_duration == o.perf_duration && perf_mixed_iops == o.perf_mixed_iops &&
-           trim_percent == o.trim_percent && study == o.study &&
-           region_offset == o.region_offset && region_length == o.region_length &&
-           activation_energy == o.activation_energy &&
-           reference_temperature == o.reference_temperature &&
-           same_nan(storage_temperature, o.storage_temperature);
-  }
-
+  bool operator==(const PhaseConfig&) const = default;
 };
 
 // [aging]
@@ -279,11 +228,6 @@ struct Config {
   bool operator==(const Config&) const = default;
 };
 
-// "fill", "reclaim", "perf" or "trim".
-std::string_view PhaseKindName(PhaseKind kind);
-// Whether a phase of this kind writes its target (all but retention-verify):
-// it then needs destroy_data on a block device, and passes the write gate.
-bool PhaseKindWrites(PhaseKind kind);
 // "every 7d", "window 01:00-05:00 on sat sun", "by hand only".
 std::string FormatPhaseSchedule(const PhaseSchedule& schedule);
 

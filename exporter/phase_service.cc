@@ -264,7 +264,7 @@ void PhaseService::StartRun(const config::PhaseConfig& phase) {
   run->serial = target->serial;
   run->target = target->name;
   run->status.phase = phase.name;
-  run->status.kind = std::string(config::PhaseKindName(phase.kind));
+  run->status.kind = std::string(config::PhaseKindName(phase.params));
   run->status.target = target->name;
   run->status.serial = target->serial;
   auto config = std::make_shared<const config::Config>(config_);
@@ -299,7 +299,7 @@ void PhaseService::Publish() {
   for (const config::PhaseConfig& phase : config_.aging.phases) {
     const config::AgingTarget* target = config_.aging.FindTarget(phase.target);
     const Labels labels{{"phase", phase.name},
-                        {"kind", std::string(config::PhaseKindName(phase.kind))},
+                        {"kind", std::string(config::PhaseKindName(phase.params))},
                         {"target", phase.target},
                         {"serial", target ? target->serial : std::string()}};
     auto with = [&](std::string name, std::string value) {

@@ -26,17 +26,23 @@ namespace {
 using drivewatch::testing::LoopDevice;
 using std::chrono::milliseconds;
 
-config::PhaseConfig Phase(std::string name, config::PhaseKind kind, std::string target) {
+// A phase of the kind `params`, made short enough for a test.
+config::PhaseConfig Phase(std::string name, config::PhaseParams params, std::string target) {
   config::PhaseConfig p;
   p.name = std::move(name);
-  p.kind = kind;
   p.target = std::move(target);
-  p.perf_duration = milliseconds{500};
-  p.reclaim_idle = {milliseconds{1'000}};
-  p.reclaim_write = milliseconds{2'000};
-  p.slc_sustain = milliseconds{1'000};
-  p.slc_median_window = milliseconds{1'000};
-  if (kind == config::PhaseKind::kTrim) p.fill_percent = 90;
+  if (auto* perf = std::get_if<config::PerfParams>(&params)) perf->perf_duration = milliseconds{500};
+  if (auto* reclaim = std::get_if<config::ReclaimParams>(&params)) {
+    reclaim->reclaim_idle = {milliseconds{1'000}};
+    reclaim->reclaim_write = milliseconds{2'000};
+    reclaim->slc_sustain = milliseconds{1'000};
+    reclaim->slc_median_window = milliseconds{1'000};
+  }
+  if (auto* fill = std::get_if<config::FillParams>(&params)) {
+    fill->slc_sustain = milliseconds{1'000};
+    fill->slc_median_window = milliseconds{1'000};
+  }
+  p.params = std::move(params);
   return p;
 }
 
@@ -52,10 +58,10 @@ config::AgingTarget LoopTarget(const LoopDevice& loop) {
 }
 
 std::vector<config::PhaseConfig> EveryKind(const std::string& target) {
-  return {Phase("fill", config::PhaseKind::kFill, target),
-          Phase("perf", config::PhaseKind::kPerf, target),
-          Phase("reclaim", config::PhaseKind::kReclaim, target),
-          Phase("trim", config::PhaseKind::kTrim, target)};
+  return {Phase("fill", config::FillParams{}, target),
+          Phase("perf", config::PerfParams{}, target),
+          Phase("reclaim", config::ReclaimParams{}, target),
+          Phase("trim", config::TrimParams{}, target)};
 }
 
 class PhaseRunnerTest : public ::testing::Test {
@@ -196,7 +202,7 @@ TEST_F(PhaseRunnerTest, RefusedRunsWriteNothingAndAreRecorded) {
   config::AgingTarget t = LoopTarget(loop);
   t.serial = "loop:/somewhere/else.img";
   config_.aging.targets = {t};
-  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "loop")};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "loop")};
 
   Json r = Run("fill");
   EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
@@ -229,7 +235,7 @@ TEST_F(PhaseRunnerTest, AMountedDeviceIsRefusedWithTheMountNamed) {
   config::AgingTarget t = LoopTarget(loop);
   t.allow_signatures = true;  // the mount alone must refuse
   config_.aging.targets = {t};
-  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "loop")};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "loop")};
   const Json r = Run("fill");
   drivewatch::testing::Shell("umount " + mnt.string());
   EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
@@ -239,7 +245,7 @@ TEST_F(PhaseRunnerTest, AMountedDeviceIsRefusedWithTheMountNamed) {
 
 TEST_F(PhaseRunnerTest, UnknownPhaseIsAnErrorNamingTheKnownOnes) {
   config_.aging.targets = {FileTarget()};
-  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "t")};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "t")};
   auto r = RunPhase(config_, "fil", options_, {}, nullptr);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("expected one of: fill"), std::string::npos);
@@ -247,8 +253,8 @@ TEST_F(PhaseRunnerTest, UnknownPhaseIsAnErrorNamingTheKnownOnes) {
 
 TEST_F(PhaseRunnerTest, MaxDurationAbortsWithPartialResults) {
   config_.aging.targets = {FileTarget()};
-  auto perf = Phase("perf", config::PhaseKind::kPerf, "t");
-  perf.perf_duration = milliseconds{700};
+  auto perf = Phase("perf", config::PerfParams{}, "t");
+  std::get<config::PerfParams>(perf.params).perf_duration = milliseconds{700};
   perf.max_duration = milliseconds{2'000};
   config_.aging.phases = {perf};
   options_.check_interval = milliseconds{100};
@@ -278,8 +284,8 @@ class ScriptedHealth : public HealthSource {
 
 TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
   config_.aging.targets = {FileTarget()};
-  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
-  reclaim.reclaim_idle = {milliseconds{30'000}};
+  auto reclaim = Phase("reclaim", config::ReclaimParams{}, "t");
+  std::get<config::ReclaimParams>(reclaim.params).reclaim_idle = {milliseconds{30'000}};
   config_.aging.phases = {reclaim};
   config_.aging.temperature_margin = 5;
   options_.check_interval = milliseconds{50};
@@ -318,9 +324,9 @@ TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
 
 TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
   config_.aging.targets = {FileTarget()};
-  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
-  reclaim.reclaim_idle = {milliseconds{30'000}};
-  config_.aging.phases = {reclaim, Phase("fill", config::PhaseKind::kFill, "t")};
+  auto reclaim = Phase("reclaim", config::ReclaimParams{}, "t");
+  std::get<config::ReclaimParams>(reclaim.params).reclaim_idle = {milliseconds{30'000}};
+  config_.aging.phases = {reclaim, Phase("fill", config::FillParams{}, "t")};
   std::stop_source stop;
   Json first;
   std::thread t([&] { first = Run("reclaim", stop.get_token()); });
@@ -393,8 +399,8 @@ TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnRelo
   if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
   const config::AgingTarget t = LoopTarget(loop);
   config_.aging.targets = {t};
-  auto long_idle = Phase("long", config::PhaseKind::kReclaim, "loop");
-  long_idle.reclaim_idle = {milliseconds{60'000}};
+  auto long_idle = Phase("long", config::ReclaimParams{}, "loop");
+  std::get<config::ReclaimParams>(long_idle.params).reclaim_idle = {milliseconds{60'000}};
   long_idle.schedule.interval = milliseconds{3'600'000};
   config_.aging.phases = {long_idle};
 

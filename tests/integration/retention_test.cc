@@ -39,14 +39,18 @@ class RetentionTest : public ::testing::Test {
   void AddStudy(const std::string& study, const std::string& target) {
     config::PhaseConfig w;
     w.name = study + "-write";
-    w.kind = config::PhaseKind::kRetentionWrite;
     w.target = target;
-    w.study = study;
-    w.block_size = 64 * 1024;
+    config::RetentionWriteParams write;
+    write.study = study;
+    write.block_size = 64 * 1024;
+    w.params = write;
     config::PhaseConfig v = w;
     v.name = study + "-verify";
-    v.kind = config::PhaseKind::kRetentionVerify;
-    v.storage_temperature = 25;
+    config::RetentionVerifyParams verify;
+    verify.study = study;
+    verify.block_size = 64 * 1024;
+    verify.storage_temperature = 25;
+    v.params = verify;
     config_.aging.phases.push_back(w);
     config_.aging.phases.push_back(v);
   }

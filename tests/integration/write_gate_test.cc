@@ -40,18 +40,20 @@ class WriteGateTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  config::PhaseConfig Phase(std::string name, config::PhaseKind kind, std::string target) {
+  config::PhaseConfig Phase(std::string name, config::PhaseParams params, std::string target) {
     config::PhaseConfig p;
     p.name = std::move(name);
-    p.kind = kind;
     p.target = std::move(target);
-    p.perf_duration = std::chrono::milliseconds{300};
-    if (kind == config::PhaseKind::kRetentionWrite) {
-      p.study = "lab";
-      p.block_size = 64 * 1024;
-      p.region_offset = 4u << 20;
-      p.region_length = 4u << 20;
+    if (auto* perf = std::get_if<config::PerfParams>(&params)) {
+      perf->perf_duration = std::chrono::milliseconds{300};
     }
+    if (auto* study = std::get_if<config::RetentionWriteParams>(&params)) {
+      study->study = "lab";
+      study->block_size = 64 * 1024;
+      study->region_offset = 4u << 20;
+      study->region_length = 4u << 20;
+    }
+    p.params = std::move(params);
     return p;
   }
 
@@ -87,8 +89,10 @@ TEST_F(WriteGateTest, ADiskImageNamedAsBlockDeviceIsNeverWritten) {
   t.block_device = image;
   t.serial = "WRONG";
   config_.aging.targets = {t};
-  for (auto kind : {config::PhaseKind::kFill, config::PhaseKind::kTrim,
-                    config::PhaseKind::kPerf, config::PhaseKind::kRetentionWrite}) {
+  for (const config::PhaseParams& kind :
+       {config::PhaseParams{config::FillParams{}}, config::PhaseParams{config::TrimParams{}},
+        config::PhaseParams{config::PerfParams{}},
+        config::PhaseParams{config::RetentionWriteParams{}}}) {
     config_.aging.phases = {Phase("p", kind, "vm")};
     for (bool acknowledged : {false, true}) {
       config_.aging.targets[0].destroy_data = acknowledged;
@@ -162,19 +166,19 @@ TEST_F(WriteGateTest, AnActiveStudysRegionIsRefusedUntilTheStudyEnds) {
   config::AgingTarget alias = t;  // the same drive under another name
   alias.name = "alias";
   config_.aging.targets = {t, alias};
-  config::PhaseConfig study = Phase("lab-write", config::PhaseKind::kRetentionWrite, "loop");
+  config::PhaseConfig study = Phase("lab-write", config::RetentionWriteParams{}, "loop");
   config::PhaseConfig overlapping = study;
   overlapping.name = "other-write";
-  overlapping.study = "other";
+  std::get<config::RetentionWriteParams>(overlapping.params).study = "other";
   overlapping.target = "alias";
-  overlapping.region_offset = 6u << 20;
+  std::get<config::RetentionWriteParams>(overlapping.params).region_offset = 6u << 20;
   config::PhaseConfig beside = overlapping;
   beside.name = "beside-write";
-  beside.study = "beside";
-  beside.region_offset = 8u << 20;
+  std::get<config::RetentionWriteParams>(beside.params).study = "beside";
+  std::get<config::RetentionWriteParams>(beside.params).region_offset = 8u << 20;
   config_.aging.phases = {study, overlapping, beside,
-                          Phase("fill", config::PhaseKind::kFill, "loop"),
-                          Phase("trim", config::PhaseKind::kTrim, "alias")};
+                          Phase("fill", config::FillParams{}, "loop"),
+                          Phase("trim", config::TrimParams{}, "alias")};
   const Json written = Run("lab-write");
   ASSERT_EQ(Outcome(written), "completed") << written.Dump(2);
   const std::string before = Contents(loop.backing());
@@ -226,9 +230,9 @@ TEST_F(WriteGateTest, AStudyThatAppearsMidRunStopsTheNextWritePass) {
   config::AgingTarget b = a;
   b.name = "b";
   config_.aging.targets = {a, b};
-  config::PhaseConfig study = Phase("lab-write", config::PhaseKind::kRetentionWrite, "b");
-  study.region_offset = 0;
-  config_.aging.phases = {study, Phase("perf", config::PhaseKind::kPerf, "a")};
+  config::PhaseConfig study = Phase("lab-write", config::RetentionWriteParams{}, "b");
+  std::get<config::RetentionWriteParams>(study.params).region_offset = 0;
+  config_.aging.phases = {study, Phase("perf", config::PerfParams{}, "a")};
   ASSERT_EQ(Outcome(Run("lab-write")), "completed");
   // The record as it would be had the study been written on target a.
   auto record = LoadStudy(config_.state_directory, "lab");
@@ -268,7 +272,7 @@ TEST_F(WriteGateTest, AnUnreadableStudyRecordHoldsEveryTarget) {
   a.file_size = 4u << 20;
   a.min_free_ratio = 0.01;
   config_.aging.targets = {a};
-  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "a")};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "a")};
   std::filesystem::create_directories(RetentionDirectory(config_.state_directory));
   const std::string bad = StudyPath(config_.state_directory, "broken");
   { std::ofstream(bad) << "{\"study\": \"broken\", \"region\": "; }

@@ -71,16 +71,16 @@ target = "tmp"
   EXPECT_EQ(a.targets[1].file_size, 64u << 20);
   EXPECT_EQ(a.targets[1].min_free_ratio, 0.2);
   ASSERT_EQ(a.phases.size(), 3u);
-  EXPECT_EQ(a.phases[0].kind, PhaseKind::kFill);
+  EXPECT_TRUE(std::holds_alternative<FillParams>(a.phases[0].params));
   EXPECT_EQ(a.phases[0].schedule.interval, milliseconds{30LL * 86'400'000});
   EXPECT_EQ(a.phases[0].max_duration, milliseconds{4 * 3'600'000});
-  EXPECT_EQ(a.phases[0].slc_drop_fraction, 0.5);
+  EXPECT_EQ(std::get<FillParams>(a.phases[0].params).slc_drop_fraction, 0.5);
   EXPECT_EQ(a.phases[1].schedule.window_start, 23 * 60);
   EXPECT_EQ(a.phases[1].schedule.window_end, 5 * 60);
   EXPECT_EQ(a.phases[1].schedule.weekdays, (1u << 0) | (1u << 6));
-  EXPECT_EQ(a.phases[1].perf_duration, milliseconds{10'000});
+  EXPECT_EQ(std::get<PerfParams>(a.phases[1].params).perf_duration, milliseconds{10'000});
   EXPECT_TRUE(a.phases[2].schedule.manual());
-  EXPECT_EQ(a.phases[2].fill_percent, 90);  // trim's own default
+  EXPECT_EQ(std::get<TrimParams>(a.phases[2].params).fill_percent, 90);  // trim's own default
   EXPECT_EQ(FormatPhaseSchedule(a.phases[1].schedule),
             "window 23:00-05:00 on sun sat");
   EXPECT_EQ(a.FindPhase("trim"), &a.phases[2]);
@@ -114,16 +114,16 @@ storage_temperature = 25
 )";
   const LoadResult r = LoadString(text, "r.toml");
   ASSERT_TRUE(r.config) << Errors(r);
-  const PhaseConfig& w = r.config->aging.phases[0];
-  EXPECT_EQ(w.kind, PhaseKind::kRetentionWrite);
+  ASSERT_TRUE(std::holds_alternative<RetentionWriteParams>(r.config->aging.phases[0].params));
+  const auto& w = std::get<RetentionWriteParams>(r.config->aging.phases[0].params);
   EXPECT_EQ(w.study, "lab-q4");
   EXPECT_EQ(w.region_offset, 1ull << 30);
   EXPECT_EQ(w.region_length, 8ull << 30);
   EXPECT_EQ(w.activation_energy, 1.2);
   EXPECT_EQ(w.reference_temperature, 40);
   EXPECT_EQ(w.block_size, 128u * 1024);
-  EXPECT_TRUE(std::isnan(w.storage_temperature));
-  const PhaseConfig& v = r.config->aging.phases[1];
+  EXPECT_FALSE(PhaseKindHasKey(w, "storage_temperature"));
+  const auto& v = std::get<RetentionVerifyParams>(r.config->aging.phases[1].params);
   EXPECT_EQ(v.storage_temperature, 25);
   EXPECT_EQ(v.queue_depth, 8u);
   const LoadResult again = LoadString(ToToml(*r.config), "again.toml");

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/loader.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/checks.h"
+
+namespace drivewatch::config::detail {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kAgingKeys{"temperature_margin",
+                                                     "targets", "phases"};
+constexpr std::array<std::string_view, 9> kAgingTargetKeys{
+    "name",          "block_device",     "directory",
+    "serial",        "namespace",        "destroy_data",
+    "allow_signatures", "file_size",     "free_space_reserve"};
+
+}  // namespace
+
+void Loader::ReadAging(const toml::table& t, AgingConfig& out) {
+  CheckKeys(t, "aging", kAgingKeys, "");
+  ReadNumber(t, "temperature_margin", "aging", 0, 50,
+             "a number of kelvins from 0 to 50", out.temperature_margin);
+  ReadAgingTargets(t, out.targets);
+  ReadPhases(t, out.phases);
+}
+
+void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out) {
+  constexpr std::string_view kPath = "aging.targets";
+  std::vector<Located> names;
+  auto read_one = [&](const toml::table& e, AgingTarget& target, std::size_t) {
+    target.name = ReadName(e, kPath, "target", names);
+    const auto [device, directory] =
+        ReadDeviceOrDirectory(e, kPath, target.block_device, target.directory,
+                              detail::BlockDeviceProblem);
+    // Keys that belong to one kind of target only.
+    for (std::string_view key :
+         {"serial", "namespace", "destroy_data", "allow_signatures"}) {
+      const toml::node* n = e.get(key);
+      if (n != nullptr && device == nullptr && directory != nullptr) {
+        Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+               "only a block_device target has " + std::string(key) +
+                   " (expected it on a target with block_device; a "
+                   "directory target touches only its own file)");
+      }
+    }
+    for (std::string_view key : {"file_size", "free_space_reserve"}) {
+      const toml::node* n = e.get(key);
+      if (n != nullptr && device != nullptr) {
+        Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+               "only a directory target has " + std::string(key) +
+                   " (expected it on a target with directory)");
+      }
+    }
+    if (const toml::node* serial = e.get("serial")) {
+      const auto* v = serial->as_string();
+      if (v == nullptr) {
+        WrongType(*serial, std::string(kPath) + ".serial",
+                  "the drive's serial as a non-empty string");
+      } else if (Trim(v->get()).empty()) {
+        Report(serial->source().begin, std::string(kPath) + ".serial",
+               "empty serial (expected the serial the device must show before drivewatch "
+               "writes to it, e.g. serial = \"S4EWNX0R123456\")");
+      } else {
+        target.serial = Trim(v->get());
+      }
+    } else if (device != nullptr) {
+      Report(e.source().begin, std::string(kPath) + ".serial",
+             "missing serial (expected the serial the device must show "
+             "before drivewatch writes to it, e.g. serial = "
+             "\"S4EWNX0R123456\")");
+    }
+    ReadInteger(e, "namespace", kPath, 1, 0xFFFFFFFE, target.nsid);
+    if (device != nullptr && e.get("namespace") == nullptr && !target.block_device.empty() &&
+        detail::NvmeNamespacePath(target.block_device)) {
+      Report(e.source().begin, std::string(kPath) + ".namespace",
+             "missing namespace (expected the namespace ID the device must show before "
+             "drivewatch writes to it, since " + Quote(target.block_device) +
+                 " is an NVMe namespace, e.g. namespace = 1)");
+    }
+    ReadBool(e, "destroy_data", kPath, target.destroy_data);
+    ReadBool(e, "allow_signatures", kPath, target.allow_signatures);
+    if (const toml::node* fs = e.get("file_size")) {
+      if (auto size = Size(*fs, std::string(kPath) + ".file_size")) {
+        if (*size < (1u << 20) || *size % (1u << 20) != 0) {
+          Report(fs->source().begin, std::string(kPath) + ".file_size",
+                 Quote(FormatSize(*size)) + " is not a usable file size "
+                 "(expected a whole number of MiB, at least 1MiB)");
+        } else {
+          target.file_size = *size;
+        }
+      }
+    }
+    ReadNumber(e, "free_space_reserve", kPath, 0, 0.9,
+               "a fraction of the file system from 0 to 0.9",
+               target.min_free_ratio);
+    if (!target.name.empty()) {
+      read_targets_.push_back(ReadTarget{target, e.source().begin});
+    }
+  };
+  ReadTables(t, "targets", "aging", kAgingTargetKeys,
+             "a table with name and block_device or directory", out, read_one);
+}
+
+const Loader::ReadTarget* Loader::FindReadTarget(std::string_view name) const {
+  for (const ReadTarget& t : read_targets_) {
+    if (t.target.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool Loader::SameStorage(const AgingTarget& a, const AgingTarget& b) {
+  return a.name == b.name || (!a.block_device.empty() && a.block_device == b.block_device) ||
+         (!a.serial.empty() && a.serial == b.serial && a.nsid == b.nsid);
+}
+
+}  // namespace drivewatch::config::detail

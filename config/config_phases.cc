@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "config/checks.h"
+
+namespace drivewatch::config::detail {
+
+namespace {
+
+// The keys every phase kind has; each kind's own are in its struct
+// (config/phase_kinds.h).
+constexpr std::array<std::string_view, 7> kPhaseCommonKeys{
+    "name", "kind", "target", "interval", "window", "weekdays", "max_duration"};
+
+// Every [[aging.phases]] key: the common ones, then the kinds'.
+std::span<const std::string_view> PhaseKeys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out(kPhaseCommonKeys.begin(), kPhaseCommonKeys.end());
+    for (const PhaseKey& key : PhaseKindKeys()) out.push_back(key.name);
+    return out;
+  }();
+  return keys;
+}
+
+constexpr Range kPhaseIntervalRange{milliseconds{60'000}, std::chrono::days{366}};
+constexpr Range kMaxDurationRange{milliseconds{1'000}, std::chrono::days{30}};
+
+}  // namespace
+
+std::string Loader::RegionText(const RetentionWriteParams& p) {
+  return "[" + FormatSize(p.region_offset) + ", " +
+         (p.region_length == 0 ? std::string("the end of the target")
+                               : FormatSize(p.region_offset + p.region_length)) +
+         ")";
+}
+
+void Loader::CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_position& where) {
+  constexpr std::string_view kPath = "aging.phases";
+  const ReadTarget* mine = FindReadTarget(phase.target);
+  if (mine == nullptr || !PhaseKindWrites(phase.params)) return;
+  for (const ReadPhase& other : read_phases_) {
+    const PhaseConfig& o = other.phase;
+    const ReadTarget* theirs = FindReadTarget(o.target);
+    if (theirs == nullptr || !PhaseKindWrites(o.params) ||
+        !SameStorage(mine->target, theirs->target)) {
+      continue;
+    }
+    const auto* mine_study = std::get_if<RetentionWriteParams>(&phase.params);
+    const auto* their_study = std::get_if<RetentionWriteParams>(&o.params);
+    if (!mine_study && !their_study) continue;
+    const std::string on = phase.target == o.target
+                               ? "target " + Quote(phase.target)
+                               : "target " + Quote(phase.target) + " (the same storage as " +
+                                     Quote(o.target) + ")";
+    if (mine_study && their_study) {
+      const RetentionWriteParams& a = *mine_study;
+      const RetentionWriteParams& b = *their_study;
+      if (a.study == b.study) continue;
+      const std::uint64_t a0 = a.region_offset, b0 = b.region_offset;
+      const std::uint64_t a1 = a.region_length ? a0 + a.region_length : UINT64_MAX;
+      const std::uint64_t b1 = b.region_length ? b0 + b.region_length : UINT64_MAX;
+      if (a0 < b1 && b0 < a1) {
+        Report(where, std::string(kPath),
+               "retention study " + Quote(a.study) + " region " + RegionText(a) +
+                   " on " + on + " overlaps retention study " + Quote(b.study) + " region " +
+                   RegionText(b) + " of phase " + Quote(o.name) + " at " + At(other.where) +
+                   " (expected the regions of two studies on one drive not to overlap: "
+                   "each verify would find the other's blocks)");
+      }
+      continue;
+    }
+    const PhaseConfig& study = mine_study ? phase : o;
+    const RetentionWriteParams& held = mine_study ? *mine_study : *their_study;
+    const PhaseConfig& writer = mine_study ? o : phase;
+    const toml::source_position& study_at = mine_study ? where : other.where;
+    const toml::source_position& writer_at = mine_study ? other.where : where;
+    Report(where, std::string(kPath),
+           "phase " + Quote(writer.name) + " (kind " + Quote(PhaseKindName(writer.params)) +
+               ", at " + At(writer_at) + ") writes " + on + ", where retention study " +
+               Quote(held.study) + " of phase " + Quote(study.name) + " (at " + At(study_at) +
+               ") holds the region " + RegionText(held) +
+               " (expected another target for it; once the study is over, end it with "
+               "drivewatch retention end " + held.study + " and remove phase " +
+               Quote(study.name) + ")");
+  }
+}
+
+void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
+  constexpr std::string_view kPath = "aging.phases";
+  const std::span<const std::string_view> kinds = PhaseKindNames();
+  std::vector<Located> names;
+  auto read_one = [&](const toml::table& e, PhaseConfig& phase, std::size_t errors_before) {
+    phase.name = ReadName(e, kPath, "phase", names);
+    const toml::node* kind = e.get("kind");
+    bool kind_known = false;
+    if (kind == nullptr) {
+      Report(e.source().begin, std::string(kPath) + ".kind",
+             "missing kind (expected " + OneOf(kinds) + ")");
+    } else if (const auto* v = kind->as_string(); v == nullptr) {
+      WrongType(*kind, std::string(kPath) + ".kind", "a string, " + OneOf(kinds));
+    } else if (std::optional<PhaseParams> params = DefaultPhaseParams(v->get())) {
+      phase.params = std::move(*params);
+      kind_known = true;
+    } else {
+      Report(kind->source().begin, std::string(kPath) + ".kind",
+             Quote(v->get()) + " is not a phase kind (expected " + OneOf(kinds) + ")");
+    }
+    if (const toml::node* target = e.get("target")) {
+      const auto* v = target->as_string();
+      if (v == nullptr) {
+        WrongType(*target, std::string(kPath) + ".target",
+                  "the name of an [[aging.targets]] entry");
+      } else if (FindReadTarget(v->get()) == nullptr) {
+        std::string known;
+        for (const ReadTarget& a : read_targets_) {
+          known += (known.empty() ? "" : ", ") + Quote(a.target.name);
+        }
+        Report(target->source().begin, std::string(kPath) + ".target",
+               Quote(v->get()) + " is not an [[aging.targets]] name " +
+                   (known.empty() ? std::string("(no targets are configured)")
+                                  : "(expected one of: " + known + ")"));
+      } else {
+        phase.target = v->get();
+        const ReadTarget* named = FindReadTarget(phase.target);
+        if (kind_known && PhaseKindWrites(phase.params) &&
+            !named->target.block_device.empty() && !named->target.destroy_data) {
+          Report(target->source().begin, std::string(kPath) + ".target",
+                 "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
+                     Quote(phase.target) + ", which does not acknowledge that all data on " +
+                     named->target.block_device +
+                     " will be destroyed (expected destroy_data = true in its "
+                     "[[aging.targets]] entry at " + At(named->where) + ")");
+        }
+      }
+    } else {
+      Report(e.source().begin, std::string(kPath) + ".target",
+             "missing target (expected the name of an [[aging.targets]] "
+             "entry)");
+    }
+    if (errors_.size() == errors_before) CheckKindKeys(e, phase.params);
+    ReadPhaseSchedule(e, phase.schedule);
+    ReadDuration(e, "max_duration", kPath, kMaxDurationRange,
+                 phase.max_duration);
+    ReadKindKeys(e, phase.params, kind_known);
+    if (errors_.size() == errors_before) {
+      CheckStudyOverlaps(phase, e.source().begin);
+      read_phases_.push_back(ReadPhase{phase, e.source().begin});
+    }
+  };
+  ReadTables(t, "phases", "aging", PhaseKeys(),
+             "a table with name, kind and target", out, read_one);
+}
+
+void Loader::CheckKindKeys(const toml::table& e, const PhaseParams& params) {
+  for (const PhaseKey& key : PhaseKindKeys()) {
+    const toml::node* n = e.get(key.name);
+    if (n == nullptr || PhaseKindHasKey(params, key.name)) continue;
+    std::string users;
+    ForEachPhaseKind([&](const auto& kind) {
+      if (PhaseKindHasKey(kind, key.name)) {
+        users += (users.empty() ? "" : ", ") + Quote(std::decay_t<decltype(kind)>::kName);
+      }
+    });
+    Report(n->source().begin, "aging.phases." + std::string(key.name),
+           "not used by kind " + Quote(PhaseKindName(params)) + " (expected only on kind " +
+               users + ")");
+  }
+}
+
+void Loader::ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_known) {
+  std::vector<std::string_view> read;
+  if (kind_known) {
+    std::visit(
+        [&](auto& p) {
+          std::decay_t<decltype(p)>::Keys(p, [&](const PhaseKey& key, auto& field) {
+            ReadPhaseKey(e, key, field);
+            read.push_back(key.name);
+          });
+        },
+        params);
+  }
+  ForEachPhaseKind([&](auto scratch) {
+    decltype(scratch)::Keys(scratch, [&](const PhaseKey& key, auto& field) {
+      if (std::find(read.begin(), read.end(), key.name) != read.end()) return;
+      read.push_back(key.name);
+      if (e.get(key.name) != nullptr) ReadPhaseKey(e, key, field);
+    });
+  });
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint32_t& out) {
+  if (key.type == PhaseKeyType::kInteger) {
+    return ReadInteger(e, key.name, "aging.phases", static_cast<std::int64_t>(key.min),
+                       static_cast<std::int64_t>(key.max), out);
+  }
+  std::uint64_t size = out;
+  ReadPhaseKey(e, key, size);
+  out = static_cast<std::uint32_t>(size);  // key.max keeps it in range
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64_t& out) {
+  const toml::node* node = e.get(key.name);
+  if (node == nullptr) return;
+  const std::string name = "aging.phases." + std::string(key.name);
+  const std::optional<std::uint64_t> size = Size(*node, name);
+  if (!size) return;
+  if (static_cast<double>(*size) < key.min || static_cast<double>(*size) > key.max ||
+      *size % key.multiple != 0) {
+    return Report(node->source().begin, name,
+                  Quote(FormatSize(*size)) + std::string(key.expected));
+  }
+  out = *size;
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, double& out) {
+  ReadNumber(e, key.name, "aging.phases", key.min, key.max, key.expected, out);
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::optional<double>& out) {
+  if (e.get(key.name) == nullptr) return;
+  double value = 0;
+  const std::size_t errors_before = errors_.size();
+  ReadPhaseKey(e, key, value);
+  if (errors_.size() == errors_before) out = value;
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, milliseconds& out) {
+  ReadDuration(e, key.name, "aging.phases", DurationRange(key), out);
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key,
+                          std::vector<milliseconds>& out) {
+  ReadDurationList(e, key.name, "aging.phases", DurationRange(key), out);
+}
+
+void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string& out) {
+  const std::string name = "aging.phases." + std::string(key.name);
+  const toml::node* node = e.get(key.name);
+  if (node == nullptr) {
+    if (!key.missing.empty()) Report(e.source().begin, name, std::string(key.missing));
+    return;
+  }
+  const auto* v = node->as_string();
+  if (v == nullptr) {
+    WrongType(*node, name, "a non-empty string of letters, digits, _, - and .");
+  } else if (v->get().empty() ||
+             !std::all_of(v->get().begin(), v->get().end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
+                      c == '.';
+             })) {
+    BadName(*node, name);
+  } else {
+    out = v->get();
+  }
+}
+
+Range Loader::DurationRange(const PhaseKey& key) {
+  return Range{milliseconds{static_cast<std::int64_t>(key.min)},
+               milliseconds{static_cast<std::int64_t>(key.max)}};
+}
+
+void Loader::ReadPhaseSchedule(const toml::table& e, PhaseSchedule& out) {
+  constexpr std::string_view kPath = "aging.phases";
+  const toml::node* interval = e.get("interval");
+  const toml::node* window = e.get("window");
+  const toml::node* weekdays = e.get("weekdays");
+  if (interval != nullptr && window != nullptr) {
+    Report(window->source().begin, std::string(kPath) + ".window",
+           "both interval and window are set (expected one of them, or "
+           "neither for a phase run only by hand)");
+    return;
+  }
+  ReadDuration(e, "interval", kPath, kPhaseIntervalRange, out.interval);
+  if (window != nullptr) {
+    const std::string key = std::string(kPath) + ".window";
+    constexpr std::string_view kExpected =
+        "a local time window \"HH:MM-HH:MM\", such as \"01:00-05:00\"";
+    const auto* v = window->as_string();
+    if (v == nullptr) return WrongType(*window, key, kExpected);
+    auto minutes = [](std::string_view hm) -> int {
+      if (hm.size() != 5 || hm[2] != ':' || !std::isdigit(hm[0]) ||
+          !std::isdigit(hm[1]) || !std::isdigit(hm[3]) || !std::isdigit(hm[4]))
+        return -1;
+      const int h = (hm[0] - '0') * 10 + (hm[1] - '0');
+      const int m = (hm[3] - '0') * 10 + (hm[4] - '0');
+      return h < 24 && m < 60 ? h * 60 + m : -1;
+    };
+    const std::string_view text = v->get();
+    const int start = text.size() == 11 && text[5] == '-'
+                          ? minutes(text.substr(0, 5)) : -1;
+    const int end = text.size() == 11 && text[5] == '-'
+                        ? minutes(text.substr(6)) : -1;
+    if (start < 0 || end < 0 || start == end) {
+      return Report(window->source().begin, key,
+                    Quote(text) + " is not a time window (expected " +
+                        std::string(kExpected) + ", start and end differing)");
+    }
+    out.window_start = start;
+    out.window_end = end;
+  }
+  if (weekdays != nullptr) {
+    const std::string key = std::string(kPath) + ".weekdays";
+    if (window == nullptr) {
+      return Report(weekdays->source().begin, key,
+                    "weekdays without a window (expected window = "
+                    "\"HH:MM-HH:MM\" beside it)");
+    }
+    const std::string expected =
+        "a non-empty array of days, each one of: " + OneOf(kWeekdayNames).substr(8);
+    const toml::array* array = weekdays->as_array();
+    if (array == nullptr) return WrongType(*weekdays, key, expected);
+    if (array->empty()) return BadCount(*weekdays, key, expected);
+    std::uint8_t mask = 0;
+    for (const toml::node& element : *array) {
+      const auto* d = element.as_string();
+      if (d == nullptr) return WrongType(element, key, expected);
+      auto it = std::find(kWeekdayNames.begin(), kWeekdayNames.end(), d->get());
+      if (it == kWeekdayNames.end()) {
+        return Report(element.source().begin, key,
+                      Quote(d->get()) + " is not a weekday (expected " +
+                          OneOf(kWeekdayNames) + ")");
+      }
+      const auto bit = static_cast<std::uint8_t>(1u << (it - kWeekdayNames.begin()));
+      if (mask & bit) {
+        return Report(element.source().begin, key,
+                      Quote(d->get()) + " is listed twice (expected each day once)");
+      }
+      mask |= bit;
+    }
+    out.weekdays = mask;
+  }
+}
+
+}  // namespace drivewatch::config::detail

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <charconv>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/checks.h"
+#include "config/config.h"
+#include "config/loader.h"
+
+namespace drivewatch::config::detail {
+
+// "01:00-05:00".
+std::string FormatWindow(const PhaseSchedule& s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%02d:%02d-%02d:%02d", s.window_start / 60,
+                s.window_start % 60, s.window_end / 60, s.window_end % 60);
+  return buf;
+}
+
+std::string Number(double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : "0";
+}
+
+}  // namespace drivewatch::config::detail
+
+namespace drivewatch::config {
+namespace {
+
+using detail::FormatWindow;
+using detail::kWeekdayNames;
+using detail::Number;
+using detail::Quote;
+using std::chrono::milliseconds;
+
+// One kind key of a phase's inline table, as its PhaseKey says.
+void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint64_t value) {
+  out += ", " + std::string(key.name) + " = ";
+  out += key.type == PhaseKeyType::kSize ? Quote(FormatSize(value)) : std::to_string(value);
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint32_t value) {
+  AppendPhaseKey(out, key, std::uint64_t{value});
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, double value) {
+  out += ", " + std::string(key.name) + " = " + Number(value);
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::optional<double>& value) {
+  if (value) AppendPhaseKey(out, key, *value);  // unset is written by leaving it out
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, milliseconds value) {
+  out += ", " + std::string(key.name) + " = " + Quote(FormatDuration(value));
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key,
+                    const std::vector<milliseconds>& value) {
+  out += ", " + std::string(key.name) + " = [";
+  for (std::size_t k = 0; k < value.size(); ++k) {
+    out += (k > 0 ? ", " : "") + Quote(FormatDuration(value[k]));
+  }
+  out += "]";
+}
+void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::string& value) {
+  out += ", " + std::string(key.name) + " = " + Quote(value);
+}
+
+void AppendAging(std::string& out, const AgingConfig& aging) {
+  out += "\n[aging]\ntemperature_margin = " + Number(aging.temperature_margin);
+  out += "\ntargets = [";
+  for (std::size_t i = 0; i < aging.targets.size(); ++i) {
+    const AgingTarget& t = aging.targets[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(t.name);
+    if (!t.block_device.empty()) {
+      out += ", block_device = " + Quote(t.block_device);
+      out += ", serial = " + Quote(t.serial);
+      if (t.nsid != 0) out += ", namespace = " + std::to_string(t.nsid);
+      out += ", destroy_data = ";
+      out += t.destroy_data ? "true" : "false";
+      out += ", allow_signatures = ";
+      out += t.allow_signatures ? "true" : "false";
+    } else {
+      out += ", directory = " + Quote(t.directory);
+      out += ", file_size = " + Quote(FormatSize(t.file_size));
+      out += ", free_space_reserve = " + Number(t.min_free_ratio);
+    }
+    out += " }";
+  }
+  out += aging.targets.empty() ? "]\n" : ",\n]\n";
+  out += "phases = [";
+  for (std::size_t i = 0; i < aging.phases.size(); ++i) {
+    const PhaseConfig& p = aging.phases[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(p.name) + ", kind = " + Quote(PhaseKindName(p.params)) +
+           ", target = " + Quote(p.target);
+    if (p.schedule.interval.count() > 0) {
+      out += ", interval = " + Quote(FormatDuration(p.schedule.interval));
+    }
+    if (p.schedule.window_start >= 0) {
+      out += ", window = " + Quote(FormatWindow(p.schedule)) + ", weekdays = [";
+      bool first = true;
+      for (unsigned d = 0; d < 7; ++d) {
+        if ((p.schedule.weekdays & (1u << d)) == 0) continue;
+        out += (first ? "" : ", ") + Quote(kWeekdayNames[d]);
+        first = false;
+      }
+      out += "]";
+    }
+    out += ", max_duration = " + Quote(FormatDuration(p.max_duration));
+    std::visit(
+        [&](const auto& params) {
+          std::decay_t<decltype(params)>::Keys(params, [&](const PhaseKey& key,
+                                                           const auto& value) {
+            AppendPhaseKey(out, key, value);
+          });
+        },
+        p.params);
+    out += " }";
+  }
+  out += aging.phases.empty() ? "]\n" : ",\n]\n";
+}
+
+void AppendList(std::string& out, std::string_view key,
+                const std::vector<std::string>& list) {
+  out += std::string(key) + " = [";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += Quote(list[i]);
+  }
+  out += "]\n";
+}
+
+}  // namespace
+
+std::string ToToml(const Config& config) {
+  std::string out;
+  out += "[web]\nlisten_address = " + Quote(config.listen_address) + "\n\n";
+  out += "[log]\nlevel = " + Quote(LogLevelName(config.log_level)) + "\n\n";
+  out += "[state]\ndirectory = " + Quote(config.state_directory) + "\n\n";
+  out += "[discovery]\ninterval = " +
+         Quote(FormatDuration(config.discovery_interval)) + "\n";
+  out += "grace_period = " + Quote(FormatDuration(config.drive_grace_period)) +
+         "\n\n";
+  out += "[drives]\n";
+  AppendList(out, "include_serials", config.drives.include_serials);
+  AppendList(out, "exclude_serials", config.drives.exclude_serials);
+  AppendList(out, "include_models", config.drives.include_models);
+  AppendList(out, "exclude_models", config.drives.exclude_models);
+  out += "\n[probes.health]\nenabled = ";
+  out += config.health.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.health.interval)) + "\n";
+  out += "\n[probes.thermal]\nenabled = ";
+  out += config.thermal.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.thermal.interval));
+  out += "\nasync_events = ";
+  out += config.async_events ? "true" : "false";
+  out += "\n\n[probes.power]\nenabled = ";
+  out += config.power.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.power.interval));
+  out += "\nmeters = [";
+  for (size_t i = 0; i < config.power_meters.size(); ++i) {
+    const PowerMeter& m = config.power_meters[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ serial = " + Quote(m.serial);
+    if (!m.hwmon.empty()) out += ", hwmon = " + Quote(m.hwmon);
+    if (!m.command.empty()) {
+      out += ", ";
+      AppendList(out, "command", m.command);
+      out.pop_back();  // AppendList ends the line
+    }
+    out += ", timeout = " + Quote(FormatDuration(m.timeout)) + " }";
+  }
+  out += config.power_meters.empty() ? "]\n" : ",\n]\n";
+  const ReadLatencySettings& rl = config.read_latency;
+  out += "\n[probes.read_latency]\nenabled = ";
+  out += rl.enabled ? "true" : "false";
+  out += "\nnamespaces = ";
+  out += rl.namespaces ? "true" : "false";
+  out += "\nrates = [";
+  for (size_t i = 0; i < rl.rates.size(); ++i) {
+    out += (i > 0 ? ", " : "") + std::to_string(rl.rates[i]);
+  }
+  out += "]\nrate_period = " + Quote(FormatDuration(rl.rate_period));
+  out += "\nidle_period = " + Quote(FormatDuration(rl.idle_period));
+  out += "\narrivals = ";
+  out += rl.arrivals == Arrivals::kFixed ? "\"fixed\"" : "\"poisson\"";
+  out += "\nblock_size = " + Quote(FormatSize(rl.block_size));
+  out += "\ntimeout = " + Quote(FormatDuration(rl.timeout));
+  out += "\nwindows = [";
+  for (size_t i = 0; i < rl.windows.size(); ++i) {
+    out += (i > 0 ? ", " : "") + Quote(FormatDuration(rl.windows[i]));
+  }
+  out += "]\ntargets = [";
+  for (size_t i = 0; i < rl.targets.size(); ++i) {
+    const ReadLatencyTarget& t = rl.targets[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ name = " + Quote(t.name);
+    if (!t.block_device.empty()) out += ", block_device = " + Quote(t.block_device);
+    if (!t.directory.empty()) {
+      out += ", directory = " + Quote(t.directory);
+      out += ", file_size = " + Quote(FormatSize(t.file_size));
+    }
+    out += ", offset = " + Quote(FormatSize(t.offset));
+    out += ", length = " + Quote(FormatSize(t.length)) + " }";
+  }
+  out += rl.targets.empty() ? "]\n" : ",\n]\n";
+  const SelfTestConfig& st = config.self_test;
+  out += "\n[probes.self_test]\nenabled = ";
+  out += st.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(st.interval));
+  out += "\nshort = " + Quote(FormatSchedule(st.short_test));
+  out += "\nextended = " + Quote(FormatSchedule(st.extended_test));
+  out += "\nabort_on_shutdown = ";
+  out += st.abort_on_shutdown ? "true" : "false";
+  out += "\ndrives = [";
+  for (size_t i = 0; i < st.drives.size(); ++i) {
+    const SelfTestDrive& d = st.drives[i];
+    out += i > 0 ? ",\n  " : "\n  ";
+    out += "{ serial = " + Quote(d.serial);
+    if (d.short_test) out += ", short = " + Quote(FormatSchedule(*d.short_test));
+    if (d.extended_test) {
+      out += ", extended = " + Quote(FormatSchedule(*d.extended_test));
+    }
+    out += " }";
+  }
+  out += st.drives.empty() ? "]\n" : ",\n]\n";
+  out += "\n[probes.error_log]\nenabled = ";
+  out += config.error_log.enabled ? "true" : "false";
+  out += "\ninterval = " + Quote(FormatDuration(config.error_log.interval)) +
+         "\n";
+  out += "\n[probes.persistent_event_log]\nenabled = ";
+  out += config.persistent_event_log.enabled ? "true" : "false";
+  out += "\ninterval = " +
+         Quote(FormatDuration(config.persistent_event_log.interval)) + "\n";
+  AppendAging(out, config.aging);
+  return out;
+}
+
+}  // namespace drivewatch::config

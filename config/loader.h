@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: Apache-2.0
+// The config reader's inside, shared by the files that read one part of
+// the config each: config.cc (the top and [drives]), config_values.cc (one
+// value of each type), config_probes.cc, config_read_latency.cc,
+// config_aging.cc and config_phases.cc; and by ToToml (config_toml_out.cc).
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config/checks.h"
+#include "config/config.h"
+
+namespace drivewatch::config::detail {
+
+using std::chrono::milliseconds;
+
+struct Range {
+  milliseconds min;
+  milliseconds max;
+};
+
+struct Located {
+  std::string value;
+  toml::source_position where;
+};
+
+constexpr std::array<std::string_view, 7> kWeekdayNames{
+    "sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+
+// A key as TOML would write it, so the dotted path reads back unambiguously.
+std::string KeyText(std::string_view key);
+std::string Join(std::string_view path, std::string_view key);
+// "string \"yes\"", "integer 30", "table": what a wrong-typed value was.
+std::string Describe(const toml::node& node);
+// "one of: \"a\", \"b\"", or the one name quoted.
+std::string OneOf(std::span<const std::string_view> names);
+// "line 3, column 5".
+std::string At(const toml::source_position& where);
+// Identify Controller pads SN and MN with spaces; some firmware pads with
+// NULs instead.
+std::string Trim(std::string_view s);
+// toml++'s description of a parse error, made to read like ours.
+std::string FromToml(std::string_view description);
+bool MatchesAny(const std::vector<std::string>& patterns, const std::string& s);
+// "01:00-05:00".
+std::string FormatWindow(const PhaseSchedule& s);
+// The shortest text that reads back as `v`.
+std::string Number(double v);
+
+// Walks the parsed document once and records every problem it meets; it
+// never stops at the first, so one check-config run shows them all.
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+  LoadResult Load(const toml::table& root);
+
+ private:
+  // Every [[aging.targets]] entry with a name, as read, good or not: a
+  // phase naming a target that has problems of its own gets no second
+  // error for the name, and the checks between phases and targets see
+  // what was written.
+  struct ReadTarget {
+    AgingTarget target;
+    toml::source_position where;
+  };
+  // A phase read so far, for the checks between phases.
+  struct ReadPhase {
+    PhaseConfig phase;
+    toml::source_position where;
+  };
+
+  // The top, [drives] (config.cc).
+
+  // Reads one list of globs; reports bad and repeated entries at their own
+  // position and returns the good ones with where they were.
+  std::vector<Located> ReadPatterns(const toml::table& table,
+                                    std::string_view name,
+                                    std::string_view path);
+  // include_<what> and exclude_<what>: each list on its own, then a pattern
+  // in both, which would leave the include meaningless.
+  void ReadSelection(const toml::table& drives, std::string_view what,
+                     std::vector<std::string>& include_out,
+                     std::vector<std::string>& exclude_out);
+
+  // One value of each type, and the problems every reader reports (config_values.cc).
+
+  void Report(const toml::source_position& where, std::string key,
+              std::string problem);
+  void WrongType(const toml::node& node, std::string key,
+                 std::string_view expected);
+  // A name or study that is a string, but not one drivewatch can use in a
+  // file name and a label: says which character is wrong.
+  void BadName(const toml::node& node, std::string key);
+  // An array whose elements may be fine, but not their number.
+  void BadCount(const toml::node& node, std::string key, std::string_view expected);
+  // `noun` names what the keys of this table are ("probe"); empty means
+  // "table" or "key" by the value's type.
+  void CheckKeys(const toml::table& table, std::string_view path,
+                 std::span<const std::string_view> known,
+                 std::string_view noun);
+  // '"a.b" or "c.b"': the places a key or table of this name belongs, or
+  // empty when there is none.
+  static std::string Elsewhere(std::string_view name, bool is_table);
+  // The sub-table `name`, or null when it is absent or not a table (the
+  // latter reported).
+  const toml::table* Table(const toml::table& parent, std::string_view name,
+                           std::string_view path);
+  void ReadString(const toml::table& table, std::string_view name,
+                  std::string_view path,
+                  std::optional<std::string> (*check)(std::string_view),
+                  std::string& out);
+  void ReadLogLevel(const toml::table& table, std::string_view name,
+                    std::string_view path, LogLevel& out);
+  void ReadBool(const toml::table& table, std::string_view name,
+                std::string_view path, bool& out);
+  void ReadDuration(const toml::table& table, std::string_view name,
+                    std::string_view path, Range range, milliseconds& out);
+  // A part of a device or file: the optional `offset` and `length` sizes,
+  // each a multiple of `unit`; `not_multiple` follows the quoted size in the
+  // error otherwise. Absent keys leave their field as it is.
+  void ReadRegion(const toml::table& t, std::string_view path, std::uint64_t unit,
+                  const std::string& not_multiple, std::uint64_t& offset,
+                  std::uint64_t& length);
+  // The `serial` of one table in an array that has one table per drive:
+  // present, a non-empty string, and not in `seen` yet (a duplicate names
+  // where the first one is). Returns the serial as written, or "" after
+  // reporting why there is none.
+  std::string ReadUniqueSerial(const toml::table& t, std::string_view path,
+                               std::string_view duplicate_has,
+                               std::string_view expected, std::vector<Located>& seen);
+  // A schedule string; reported at its own position.
+  void ReadSchedule(const toml::table& table, std::string_view name,
+                    std::string_view path, Schedule& out);
+  std::optional<std::uint64_t> Size(const toml::node& node, std::string key);
+  // An array of tables at `key`, or null (reported when it is not one).
+  const toml::array* TableArray(const toml::table& t, std::string_view name,
+                                std::string_view path);
+  // The `name` of one array element: letters, digits, _, - and ., unique
+  // among `seen`. Empty when missing or bad (reported).
+  std::string ReadName(const toml::table& e, std::string_view path,
+                       std::string_view noun, std::vector<Located>& seen);
+  // A target's block_device or directory: exactly one is set. Returns
+  // their nodes (null when absent).
+  std::pair<const toml::node*, const toml::node*> ReadDeviceOrDirectory(
+      const toml::table& e, std::string_view path, std::string& device_out,
+      std::string& directory_out,
+      std::optional<std::string> (*device_problem)(std::string_view) =
+          detail::AbsolutePathProblem);
+  // An integer or float in [min, max].
+  void ReadNumber(const toml::table& t, std::string_view name,
+                  std::string_view path, double min, double max,
+                  std::string_view expected, double& out);
+  // A whole number in [min, max].
+  void ReadInteger(const toml::table& t, std::string_view name,
+                   std::string_view path, std::int64_t min, std::int64_t max,
+                   std::uint32_t& out);
+  void ReadDurationList(const toml::table& t, std::string_view name,
+                        std::string_view path, Range range,
+                        std::vector<milliseconds>& out);
+
+  // [[path.name]], an array of tables with the keys `keys`:
+  // read_one(table, item, errors_before) fills one item, and an item that
+  // has problems of its own is left out. `out` keeps its value when the
+  // array is absent.
+  template <class T, class ReadOne>
+  void ReadTables(const toml::table& parent, std::string_view name, std::string_view path,
+                  std::span<const std::string_view> keys, std::string_view expected,
+                  std::vector<T>& out, ReadOne&& read_one) {
+    const toml::array* array = TableArray(parent, name, path);
+    if (array == nullptr) return;
+    const std::string key = Join(path, name);
+    std::vector<T> items;
+    for (const toml::node& element : *array) {
+      const toml::table* table = element.as_table();
+      if (table == nullptr) {
+        WrongType(element, key, expected);
+        continue;
+      }
+      const std::size_t errors_before = errors_.size();
+      CheckKeys(*table, key, keys, "");
+      T item;
+      read_one(*table, item, errors_before);
+      if (errors_.size() == errors_before) items.push_back(std::move(item));
+    }
+    out = std::move(items);
+  }
+
+  // [probes.*] but read_latency (config_probes.cc).
+
+  // Reads a probe's table; returns it for the probe's own keys.
+  const toml::table* ReadProbe(const toml::table& probes, std::string_view name,
+                               std::span<const std::string_view> keys,
+                               ProbeSettings& out);
+  // probes.power.meters: an array of tables, one per drive serial.
+  void ReadMeters(const toml::table& power, std::vector<PowerMeter>& out);
+  // [probes.self_test] with its per-drive [[probes.self_test.drives]].
+  void ReadSelfTest(const toml::table& probes, SelfTestConfig& out);
+  void ReadCommand(const toml::node& node, std::vector<std::string>& out);
+
+  // [probes.read_latency] (config_read_latency.cc).
+
+  // [probes.read_latency]. Reads the block size before the targets, whose
+  // offsets must be multiples of it.
+  void ReadReadLatency(const toml::table& probes, ReadLatencySettings& out);
+  void ReadRates(const toml::table& t, std::vector<std::uint32_t>& out);
+  void ReadWindows(const toml::table& t, std::vector<milliseconds>& out);
+  void ReadReadTargets(const toml::table& t, std::uint32_t block_size,
+                       std::vector<ReadLatencyTarget>& out);
+
+  // [aging] and [[aging.targets]] (config_aging.cc).
+
+  // [aging] with [[aging.targets]] and [[aging.phases]]. Phases are read
+  // after the targets so a phase can be checked against the target it
+  // names.
+  void ReadAging(const toml::table& t, AgingConfig& out);
+  void ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out);
+  const ReadTarget* FindReadTarget(std::string_view name) const;
+  // Two targets that reach the same bytes: one entry, one device path, or
+  // one drive namespace by serial.
+  static bool SameStorage(const AgingTarget& a, const AgingTarget& b);
+
+  // [[aging.phases]] (config_phases.cc).
+
+  // "[1GiB, 2GiB)", "[1GiB, the end of the target)".
+  static std::string RegionText(const RetentionWriteParams& p);
+  // Where `phase` (at `where`) would write bytes that a retention study
+  // configured by an earlier phase holds, or the other way round: the
+  // study's verify would then blame the drive for what drivewatch itself
+  // overwrote.
+  void CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_position& where);
+  void ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out);
+  // A key of another kind than the phase's is refused, naming the kinds
+  // that have it.
+  void CheckKindKeys(const toml::table& e, const PhaseParams& params);
+  // The kind's own keys into `params` when the kind is known. Every other
+  // kind's key that is present is checked all the same, into a value thrown
+  // away, so one run shows every mistake.
+  void ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_known);
+  // One kind key as its PhaseKey says: sizes and whole numbers.
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint32_t& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64_t& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, double& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::optional<double>& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, milliseconds& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key,
+                    std::vector<milliseconds>& out);
+  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string& out);
+  static Range DurationRange(const PhaseKey& key);
+  // interval, or window (+ weekdays): see PhaseSchedule.
+  void ReadPhaseSchedule(const toml::table& e, PhaseSchedule& out);
+
+  std::string file_;
+  std::vector<ConfigError> errors_;
+  std::vector<ReadTarget> read_targets_;
+  std::vector<ReadPhase> read_phases_;
+};
+
+}  // namespace drivewatch::config::detail

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/phase_kinds.h"
+
+#include <algorithm>
+#include <array>
+
+namespace drivewatch::config {
+namespace {
+
+constexpr std::size_t kKinds = std::variant_size_v<PhaseParams>;
+
+std::array<std::string_view, kKinds> MakeKindNames() {
+  std::array<std::string_view, kKinds> names;
+  std::size_t i = 0;
+  ForEachPhaseKind([&](auto kind) { names[i++] = decltype(kind)::kName; });
+  return names;
+}
+
+std::vector<PhaseKey> MakeKindKeys() {
+  std::vector<PhaseKey> keys;
+  ForEachPhaseKind([&](auto kind) {
+    decltype(kind)::Keys(kind, [&](const PhaseKey& key, const auto&) {
+      const bool known = std::any_of(keys.begin(), keys.end(),
+                                     [&](const PhaseKey& k) { return k.name == key.name; });
+      if (!known) keys.push_back(key);
+    });
+  });
+  return keys;
+}
+
+}  // namespace
+
+std::span<const std::string_view> PhaseKindNames() {
+  static const std::array<std::string_view, kKinds> names = MakeKindNames();
+  return names;
+}
+
+std::span<const PhaseKey> PhaseKindKeys() {
+  static const std::vector<PhaseKey> keys = MakeKindKeys();
+  return keys;
+}
+
+std::optional<PhaseParams> DefaultPhaseParams(std::string_view kind) {
+  std::optional<PhaseParams> out;
+  ForEachPhaseKind([&](auto params) {
+    if (decltype(params)::kName == kind) out = params;
+  });
+  return out;
+}
+
+std::string_view PhaseKindName(const PhaseParams& params) {
+  return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kName; }, params);
+}
+
+bool PhaseKindWrites(const PhaseParams& params) {
+  return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kWrites; }, params);
+}
+
+bool PhaseKindHasKey(const PhaseParams& params, std::string_view name) {
+  return std::visit(
+      [&](const auto& p) {
+        bool has = false;
+        std::decay_t<decltype(p)>::Keys(
+            p, [&](const PhaseKey& key, const auto&) { has = has || key.name == name; });
+        return has;
+      },
+      params);
+}
+
+}  // namespace drivewatch::config

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heavy phase kinds and the [[aging.phases]] keys each one owns.
+//
+// A kind is one parameter struct here: its name, whether it writes its
+// target, its keys (each a PhaseKey below, bound to the member that holds
+// it) and their defaults (the member initializers). PhaseParams lists the
+// structs; that list is the registry, and its order is the order in which
+// messages and docs name the kinds. The config reads, checks and writes a
+// kind's keys from its struct alone (config/config.cc), and aging/phase.h
+// declares one RunKind() per struct, so a kind without its story does not
+// compile.
+//
+// Adding a kind: its struct and its place in PhaseParams here, its
+// RunKind() in aging/<kind>_phase.cc declared in aging/phase.h, and its
+// docs (docs/aging.md, config/drivewatch.toml).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace drivewatch::config {
+
+// How a phase key's value is written in TOML, and so how it is checked.
+enum class PhaseKeyType {
+  kSize,          // "128KiB": a whole multiple of `multiple` in [min, max] bytes
+  kInteger,       // a whole number in [min, max]
+  kNumber,        // an integer or float in [min, max]; `expected` says what
+  kDuration,      // "30s" in [min, max] milliseconds
+  kDurationList,  // ["1m", "2m"]: 1 to 100 durations in [min, max] milliseconds
+  kName,          // letters, digits, _, - and .
+};
+
+// One [[aging.phases]] key of one or more kinds.
+struct PhaseKey {
+  std::string_view name;
+  PhaseKeyType type;
+  double min = 0;
+  double max = 0;
+  std::uint64_t multiple = 1;  // kSize only
+  // kNumber: what a good value is ("a percentage of the target from 1 to
+  // 100"). kSize: what follows the quoted size that breaks the rule.
+  std::string_view expected;
+  // Set when every kind with this key needs it: the problem reported when
+  // the key is left out.
+  std::string_view missing;
+};
+
+inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+inline constexpr PhaseKey kBlockSizeKey{
+    .name = "block_size", .type = PhaseKeyType::kSize, .min = 512, .max = 2 << 20,
+    .multiple = 512,
+    .expected = " is not a usable block size (expected a multiple of 512B from 512B to 2MiB)"};
+inline constexpr PhaseKey kQueueDepthKey{
+    .name = "queue_depth", .type = PhaseKeyType::kInteger, .min = 1, .max = 256};
+inline constexpr PhaseKey kFillPercentKey{
+    .name = "fill_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
+    .expected = "a percentage of the target from 1 to 100"};
+// fill and reclaim: the SLC cache has run out when throughput stays below
+// slc_drop_fraction of the initial plateau for slc_sustain, on a rolling
+// median over slc_median_window (aging/slc_cache.h).
+inline constexpr PhaseKey kSlcDropFractionKey{
+    .name = "slc_drop_fraction", .type = PhaseKeyType::kNumber, .min = 0.05, .max = 0.95,
+    .expected = "a fraction of the initial throughput from 0.05 to 0.95"};
+inline constexpr PhaseKey kSlcSustainKey{
+    .name = "slc_sustain", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000};
+inline constexpr PhaseKey kSlcMedianWindowKey{
+    .name = "slc_median_window", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 60'000};
+inline constexpr PhaseKey kReclaimIdleKey{
+    .name = "reclaim_idle", .type = PhaseKeyType::kDurationList, .min = 1'000,
+    .max = 86'400'000};
+inline constexpr PhaseKey kReclaimWriteKey{
+    .name = "reclaim_write", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 86'400'000};
+inline constexpr PhaseKey kPerfDurationKey{
+    .name = "perf_duration", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000};
+inline constexpr PhaseKey kPerfMixedIopsKey{
+    .name = "perf_mixed_iops", .type = PhaseKeyType::kNumber, .min = 1, .max = 1e6,
+    .expected = "I/Os per second from 1 to 1000000"};
+inline constexpr PhaseKey kTrimPercentKey{
+    .name = "trim_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
+    .expected = "a percentage of the target from 1 to 100"};
+// The retention kinds' keys (docs/retention.md).
+inline constexpr PhaseKey kStudyKey{
+    .name = "study", .type = PhaseKeyType::kName,
+    .missing = "missing study (expected the retention study's name, e.g. study = "
+               "\"lab-2026-q4\")"};
+// The region of the target a study covers: [offset, offset + length), a
+// length of 0 reaching to the end.
+inline constexpr PhaseKey kRegionOffsetKey{
+    .name = "offset", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
+    .multiple = 1 << 20,
+    .expected = " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")"};
+inline constexpr PhaseKey kRegionLengthKey{
+    .name = "length", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
+    .multiple = 1 << 20, .expected = kRegionOffsetKey.expected};
+inline constexpr PhaseKey kActivationEnergyKey{
+    .name = "activation_energy", .type = PhaseKeyType::kNumber, .min = 0.1, .max = 3,
+    .expected = "an activation energy in eV from 0.1 to 3"};
+inline constexpr PhaseKey kReferenceTemperatureKey{
+    .name = "reference_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
+    .expected = "a temperature in °C from -40 to 125"};
+inline constexpr PhaseKey kStorageTemperatureKey{
+    .name = "storage_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
+    .expected = "a temperature in °C from -40 to 125"};
+
+// Each struct's Keys(self, f) calls f(key, member) for every key of the
+// kind, in the order ToToml() writes them; `Self` is the struct, const or
+// not.
+
+// fill: a sequential fill from an empty drive, measuring the SLC cache.
+struct FillParams {
+  static constexpr std::string_view kName = "fill";
+  static constexpr bool kWrites = true;
+  std::uint32_t block_size = 128 * 1024;
+  std::uint32_t queue_depth = 32;
+  double fill_percent = 50;  // up to here
+  double slc_drop_fraction = 0.6;
+  std::chrono::milliseconds slc_sustain{10'000};
+  std::chrono::milliseconds slc_median_window{5'000};
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kBlockSizeKey, p.block_size);
+    f(kQueueDepthKey, p.queue_depth);
+    f(kFillPercentKey, p.fill_percent);
+    f(kSlcDropFractionKey, p.slc_drop_fraction);
+    f(kSlcSustainKey, p.slc_sustain);
+    f(kSlcMedianWindowKey, p.slc_median_window);
+  }
+  bool operator==(const FillParams&) const = default;
+};
+
+// reclaim: idle for each reclaim_idle, then write for reclaim_write, to see
+// how much SLC cache the drive frees while idle.
+struct ReclaimParams {
+  static constexpr std::string_view kName = "reclaim";
+  static constexpr bool kWrites = true;
+  std::uint32_t block_size = 128 * 1024;
+  std::uint32_t queue_depth = 32;
+  double slc_drop_fraction = 0.6;
+  std::chrono::milliseconds slc_sustain{10'000};
+  std::chrono::milliseconds slc_median_window{5'000};
+  std::vector<std::chrono::milliseconds> reclaim_idle{
+      std::chrono::milliseconds{60'000}, std::chrono::milliseconds{120'000},
+      std::chrono::milliseconds{180'000}, std::chrono::milliseconds{240'000}};
+  std::chrono::milliseconds reclaim_write{60'000};
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kBlockSizeKey, p.block_size);
+    f(kQueueDepthKey, p.queue_depth);
+    f(kSlcDropFractionKey, p.slc_drop_fraction);
+    f(kSlcSustainKey, p.slc_sustain);
+    f(kSlcMedianWindowKey, p.slc_median_window);
+    f(kReclaimIdleKey, p.reclaim_idle);
+    f(kReclaimWriteKey, p.reclaim_write);
+  }
+  bool operator==(const ReclaimParams&) const = default;
+};
+
+// perf: the review-style measurements, each perf_duration long.
+struct PerfParams {
+  static constexpr std::string_view kName = "perf";
+  static constexpr bool kWrites = true;
+  std::uint32_t queue_depth = 32;
+  std::chrono::milliseconds perf_duration{30'000};
+  double perf_mixed_iops = 1000;  // the fixed rate of the mixed loads
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kQueueDepthKey, p.queue_depth);
+    f(kPerfDurationKey, p.perf_duration);
+    f(kPerfMixedIopsKey, p.perf_mixed_iops);
+  }
+  bool operator==(const PerfParams&) const = default;
+};
+
+// trim: fill to fill_percent, trim the first trim_percent, measure.
+struct TrimParams {
+  static constexpr std::string_view kName = "trim";
+  static constexpr bool kWrites = true;
+  std::uint32_t block_size = 128 * 1024;
+  std::uint32_t queue_depth = 32;
+  double fill_percent = 90;
+  double trim_percent = 50;
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kBlockSizeKey, p.block_size);
+    f(kQueueDepthKey, p.queue_depth);
+    f(kFillPercentKey, p.fill_percent);
+    f(kTrimPercentKey, p.trim_percent);
+  }
+  bool operator==(const TrimParams&) const = default;
+};
+
+// retention-write: starts a retention study on its region, with the
+// Arrhenius model of its equivalent age (docs/retention.md): activation
+// energy in eV, and the temperature the age is expressed at, in °C.
+struct RetentionWriteParams {
+  static constexpr std::string_view kName = "retention-write";
+  static constexpr bool kWrites = true;
+  std::uint32_t block_size = 128 * 1024;
+  std::uint32_t queue_depth = 32;
+  std::string study;
+  std::uint64_t region_offset = 0;  // key "offset", whole MiB
+  std::uint64_t region_length = 0;  // key "length", whole MiB; 0: to the end
+  double activation_energy = 1.1;
+  double reference_temperature = 30;
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kBlockSizeKey, p.block_size);
+    f(kQueueDepthKey, p.queue_depth);
+    f(kStudyKey, p.study);
+    f(kRegionOffsetKey, p.region_offset);
+    f(kRegionLengthKey, p.region_length);
+    f(kActivationEnergyKey, p.activation_energy);
+    f(kReferenceTemperatureKey, p.reference_temperature);
+  }
+  bool operator==(const RetentionWriteParams&) const = default;
+};
+
+// retention-verify: reads a study back. The only kind that does not write.
+struct RetentionVerifyParams {
+  static constexpr std::string_view kName = "retention-verify";
+  static constexpr bool kWrites = false;
+  std::uint32_t block_size = 128 * 1024;
+  std::uint32_t queue_depth = 32;
+  std::string study;
+  // Where the drive was stored while powered off, in °C; unset leaves the
+  // powered-off part of the age unknown.
+  std::optional<double> storage_temperature;
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kBlockSizeKey, p.block_size);
+    f(kQueueDepthKey, p.queue_depth);
+    f(kStudyKey, p.study);
+    f(kStorageTemperatureKey, p.storage_temperature);
+  }
+  bool operator==(const RetentionVerifyParams&) const = default;
+};
+
+// The registry of kinds.
+using PhaseParams = std::variant<FillParams, ReclaimParams, PerfParams, TrimParams,
+                                 RetentionWriteParams, RetentionVerifyParams>;
+
+// Calls f(P{}) once for each kind's struct P, in registry order.
+template <class F>
+void ForEachPhaseKind(F&& f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (f(std::variant_alternative_t<I, PhaseParams>{}), ...);
+  }(std::make_index_sequence<std::variant_size_v<PhaseParams>>{});
+}
+
+// "fill", "reclaim", ..., in registry order.
+std::span<const std::string_view> PhaseKindNames();
+// A kind's parameters with their defaults, by its name.
+std::optional<PhaseParams> DefaultPhaseParams(std::string_view kind);
+std::string_view PhaseKindName(const PhaseParams& params);
+// Whether a phase of this kind writes its target (all but retention-verify):
+// it then needs destroy_data on a block device, and passes the write gate.
+bool PhaseKindWrites(const PhaseParams& params);
+// Whether the kind of `params` has the key `name`.
+bool PhaseKindHasKey(const PhaseParams& params, std::string_view name);
+// Every kind's keys, each once, in registry order.
+std::span<const PhaseKey> PhaseKindKeys();
+
+}  // namespace drivewatch::config

@@ -388,6 +388,53 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
 }
 
+// The checkpoint of a run that is still going (a phase run by hand while
+// the daemon starts) is not a crash's: recovery leaves it to its run, which
+// is recorded once, with its own outcome.
+TEST_F(PhaseRunnerTest, TheCheckpointOfARunStillGoingIsNotRecordedAsInterrupted) {
+  config_.aging.targets = {FileTarget()};
+  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
+  reclaim.reclaim_idle = {milliseconds{30'000}};
+  config_.aging.phases = {reclaim};
+  std::stop_source stop;
+  Json first;
+  std::thread t([&] { first = Run("reclaim", stop.get_token()); });
+  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+  for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  ASSERT_TRUE(std::filesystem::exists(checkpoint));
+  EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+  EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "the running phase's checkpoint was removed";
+  EXPECT_TRUE(History().empty()) << History().front().Dump(2);
+  stop.request_stop();
+  t.join();
+  EXPECT_EQ(first.Find("outcome")->AsString(), "aborted");
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "aborted");
+  EXPECT_FALSE(std::filesystem::exists(checkpoint));
+}
+
+// The checkpoint comes before anything touches the target: a run that
+// cannot save it is refused before its directory target's file exists.
+TEST_F(PhaseRunnerTest, NothingIsWrittenBeforeTheCheckpointIsSaved) {
+  config_.aging.targets = {FileTarget()};
+  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "t")};
+  // Its temporary file cannot be created: a directory (not empty) is there.
+  const std::string blocked = CheckpointPath(config_.state_directory, "fill") + ".tmp";
+  std::filesystem::create_directories(blocked + "/x");
+  const Json r = Run("fill");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "refused") << r.Dump(2);
+  EXPECT_EQ(r.Find("reason")->AsString().rfind("cannot save the checkpoint: ", 0), 0u)
+      << r.Find("reason")->AsString();
+  EXPECT_NE(r.Find("reason")->AsString().find("(the state directory " +
+                                              config_.state_directory + " must be writable)"),
+            std::string::npos)
+      << r.Find("reason")->AsString();
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "data")) << "the target's file was created";
+}
+
 TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnReload) {
   LoopDevice loop(16);
   if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";

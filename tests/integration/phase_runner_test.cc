@@ -86,6 +86,21 @@ class PhaseRunnerTest : public ::testing::Test {
     return r ? *r : Json();
   }
 
+  // Adds a file target "t" and a reclaim phase on it that idles 30 s, runs
+  // it on a thread, and returns once its checkpoint is saved: from then on
+  // the run holds the target.
+  std::thread StartHoldingRun(std::stop_token stop, Json* result) {
+    config_.aging.targets = {FileTarget()};
+    auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
+    reclaim.reclaim_idle = {milliseconds{30'000}};
+    config_.aging.phases.push_back(reclaim);
+    std::thread t([this, stop, result] { *result = Run("reclaim", stop); });
+    const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+    for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
+      std::this_thread::sleep_for(milliseconds{10});
+    }
+    return t;
+  }
   std::vector<Json> History() {
     auto h = HistoryFile(HistoryPath(config_.state_directory)).Read();
     EXPECT_TRUE(h);
@@ -317,18 +332,10 @@ TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
 }
 
 TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
-  config_.aging.targets = {FileTarget()};
-  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
-  reclaim.reclaim_idle = {milliseconds{30'000}};
-  config_.aging.phases = {reclaim, Phase("fill", config::PhaseKind::kFill, "t")};
+  config_.aging.phases = {Phase("fill", config::PhaseKind::kFill, "t")};
   std::stop_source stop;
   Json first;
-  std::thread t([&] { first = Run("reclaim", stop.get_token()); });
-  // Wait for its checkpoint: then it holds the target.
-  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
-  for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
-    std::this_thread::sleep_for(milliseconds{10});
-  }
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
   const Json second = Run("fill");
   EXPECT_EQ(second.Find("outcome")->AsString(), "refused");
   EXPECT_NE(second.Find("reason")->AsString().find("busy: phase reclaim"), std::string::npos)
@@ -392,17 +399,10 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
 // the daemon starts) is not a crash's: recovery leaves it to its run, which
 // is recorded once, with its own outcome.
 TEST_F(PhaseRunnerTest, TheCheckpointOfARunStillGoingIsNotRecordedAsInterrupted) {
-  config_.aging.targets = {FileTarget()};
-  auto reclaim = Phase("reclaim", config::PhaseKind::kReclaim, "t");
-  reclaim.reclaim_idle = {milliseconds{30'000}};
-  config_.aging.phases = {reclaim};
   std::stop_source stop;
   Json first;
-  std::thread t([&] { first = Run("reclaim", stop.get_token()); });
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
   const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
-  for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
-    std::this_thread::sleep_for(milliseconds{10});
-  }
   ASSERT_TRUE(std::filesystem::exists(checkpoint));
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
   EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "the running phase's checkpoint was removed";

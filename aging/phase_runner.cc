@@ -565,9 +565,27 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
       record["version"] = 1;
       record["phase"] = name.substr(0, name.size() - 11);
     }
+    // A run keeps its target's lock until its checkpoint is gone, so a
+    // checkpoint whose target another process holds belongs to a run that
+    // is still going (a phase run by hand while the daemon starts, or the
+    // other way round): it is not interrupted. The lock is kept while this
+    // checkpoint is recorded, so no run starts on the target meanwhile.
+    std::optional<StateLock> target_lock;
+    if (const Json* target = record.Find("target");
+        target && target->type() == Json::Type::kString) {
+      auto lock = StateLock::Take(dir + "/target-" + SafeName(target->AsString()) + ".lock",
+                                  "recovery of " + name);
+      if (!lock && lock.error().errnum == EBUSY) {
+        log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
+                  " to its run, which is still going (target " + target->AsString() + " is " +
+                  lock.error().message + ")");
+        continue;
+      }
+      if (lock) target_lock = std::move(*lock);
+    }
     if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
       std::remove(path.c_str());
-      log::Info("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
+      log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
                 " of run " + id->AsString() + ", which the history already records");
       continue;
     }

@@ -90,7 +90,9 @@ Expected<Json> RunPhase(const config::Config& config,
                         std::stop_token stop, PhaseObserver* observer);
 
 // Records every checkpoint left by a run that did not finish as
-// "interrupted", and removes it. Returns the records appended.
+// "interrupted", and removes it. Returns the records appended. A checkpoint
+// whose target lock another process holds is left alone: its run is still
+// going.
 std::vector<Json> RecoverInterrupted(const std::string& state_directory);
 
 // The fraction of `target` that the last completed fill left written, from

@@ -92,6 +92,21 @@ class PhaseRunnerTest : public ::testing::Test {
     return r ? *r : Json();
   }
 
+  // Adds a file target "t" and a reclaim phase on it that idles 30 s, runs
+  // it on a thread, and returns once its checkpoint is saved: from then on
+  // the run holds the target.
+  std::thread StartHoldingRun(std::stop_token stop, Json* result) {
+    config_.aging.targets = {FileTarget()};
+    auto reclaim = Phase("reclaim", config::ReclaimParams{}, "t");
+    std::get<config::ReclaimParams>(reclaim.params).reclaim_idle = {milliseconds{30'000}};
+    config_.aging.phases.push_back(reclaim);
+    std::thread t([this, stop, result] { *result = Run("reclaim", stop); });
+    const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+    for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
+      std::this_thread::sleep_for(milliseconds{10});
+    }
+    return t;
+  }
   std::vector<Json> History() {
     auto h = HistoryFile(HistoryPath(config_.state_directory)).Read();
     EXPECT_TRUE(h);
@@ -323,18 +338,10 @@ TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
 }
 
 TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
-  config_.aging.targets = {FileTarget()};
-  auto reclaim = Phase("reclaim", config::ReclaimParams{}, "t");
-  std::get<config::ReclaimParams>(reclaim.params).reclaim_idle = {milliseconds{30'000}};
-  config_.aging.phases = {reclaim, Phase("fill", config::FillParams{}, "t")};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "t")};
   std::stop_source stop;
   Json first;
-  std::thread t([&] { first = Run("reclaim", stop.get_token()); });
-  // Wait for its checkpoint: then it holds the target.
-  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
-  for (int i = 0; i < 200 && !std::filesystem::exists(checkpoint); ++i) {
-    std::this_thread::sleep_for(milliseconds{10});
-  }
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
   const Json second = Run("fill");
   EXPECT_EQ(second.Find("outcome")->AsString(), "refused");
   EXPECT_NE(second.Find("reason")->AsString().find("busy: phase reclaim"), std::string::npos)
@@ -392,6 +399,46 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
       << log;
   EXPECT_EQ(History().size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
+}
+
+// The checkpoint of a run that is still going (a phase run by hand while
+// the daemon starts) is not a crash's: recovery leaves it to its run, which
+// is recorded once, with its own outcome.
+TEST_F(PhaseRunnerTest, TheCheckpointOfARunStillGoingIsNotRecordedAsInterrupted) {
+  std::stop_source stop;
+  Json first;
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
+  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+  ASSERT_TRUE(std::filesystem::exists(checkpoint));
+  EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+  EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "the running phase's checkpoint was removed";
+  EXPECT_TRUE(History().empty()) << History().front().Dump(2);
+  stop.request_stop();
+  t.join();
+  EXPECT_EQ(first.Find("outcome")->AsString(), "aborted");
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "aborted");
+  EXPECT_FALSE(std::filesystem::exists(checkpoint));
+}
+
+// The checkpoint comes before anything touches the target: a run that
+// cannot save it is refused before its directory target's file exists.
+TEST_F(PhaseRunnerTest, NothingIsWrittenBeforeTheCheckpointIsSaved) {
+  config_.aging.targets = {FileTarget()};
+  config_.aging.phases = {Phase("fill", config::FillParams{}, "t")};
+  // Its temporary file cannot be created: a directory (not empty) is there.
+  const std::string blocked = CheckpointPath(config_.state_directory, "fill") + ".tmp";
+  std::filesystem::create_directories(blocked + "/x");
+  const Json r = Run("fill");
+  EXPECT_EQ(r.Find("outcome")->AsString(), "refused") << r.Dump(2);
+  EXPECT_EQ(r.Find("reason")->AsString().rfind("cannot save the checkpoint: ", 0), 0u)
+      << r.Find("reason")->AsString();
+  EXPECT_NE(r.Find("reason")->AsString().find("(the state directory " +
+                                              config_.state_directory + " must be writable)"),
+            std::string::npos)
+      << r.Find("reason")->AsString();
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "data")) << "the target's file was created";
 }
 
 TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnReload) {

@@ -24,42 +24,20 @@
 #include <vector>
 
 #include "aging/retention_study.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
 #include "probes/identify.h"
 #include "probes/nvme_drive_layer.h"
 
 namespace drivewatch::aging {
 namespace {
 
-// Closes an fd on scope exit.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  int get() const { return fd_; }
+using util::FdCloser;
+using util::Quote;
+using util::SysError;
 
- private:
-  int fd_;
-};
-
-std::string Trim(std::string_view s) {
-  const auto blank = [](char c) {
-    return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\0';
-  };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return std::string(s);
-}
-
-std::optional<std::string> ReadAttribute(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return Trim(ss.str());
+Expected<std::string> ReadAttribute(const std::string& path) {
+  return util::ReadAttribute(path, util::kBlanksAndNul);
 }
 
 bool Exists(const std::string& path) {
@@ -67,7 +45,6 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string DevNumber(dev_t d) {
   return std::to_string(major(d)) + ":" + std::to_string(minor(d));
@@ -119,23 +96,7 @@ std::string KeyFor(const config::AgingTarget& target, std::string_view key,
 
 // "1.5 GiB": numbers in refusals are for people.
 std::string Humanize(long double bytes) {
-  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB",
-                                           "GiB", "TiB", "PiB"};
-  const bool negative = bytes < 0;
-  if (negative) bytes = -bytes;
-  int unit = 0;
-  while (bytes >= 1024 && unit < 5) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char buf[48];
-  if (unit == 0) {
-    std::snprintf(buf, sizeof buf, "%s%.0Lf B", negative ? "-" : "", bytes);
-  } else {
-    std::snprintf(buf, sizeof buf, "%s%.1Lf %s", negative ? "-" : "", bytes,
-                  kUnits[unit]);
-  }
-  return buf;
+  return util::FormatBytes(bytes, util::ByteStyle::kOneDecimal);
 }
 
 // The sysfs directory of a block device: <sysfs>/dev/block/M:m (a symlink
@@ -149,7 +110,9 @@ std::string KernelName(const std::string& block_dir) {
   if (std::ifstream in(block_dir + "/uevent"); in) {
     std::string line;
     while (std::getline(in, line)) {
-      if (line.rfind("DEVNAME=", 0) == 0) return Trim(line.substr(8));
+      if (line.rfind("DEVNAME=", 0) == 0) {
+        return util::Trim(line.substr(8), util::kBlanksAndNul);
+      }
     }
   }
   char resolved[PATH_MAX];
@@ -474,8 +437,7 @@ Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
   // its own would make every sysfs check below look at another device.
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    return Error{err, -1, dev_path + ": fstat: " + ErrnoText(err)};
+    return SysError(errno, dev_path, "fstat");
   }
   if (S_ISBLK(st.st_mode) && st.st_rdev != device) {
     return Refuse(dev_path,
@@ -635,8 +597,7 @@ Status CheckWritePass(const config::AgingTarget& target, int fd, const WritePass
                       const SystemPaths& paths) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    return Error{err, -1, "aging target " + Quote(target.name) + ": fstat: " + ErrnoText(err)};
+    return SysError(errno, "aging target " + Quote(target.name), "fstat");
   }
   std::uint64_t capacity = static_cast<std::uint64_t>(st.st_size);
   if (!target.block_device.empty()) {
@@ -735,8 +696,7 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
   } else if (errno == ENOENT) {
     created = true;
   } else {
-    const int err = errno;
-    return Error{err, -1, path + ": " + ErrnoText(err)};
+    return SysError(errno, path);
   }
   FdCloser fd(::open(path.c_str(),
                      O_CREAT | O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
@@ -747,12 +707,12 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
       return Refuse(path, "it is a symbolic link",
                     "remove it; " + std::string(kNoOverride));
     }
-    return Error{err, -1, path + ": open: " + ErrnoText(err)};
+    return SysError(err, path, "open");
   }
   const auto fail = [&](const std::string& what) -> Error {
     const int err = errno;
     if (created) ::unlink(path.c_str());
-    return Error{err, -1, path + ": " + what + ": " + ErrnoText(err)};
+    return SysError(err, path, what);
   };
   if (::fstat(fd.get(), &st) != 0) return fail("fstat");
   if (!S_ISREG(st.st_mode)) {

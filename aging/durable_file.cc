@@ -53,13 +53,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& content,
     ::unlink(tmp.c_str());
     return SysError(err, path, "rename into place");
   }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return SysError(errno, dir, "open directory");
-  const int rc = ::fsync(dfd);
-  const int err = errno;
-  ::close(dfd);
-  if (rc != 0) return SysError(err, dir, "fsync directory");
-  return Ok{};
+  return util::FsyncDirectory(dir);
 }
 
 Expected<std::string> ReadWholeFile(const std::string& path) {

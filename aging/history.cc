@@ -245,12 +245,7 @@ Status HistoryFile::Append(const Json& record) {
     const std::filesystem::path p(path_);
     const std::string dir =
         p.has_parent_path() ? p.parent_path().string() : std::string(".");
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return SysError(errno, dir, "open directory");
-    const int rc = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    if (rc != 0) return SysError(err, dir, "fsync directory");
+    if (Status synced = util::FsyncDirectory(dir); !synced) return synced.error();
   }
 
   const bool known = verified_end_ >= 0 &&

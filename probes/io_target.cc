@@ -40,14 +40,6 @@ __kernel_timespec ToTimespec(Clock::duration d) {
   return ts;
 }
 
-int FsyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  const int rc = ::fsync(fd) == 0 ? 0 : errno;
-  ::close(fd);
-  return rc;
-}
-
 }  // namespace
 
 Expected<std::unique_ptr<IoTarget>> IoTarget::OpenBlockDevice(
@@ -315,8 +307,8 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
     ::unlink(tmp.c_str());
     return SysError(err, "write test file " + path);
   }
-  if (const int e = FsyncDirectory(directory); e != 0) {
-    return SysError(e, "fsync " + directory);
+  if (Status synced = util::FsyncDirectory(directory); !synced) {
+    return SysError(synced.error().errnum, "fsync " + directory);
   }
   return path;
 }

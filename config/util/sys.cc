@@ -30,6 +30,13 @@ FdCloser::~FdCloser() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+Status FsyncDirectory(const std::string& dir) {
+  FdCloser fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return SysError(errno, dir, "open directory");
+  if (::fsync(fd.get()) != 0) return SysError(errno, dir, "fsync directory");
+  return Ok{};
+}
+
 Expected<std::string> ReadAttribute(const std::string& path, std::string_view blanks) {
   FdCloser fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return SysError(errno, path);

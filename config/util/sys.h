@@ -28,6 +28,10 @@ class FdCloser {
   int fd_;
 };
 
+// fsync(2) of a directory, which makes a new or renamed entry in it
+// durable. Errors read "DIR: open directory: ..." or "DIR: fsync directory: ...".
+Status FsyncDirectory(const std::string& dir);
+
 // A sysfs attribute (or another small text file, at most a page), without
 // the `blanks` around it. Errors read "PATH: strerror" when it cannot be
 // opened and "PATH: read: strerror" when read(2) fails, as it does for a

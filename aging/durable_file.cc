@@ -9,12 +9,12 @@
 #include <cstring>
 #include <filesystem>
 
+#include "config/util/sys.h"
+
 namespace drivewatch {
 namespace {
 
-Error SysError(const std::string& what, const std::string& path, int err) {
-  return Error{err, -1, path + ": " + what + ": " + std::strerror(err)};
-}
+using util::SysError;
 
 Status WriteAll(int fd, const std::string& content, const std::string& path) {
   size_t done = 0;
@@ -22,7 +22,7 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return SysError("write", path, errno);
+      return SysError(errno, path, "write");
     }
     done += static_cast<size_t>(n);
   }
@@ -40,10 +40,10 @@ Status WriteFileAtomically(const std::string& path, const std::string& content,
   const std::string tmp = path + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                         mode);
-  if (fd < 0) return SysError("create", tmp, errno);
+  if (fd < 0) return SysError(errno, tmp, "create");
   Status written = WriteAll(fd, content, tmp);
-  if (written && ::fsync(fd) != 0) written = SysError("fsync", tmp, errno);
-  if (::close(fd) != 0 && written) written = SysError("close", tmp, errno);
+  if (written && ::fsync(fd) != 0) written = SysError(errno, tmp, "fsync");
+  if (::close(fd) != 0 && written) written = SysError(errno, tmp, "close");
   if (!written) {
     ::unlink(tmp.c_str());
     return written;
@@ -51,20 +51,14 @@ Status WriteFileAtomically(const std::string& path, const std::string& content,
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    return SysError("rename into place", path, err);
+    return SysError(err, path, "rename into place");
   }
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return SysError("open directory", dir, errno);
-  const int rc = ::fsync(dfd);
-  const int err = errno;
-  ::close(dfd);
-  if (rc != 0) return SysError("fsync directory", dir, err);
-  return Ok{};
+  return util::FsyncDirectory(dir);
 }
 
 Expected<std::string> ReadWholeFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError("open", path, errno);
+  if (fd < 0) return SysError(errno, path, "open");
   std::string out;
   char buf[16384];
   for (;;) {
@@ -73,7 +67,7 @@ Expected<std::string> ReadWholeFile(const std::string& path) {
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      return SysError("read", path, err);
+      return SysError(err, path, "read");
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
@@ -92,7 +86,7 @@ Status EnsureDirectory(const std::string& dir) {
                                  std::filesystem::perm_options::replace, ec);
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return SysError("not writable", dir, errno);
+    return SysError(errno, dir, "not writable");
   }
   return Ok{};
 }

@@ -23,43 +23,48 @@
 #include <string_view>
 #include <vector>
 
+#include "aging/interlocks_refusal.h"
 #include "aging/retention_study.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
 #include "probes/identify.h"
 #include "probes/nvme_drive_layer.h"
 
 namespace drivewatch::aging {
-namespace {
 
-// Closes an fd on scope exit.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  int get() const { return fd_; }
+namespace interlocks_detail {
 
- private:
-  int fd_;
-};
-
-std::string Trim(std::string_view s) {
-  const auto blank = [](char c) {
-    return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\0';
-  };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return std::string(s);
+Error Refuse(std::string_view device, std::string_view reason,
+             std::string_view remedy, std::string_view action) {
+  return Error{EPERM, -1,
+               std::string(device) + ": refusing to " + std::string(action) + ": " +
+                   std::string(reason) + " (" + std::string(remedy) + ")"};
 }
 
-std::optional<std::string> ReadAttribute(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return Trim(ss.str());
+std::string KeyFor(const config::AgingTarget& target, std::string_view key,
+                   std::string_view value) {
+  std::string s = "aging.targets." + std::string(key);
+  if (!value.empty()) s += " = " + std::string(value);
+  return s + " for target " + util::Quote(target.name);
+}
+
+std::string Humanize(long double bytes) {
+  return util::FormatBytes(bytes, util::ByteStyle::kOneDecimal);
+}
+
+}  // namespace interlocks_detail
+
+namespace {
+
+using util::FdCloser;
+using util::Quote;
+using util::SysError;
+using interlocks_detail::KeyFor;
+using interlocks_detail::kNoOverride;
+using interlocks_detail::Refuse;
+
+Expected<std::string> ReadAttribute(const std::string& path) {
+  return util::ReadAttribute(path, util::kBlanksAndNul);
 }
 
 bool Exists(const std::string& path) {
@@ -67,7 +72,6 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string DevNumber(dev_t d) {
   return std::to_string(major(d)) + ":" + std::to_string(minor(d));
@@ -99,44 +103,6 @@ std::string UnescapeOctal(std::string_view s) {
   return out;
 }
 
-Error Refuse(std::string_view device, std::string_view reason,
-             std::string_view remedy, std::string_view action = "write") {
-  return Error{EPERM, -1,
-               std::string(device) + ": refusing to " + std::string(action) + ": " +
-                   std::string(reason) + " (" + std::string(remedy) + ")"};
-}
-
-constexpr std::string_view kNoOverride = "no config key overrides this";
-
-// "aging.targets.KEY[ = VALUE] for target "NAME"": [[aging.targets]] is an
-// array, so the key alone would not say which entry to edit.
-std::string KeyFor(const config::AgingTarget& target, std::string_view key,
-                   std::string_view value = "") {
-  std::string s = "aging.targets." + std::string(key);
-  if (!value.empty()) s += " = " + std::string(value);
-  return s + " for target " + Quote(target.name);
-}
-
-// "1.5 GiB": numbers in refusals are for people.
-std::string Humanize(long double bytes) {
-  static constexpr const char* kUnits[] = {"B",   "KiB", "MiB",
-                                           "GiB", "TiB", "PiB"};
-  const bool negative = bytes < 0;
-  if (negative) bytes = -bytes;
-  int unit = 0;
-  while (bytes >= 1024 && unit < 5) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char buf[48];
-  if (unit == 0) {
-    std::snprintf(buf, sizeof buf, "%s%.0Lf B", negative ? "-" : "", bytes);
-  } else {
-    std::snprintf(buf, sizeof buf, "%s%.1Lf %s", negative ? "-" : "", bytes,
-                  kUnits[unit]);
-  }
-  return buf;
-}
 
 // The sysfs directory of a block device: <sysfs>/dev/block/M:m (a symlink
 // into /sys/devices on a real system, a plain directory in fixtures).
@@ -149,7 +115,9 @@ std::string KernelName(const std::string& block_dir) {
   if (std::ifstream in(block_dir + "/uevent"); in) {
     std::string line;
     while (std::getline(in, line)) {
-      if (line.rfind("DEVNAME=", 0) == 0) return Trim(line.substr(8));
+      if (line.rfind("DEVNAME=", 0) == 0) {
+        return util::Trim(line.substr(8), util::kBlanksAndNul);
+      }
     }
   }
   char resolved[PATH_MAX];
@@ -420,15 +388,6 @@ Expected<std::optional<std::string>> ProbeSignatures(
   return found;
 }
 
-std::string ErrnoText(int err) { return std::strerror(err); }
-
-Error DirectoryError(const config::AgingTarget& target, int err) {
-  return Error{err, -1,
-               "aging target " + Quote(target.name) + ": directory " +
-                   target.directory + " (aging.targets.directory) " +
-                   (err == ENOENT ? std::string("does not exist")
-                                  : "is not usable: " + ErrnoText(err))};
-}
 
 }  // namespace
 
@@ -474,8 +433,7 @@ Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
   // its own would make every sysfs check below look at another device.
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    return Error{err, -1, dev_path + ": fstat: " + ErrnoText(err)};
+    return SysError(errno, dev_path, "fstat");
   }
   if (S_ISBLK(st.st_mode) && st.st_rdev != device) {
     return Refuse(dev_path,
@@ -635,8 +593,7 @@ Status CheckWritePass(const config::AgingTarget& target, int fd, const WritePass
                       const SystemPaths& paths) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    return Error{err, -1, "aging target " + Quote(target.name) + ": fstat: " + ErrnoText(err)};
+    return SysError(errno, "aging target " + Quote(target.name), "fstat");
   }
   std::uint64_t capacity = static_cast<std::uint64_t>(st.st_size);
   if (!target.block_device.empty()) {
@@ -669,123 +626,6 @@ Status CheckWritePass(const config::AgingTarget& target, int fd, const WritePass
                  "aging target " + Quote(target.name) + " has neither block_device nor directory"};
   }
   return CheckStudyRegions(target, pass, capacity);
-}
-
-std::string AgingFilePath(const config::AgingTarget& target) {
-  return target.directory + "/drivewatch-aging-" + target.name + ".dat";
-}
-
-Status CheckFileReserve(const config::AgingTarget& target, std::uint64_t size) {
-  const std::string path = AgingFilePath(target);
-  struct statvfs vfs;
-  if (::statvfs(target.directory.c_str(), &vfs) != 0) {
-    return DirectoryError(target, errno);
-  }
-  // What the file already holds is not taken again.
-  long double allocated = 0;
-  struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-    allocated = static_cast<long double>(st.st_blocks) * 512;
-  }
-  const long double frsize = vfs.f_frsize;
-  const long double total = static_cast<long double>(vfs.f_blocks) * frsize;
-  const long double available = static_cast<long double>(vfs.f_bavail) * frsize;
-  const long double free_after =
-      available - (static_cast<long double>(size) - allocated);
-  const long double reserve = target.min_free_ratio * total;
-  if (free_after < reserve) {
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%g%%", target.min_free_ratio * 100);
-    return Refuse(path,
-                  "making it " + Humanize(size) + " would leave " +
-                      Humanize(free_after < 0 ? 0 : free_after) + " free of " +
-                      Humanize(total) + " on its file system (" +
-                      Humanize(available) +
-                      " free now), below the reserve of " + ratio + " (" +
-                      Humanize(reserve) + ")",
-                  "lower file_size or " + KeyFor(target, "free_space_reserve"));
-  }
-  return Ok{};
-}
-
-Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
-  if (target.directory.empty()) {
-    return Error{
-        EINVAL, -1,
-        "aging target " + Quote(target.name) + " is not a directory target"};
-  }
-  struct stat dir_st;
-  if (::stat(target.directory.c_str(), &dir_st) != 0) {
-    return DirectoryError(target, errno);
-  }
-  if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
-  const std::string path = AgingFilePath(target);
-  const std::uint64_t size = target.file_size;
-  if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
-
-  // Only ever our own regular file: not a symlink, device, FIFO, or a hard
-  // link to somebody else's file.
-  struct stat st;
-  bool created = false;
-  if (::lstat(path.c_str(), &st) == 0) {
-    if (!S_ISREG(st.st_mode)) {
-      return Refuse(path, "it exists and is not a regular file",
-                    "remove it; " + std::string(kNoOverride));
-    }
-  } else if (errno == ENOENT) {
-    created = true;
-  } else {
-    const int err = errno;
-    return Error{err, -1, path + ": " + ErrnoText(err)};
-  }
-  FdCloser fd(::open(path.c_str(),
-                     O_CREAT | O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                     0640));
-  if (fd.get() < 0) {
-    const int err = errno;
-    if (err == ELOOP) {
-      return Refuse(path, "it is a symbolic link",
-                    "remove it; " + std::string(kNoOverride));
-    }
-    return Error{err, -1, path + ": open: " + ErrnoText(err)};
-  }
-  const auto fail = [&](const std::string& what) -> Error {
-    const int err = errno;
-    if (created) ::unlink(path.c_str());
-    return Error{err, -1, path + ": " + what + ": " + ErrnoText(err)};
-  };
-  if (::fstat(fd.get(), &st) != 0) return fail("fstat");
-  if (!S_ISREG(st.st_mode)) {
-    return Refuse(path, "it is not a regular file",
-                  "remove it; " + std::string(kNoOverride));
-  }
-  if (st.st_nlink > 1) {
-    return Refuse(path,
-                  "it has " + std::to_string(st.st_nlink) +
-                      " hard links; writing it would change another file",
-                  "remove it; " + std::string(kNoOverride));
-  }
-  if (static_cast<std::uint64_t>(st.st_size) > size &&
-      ::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
-    return fail("ftruncate");
-  }
-  if (size > 0 && ::fallocate(fd.get(), 0, 0, static_cast<off_t>(size)) != 0) {
-    if (errno != EOPNOTSUPP) return fail("fallocate");
-    // No fallocate (e.g. some network file systems): glibc writes zeros.
-    if (const int rc = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(size));
-        rc != 0) {
-      errno = rc;
-      return fail("posix_fallocate");
-    }
-  }
-  if (::fsync(fd.get()) != 0) return fail("fsync");
-  // A new directory entry is durable only once the directory is synced.
-  if (created) {
-    FdCloser dir(
-        ::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
-  }
-  return path;
 }
 
 }  // namespace drivewatch::aging

@@ -13,6 +13,7 @@
 
 #include "aging/crc32c.h"
 #include "aging/retention_study.h"
+#include "config/util/text.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -25,11 +26,7 @@ constexpr std::size_t kChecksumLine = kChecksumHead.size() + 8 + kChecksumTail.s
 constexpr int kRecordVersion = 2;
 constexpr double kTwo63 = 9223372036854775808.0;
 
-std::string Hex8(std::uint32_t v) {
-  char buf[9];
-  std::snprintf(buf, sizeof(buf), "%08x", v);
-  return buf;
-}
+std::string Hex8(std::uint32_t v) { return util::Hex(v, 8); }
 
 bool IsHex(std::string_view s) {
   for (char c : s) {

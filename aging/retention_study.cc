@@ -15,6 +15,8 @@
 #include <utility>
 
 #include "aging/durable_file.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
 #include "probes/identify.h"
 #include "probes/namespace_identity.h"
 #include "probes/nvme_drive_layer.h"
@@ -128,7 +130,7 @@ Expected<StudyLock> LockStudy(const std::string& state_directory, const std::str
   if (Status s = EnsureDirectory(RetentionDirectory(state_directory)); !s) return s.error();
   const std::string path = RetentionDirectory(state_directory) + "/" + study + ".lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
+  if (fd < 0) return util::SysError(errno, path);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK &&
          std::chrono::steady_clock::now() < deadline) {
@@ -187,11 +189,7 @@ Status EndStudy(const std::string& state_directory, const std::string& study,
   return SaveStudy(state_directory, record);
 }
 
-std::string StudyIdHex(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
-  return buf;
-}
+std::string StudyIdHex(std::uint64_t id) { return util::Hex(id, 16); }
 
 std::uint64_t ParseStudyId(const std::string& hex) {
   return std::strtoull(hex.c_str(), nullptr, 16);

@@ -20,6 +20,9 @@
 #include <optional>
 
 #include "aging/data_pattern.h"
+#include "config/config.h"
+#include "config/util/direct_open.h"
+#include "config/util/sys.h"
 #include "probes/pacing.h"
 
 namespace drivewatch::aging {
@@ -68,14 +71,13 @@ std::uint64_t ToNs(Clock::time_point t) {
           .count());
 }
 
-Error SysError(int err, const std::string& what) {
-  return Error{err, -1, what + ": " + std::strerror(err)};
-}
+using util::SysError;
 
+// "4KiB", "1MiB": like config::FormatSize(), but never in GiB or TiB, so a
+// 1 GiB block reads "1024MiB" in a workload's description.
 std::string SizeText(std::uint64_t bytes) {
   if (bytes != 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
-  if (bytes != 0 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
-  return std::to_string(bytes) + "B";
+  return config::FormatSize(bytes);
 }
 
 // The operation of each I/O, by smooth weighted round robin: every I/O each
@@ -715,50 +717,17 @@ Expected<std::unique_ptr<WorkloadTarget>> WorkloadTarget::Open(
   std::unique_ptr<WorkloadTarget> t(new WorkloadTarget());
   t->path_ = path;
   t->mode_ = mode;
-  int flags = (mode == kReadWrite ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC;
-  // A block device written to is opened exclusively: the kernel then
-  // refuses to mount it, swap on it or let dm/md claim it while we write
-  // (and refuses us, EBUSY, while any of them holds it).
-  struct stat before {};
-  const bool exclusive = mode == kReadWrite && ::stat(path.c_str(), &before) == 0 &&
-                         S_ISBLK(before.st_mode);
-  if (exclusive) flags |= O_EXCL;
-  t->fd_ = ::open(path.c_str(), flags);
-  if (t->fd_ < 0) {
-    const int err = errno;
-    if (err == EBUSY && exclusive) {
-      return Error{EBUSY, -1,
-                   path + ": in use (mounted, swapped on, or held by device-mapper, md "
-                          "or another exclusive opener); drivewatch writes only to an "
-                          "unused device"};
-    }
-    return SysError(err, "open " + path +
-                             (mode == kReadWrite ? " O_RDWR" : " O_RDONLY") +
-                             (exclusive ? "|O_EXCL" : "") + "|O_DIRECT");
-  }
-  struct stat st {};
-  if (::fstat(t->fd_, &st) != 0) return SysError(errno, "fstat " + path);
-  if (S_ISBLK(st.st_mode)) {
-    t->rdev_ = st.st_rdev;
-    if (::ioctl(t->fd_, BLKGETSIZE64, &t->size_) != 0) {
-      return SysError(errno, "BLKGETSIZE64 " + path);
-    }
-    int logical = 0;
-    if (::ioctl(t->fd_, BLKSSZGET, &logical) != 0 || logical <= 0) {
-      return SysError(errno, "BLKSSZGET " + path);
-    }
-    t->logical_block_size_ = static_cast<std::uint32_t>(logical);
-  } else if (S_ISREG(st.st_mode)) {
-    t->size_ = static_cast<std::uint64_t>(st.st_size);
-    // The file system's direct I/O alignment (Linux 6.1); 512 before.
-    struct statx stx {};
-    if (::statx(t->fd_, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
-        (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align != 0) {
-      t->logical_block_size_ = stx.stx_dio_offset_align;
-    }
-  } else {
+  auto opened = util::OpenDirect(
+      path, mode == kReadWrite ? util::DirectAccess::kReadWrite : util::DirectAccess::kRead);
+  if (!opened) return opened.error();
+  t->fd_ = opened->fd;
+  if (S_ISBLK(opened->st.st_mode)) {
+    t->rdev_ = opened->st.st_rdev;
+  } else if (!S_ISREG(opened->st.st_mode)) {
     return Error{EINVAL, -1, path + ": not a block device or a regular file"};
   }
+  t->size_ = opened->size;
+  t->logical_block_size_ = opened->logical_block_size;
   return t;
 }
 

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "config/util/text.h"
 #include "probes/features.h"
 #include "probes/log.h"
 
@@ -113,8 +114,7 @@ std::span<const MetricDesc* const> AsyncEventRelay::Metrics() {
 void AsyncEventRelay::OnEvent(const NvmeAsyncEvent& event) {
   const AsyncEvent aen = DecodeAsyncEvent(event.result);
   const auto serial = monitor_.RunProbesSoon(event.kernel_name, kProbesToRun);
-  char hex[16];
-  std::snprintf(hex, sizeof(hex), "0x%06x", event.result);
+  const std::string hex = util::Hex(event.result, 6, "0x");
   if (!serial) {
     log::Debug(std::string("asynchronous event ") + hex + " from " +
                event.kernel_name + ", which is not a watched drive; ignored");

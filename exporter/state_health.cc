@@ -13,6 +13,7 @@
 #include "aging/durable_file.h"
 #include "aging/history.h"
 #include "aging/phase_runner.h"
+#include "config/util/sys.h"
 #include "probes/log.h"
 
 namespace drivewatch {
@@ -36,9 +37,6 @@ constexpr MetricDesc kHistoryReadable{
     "was read; 0 when reading it failed.",
     MetricType::kGauge};
 
-Status Fail(const std::string& what, int err) {
-  return Error{err, -1, what + ": " + std::strerror(err)};
-}
 
 }  // namespace
 
@@ -46,19 +44,19 @@ Status ProbeDirectoryWritable(const std::string& directory) {
   if (Status s = EnsureDirectory(directory); !s) return s;
   const std::string path = directory + "/.write-probe-" + std::to_string(::getpid());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(path + ": open", errno);
+  if (fd < 0) return util::SysError(errno, path, "open");
   std::vector<char> block(4096, 'w');
   Status result = Ok{};
   const ssize_t n = ::write(fd, block.data(), block.size());
   if (n < 0) {
-    result = Fail(path + ": write", errno);
+    result = util::SysError(errno, path, "write");
   } else if (static_cast<std::size_t>(n) != block.size()) {
-    result = Fail(path + ": write", ENOSPC);  // a short write: the file system is full
+    result = util::SysError(ENOSPC, path, "write");  // a short write: the file system is full
   } else if (::fsync(fd) != 0) {
-    result = Fail(path + ": fsync", errno);
+    result = util::SysError(errno, path, "fsync");
   }
   ::close(fd);
-  if (::unlink(path.c_str()) != 0 && result) result = Fail(path + ": unlink", errno);
+  if (::unlink(path.c_str()) != 0 && result) result = util::SysError(errno, path, "unlink");
   return result;
 }
 

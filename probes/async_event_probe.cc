@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/util/text.h"
 #include "probes/features.h"
 
 namespace drivewatch {
@@ -21,11 +22,7 @@ constexpr MetricDesc kAsyncEventConfig{
 const MetricDesc* const kAllMetrics[] = {&kAsyncEventConfig,
                                          &FeatureSupportedMetric()};
 
-std::string Hex(std::uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "0x%x", v);
-  return buf;
-}
+std::string Hex(std::uint32_t v) { return util::Hex(v, 0, "0x"); }
 
 Error Degraded(Error error) {
   error.message +=

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/util/text.h"
 #include "probes/byte_order.h"
 #include "probes/identify.h"
 #include "probes/log.h"
@@ -50,11 +51,7 @@ std::int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
       .count();
 }
 
-std::string Hex(unsigned v, int width) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%0*xh", width, v);
-  return buf;
-}
+std::string Hex(unsigned v, int width) { return util::Hex(v, width, "", "h"); }
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "config/util/text.h"
 #include "probes/hwmon.h"
 #include "probes/identify.h"
 #include "probes/smart_log.h"
@@ -261,11 +262,7 @@ constexpr NamedBit kCriticalWarningBits[] = {
     {kCriticalWarningPersistentMemoryRegion, "persistent_memory_region"},
 };
 
-std::string Hex(unsigned value, int digits, const char* prefix) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%s%0*x", prefix, digits, value);
-  return buf;
-}
+using util::Hex;
 
 // Adds the drive's serial (and the caller's labels) to every sample.
 class Emitter {

@@ -7,29 +7,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
+
+#include "config/util/sys.h"
 
 namespace drivewatch {
 namespace {
 
-// Reads a sysfs attribute; the kernel answers a failed SMART read with an
-// error on read(2), which ifstream reports as a failed extraction.
-Expected<std::string> ReadAttribute(const std::string& path) {
-  errno = 0;
-  std::ifstream in(path);
-  if (!in) {
-    const int e = errno != 0 ? errno : ENOENT;
-    return Error{e, -1, path + ": " + std::strerror(e)};
-  }
-  std::string text;
-  if (!std::getline(in, text)) {
-    const int e = errno != 0 ? errno : EIO;
-    return Error{e, -1, path + ": read: " + std::strerror(e)};
-  }
-  return text;
-}
+// The kernel answers a failed SMART read with an error on read(2), which
+// util::ReadAttribute() reports as "PATH: read: ...".
+using util::ReadAttribute;
 
 Expected<double> ReadMillidegrees(const std::string& path) {
   auto text = ReadAttribute(path);

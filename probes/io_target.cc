@@ -2,9 +2,7 @@
 #include "probes/io_target.h"
 
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <liburing.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -14,6 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "config/util/direct_open.h"
+#include "config/util/sys.h"
 
 namespace drivewatch {
 
@@ -29,9 +30,7 @@ constexpr std::uint64_t kCancelTag = 2;
 // How long one wait may block before the stop token is looked at again.
 constexpr auto kWaitSlice = std::chrono::milliseconds(200);
 
-Error SysError(int err, const std::string& what) {
-  return Error{err, -1, what + ": " + std::strerror(err)};
-}
+using util::SysError;
 
 __kernel_timespec ToTimespec(Clock::duration d) {
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
@@ -39,14 +38,6 @@ __kernel_timespec ToTimespec(Clock::duration d) {
   ts.tv_sec = std::max<long long>(0, ns / 1'000'000'000);
   ts.tv_nsec = ns < 0 ? 0 : ns % 1'000'000'000;
   return ts;
-}
-
-int FsyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  const int rc = ::fsync(fd) == 0 ? 0 : errno;
-  ::close(fd);
-  return rc;
 }
 
 }  // namespace
@@ -68,30 +59,24 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
   t->path_ = path;
   t->is_file_ = is_file;
   t->block_size_ = block_size;
-  t->fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  if (t->fd_ < 0) return SysError(errno, "open " + path + " O_RDONLY|O_DIRECT");
-  struct stat st {};
-  if (::fstat(t->fd_, &st) != 0) return SysError(errno, "fstat " + path);
+  auto opened = util::OpenDirect(path, util::DirectAccess::kRead);
+  if (!opened) return opened.error();
+  t->fd_ = opened->fd;
+  const struct stat& st = opened->st;
   t->ino_ = st.st_ino;
   t->dev_ = st.st_dev;
+  t->size_ = opened->size;
   if (is_file) {
     if (!S_ISREG(st.st_mode)) {
       return Error{EINVAL, -1, path + ": not a regular file"};
     }
-    t->size_ = static_cast<std::uint64_t>(st.st_size);
   } else {
     if (!S_ISBLK(st.st_mode)) {
       return Error{ENOTBLK, -1, path + ": not a block device"};
     }
     t->rdev_ = st.st_rdev;
-    if (::ioctl(t->fd_, BLKGETSIZE64, &t->size_) != 0) {
-      return SysError(errno, "BLKGETSIZE64 " + path);
-    }
-    int logical = 512;
-    if (::ioctl(t->fd_, BLKSSZGET, &logical) != 0) {
-      return SysError(errno, "BLKSSZGET " + path);
-    }
-    if (logical <= 0 || block_size % static_cast<std::uint32_t>(logical) != 0) {
+    const std::uint32_t logical = opened->logical_block_size;
+    if (block_size % logical != 0) {
       return Error{EINVAL, -1,
                    path + ": block size " + std::to_string(block_size) +
                        " is not a multiple of the logical block size " +
@@ -322,8 +307,8 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
     ::unlink(tmp.c_str());
     return SysError(err, "write test file " + path);
   }
-  if (const int e = FsyncDirectory(directory); e != 0) {
-    return SysError(e, "fsync " + directory);
+  if (Status synced = util::FsyncDirectory(directory); !synced) {
+    return SysError(synced.error().errnum, "fsync " + directory);
   }
   return path;
 }

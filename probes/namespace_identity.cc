@@ -5,26 +5,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "config/util/sys.h"
 
 namespace drivewatch {
 namespace {
 
-Expected<std::string> ReadAttribute(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    const int err = errno != 0 ? errno : ENOENT;
-    return Error{err, -1, path + ": " + std::strerror(err)};
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return std::string();
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
+using util::ReadAttribute;
 
 }  // namespace
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/util/sys.h"
 #include "probes/identify.h"
 #include "probes/log.h"
 
@@ -193,18 +194,9 @@ long Instance(const std::string& name) {
 // One sysfs attribute without its newline; nullopt when it cannot be read
 // (the controller is going away, for one).
 std::optional<std::string> ReadAttribute(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return std::nullopt;
-  char buf[256];
-  const std::size_t n = std::fread(buf, 1, sizeof(buf), f);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return std::nullopt;
-  std::string value(buf, n);
-  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) {
-    value.pop_back();
-  }
-  return value;
+  auto value = util::ReadAttribute(path);
+  if (!value) return std::nullopt;
+  return std::move(*value);
 }
 
 // The namespaces of controller `ctrl_name`, from sysfs alone: nvmeXnY under

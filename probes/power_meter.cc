@@ -14,6 +14,8 @@
 #include <cstring>
 #include <thread>
 
+#include "config/util/sys.h"
+
 extern char** environ;
 
 namespace drivewatch {
@@ -24,27 +26,18 @@ using Steady = std::chrono::steady_clock;
 // Enough for any number a meter prints; more is a misbehaving command.
 constexpr std::size_t kMaxOutput = 4096;
 
-std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
-
-Error SysError(const std::string& what, const std::string& op, int err) {
-  return Error{err, -1, what + ": " + op + ": " + std::strerror(err)};
-}
-
-std::string Trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
+using util::SysError;
+using util::Trim;
 
 Expected<double> ReadHwmon(const std::string& path) {
-  const std::string what = "meter hwmon " + Quoted(path);
+  const std::string what = "meter hwmon " + util::Quote(path);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return SysError(what, "open", errno);
+  if (fd < 0) return SysError(errno, what, "open");
   char buf[64];
   const ssize_t n = read(fd, buf, sizeof(buf) - 1);
   const int saved = errno;
   close(fd);
-  if (n < 0) return SysError(what, "read", saved);
+  if (n < 0) return SysError(saved, what, "read");
   const std::string text = Trim(std::string(buf, static_cast<std::size_t>(n)));
   char* end = nullptr;
   errno = 0;
@@ -63,10 +56,10 @@ std::string FormatTimeout(std::chrono::milliseconds ms) {
 }
 
 Expected<double> RunCommand(const PowerMeterSpec& spec) {
-  const std::string what = "meter command " + Quoted(spec.command.at(0));
+  const std::string what = "meter command " + util::Quote(spec.command.at(0));
   const auto deadline = Steady::now() + spec.timeout;
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return SysError(what, "pipe", errno);
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return SysError(errno, what, "pipe");
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -96,7 +89,7 @@ Expected<double> RunCommand(const PowerMeterSpec& spec) {
   close(pipe_fds[1]);
   if (rc != 0) {
     close(pipe_fds[0]);
-    return SysError(what, "start", rc);
+    return SysError(rc, what, "start");
   }
 
   auto remaining_ms = [&] {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/util/text.h"
 #include "probes/byte_order.h"
 #include "probes/identify.h"
 #include "probes/log.h"
@@ -86,11 +87,7 @@ std::int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
       .count();
 }
 
-std::string Hex(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using util::Hex;
 
 }  // namespace
 

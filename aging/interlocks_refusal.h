@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// How the interlocks word a refusal, shared by the block-device checks
+// (interlocks.cc) and the directory-target checks (interlocks_file.cc):
+// "DEVICE: refusing to write: REASON (REMEDY)". Internal to aging/interlocks*.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "config/util/expected.h"
+
+namespace drivewatch::aging::interlocks_detail {
+
+// "DEVICE: refusing to ACTION: REASON (REMEDY)", EPERM.
+Error Refuse(std::string_view device, std::string_view reason,
+             std::string_view remedy, std::string_view action = "write");
+
+inline constexpr std::string_view kNoOverride = "no config key overrides this";
+
+// "aging.targets.KEY[ = VALUE] for target "NAME"": [[aging.targets]] is an
+// array, so the key alone would not say which entry to edit.
+std::string KeyFor(const config::AgingTarget& target, std::string_view key,
+                   std::string_view value = "");
+
+// "1.5 GiB": numbers in refusals are for people.
+std::string Humanize(long double bytes);
+
+}  // namespace drivewatch::aging::interlocks_detail

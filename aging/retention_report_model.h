@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the retention report's text, JSON and HTML renderings share: the
+// summary model of a study (its reads, verdict and time accounting) and the
+// formatting of values for people. Internal to aging/retention_report*.cc.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aging/json.h"
+#include "probes/latency_histogram.h"
+
+namespace drivewatch::aging::retention_report_detail {
+
+inline constexpr double kSlowReadSeconds = 0.1;  // the reference report's limit
+
+// Bad-block classes in order of severity: a cell of the map that holds
+// several shows the first.
+inline constexpr std::array<std::string_view, 4> kClasses = {
+    "unreadable", "wrong_content", "misplaced", "stale"};
+inline constexpr std::array<std::string_view, 4> kClassLabels = {
+    "unreadable", "wrong content", "misplaced", "stale"};
+inline constexpr std::array<std::string_view, 4> kClassColours = {
+    "#d62728", "#ff7f0e", "#9467bd", "#17a2b8"};
+
+inline constexpr std::array<std::string_view, 5> kSmartFields = {
+    "media_errors", "error_log_entries", "power_cycles", "unsafe_shutdowns",
+    "power_on_hours"};
+inline constexpr std::array<std::string_view, 5> kSmartLabels = {
+    "media errors", "error-log entries", "power cycles", "unsafe shutdowns",
+    "power-on hours"};
+
+std::optional<double> Num(const Json* j);
+
+std::optional<double> Num(const Json& root,
+                          std::initializer_list<std::string_view> path);
+
+// An LBA or a count: a number from 0 to below 2^64, else nothing (a study
+// file edited by hand, or damaged, may hold anything).
+std::optional<std::uint64_t> Whole(const Json& root,
+                                   std::initializer_list<std::string_view> path);
+
+// Text for a field: "-" when missing or empty.
+std::string Str(const Json& root, std::initializer_list<std::string_view> path);
+
+template <typename... Args>
+std::string Format(const char* format, Args... args) {
+  const int n = std::snprintf(nullptr, 0, format, args...);
+  if (n <= 0) return "";
+  std::string out(static_cast<std::size_t>(n), '\0');
+  std::snprintf(out.data(), out.size() + 1, format, args...);
+  return out;
+}
+
+std::string Utc(std::optional<double> seconds, const char* format = "%Y-%m-%d %H:%M UTC");
+
+std::string Duration(std::optional<double> seconds);
+
+std::string Latency(std::optional<double> seconds);
+
+std::string Percent(std::optional<double> ratio);
+
+std::string Bytes(std::optional<double> bytes);
+
+std::string Celsius(std::optional<double> kelvin);
+
+std::string Count(std::uint64_t n);
+
+std::string Plural(std::uint64_t n, std::string_view one, std::string_view many);
+
+// Relative change of a latency against the baseline, "+12%".
+std::string Delta(std::optional<double> value, std::optional<double> base);
+
+// Change of a fraction in percentage points.
+std::string DeltaPoints(std::optional<double> value, std::optional<double> base);
+
+std::string Html(std::string_view s);
+
+// First column left-aligned, `right_from` and after right-aligned.
+std::string Table(const std::vector<std::vector<std::string>>& rows,
+                  std::string_view indent, std::size_t right_from = 1);
+
+// A full read of the region: the baseline or one verify.
+struct Read {
+  std::string label;
+  const Json* json = nullptr;
+  std::optional<double> start;
+  std::uint64_t blocks = 0;
+  std::optional<std::uint64_t> ok;
+  std::array<std::uint64_t, kClasses.size()> bad{};
+  std::uint64_t bad_total = 0;
+  std::unique_ptr<LatencyHistogram> histogram;  // null: no latency recorded
+  std::optional<double> p50, p99, p999, max, over10, over100;
+  std::uint64_t reads = 0;
+  std::string outcome;
+
+  std::uint64_t SlowReads() const {
+    if (!over100) return 0;
+    return static_cast<std::uint64_t>(std::llround(*over100 * static_cast<double>(reads)));
+  }
+  bool Slow() const {
+    return (over100 && *over100 > 0) || (max && *max > kSlowReadSeconds);
+  }
+};
+
+struct Summary {
+  std::string verdict;  // PASS, FAIL, INCOMPLETE, WAITING, WRITING
+  std::string line;     // the verdict sentence shown at the top
+  std::vector<Read> reads;  // the baseline (if any) first, then verifies
+  bool has_baseline = false;
+
+  // Time accounting as of the last verify, or estimated for `now` when
+  // there is none.
+  bool estimated = false;
+  std::optional<double> as_of, wall, powered_on, powered_off, equivalent;
+  double ea = 1.1, reference_k = 303.15;
+  std::optional<double> storage_k, storage_af;
+
+  const Read* Baseline() const { return has_baseline ? &reads.front() : nullptr; }
+  const Read* LastVerify() const {
+    return reads.size() > (has_baseline ? 1u : 0u) ? &reads.back() : nullptr;
+  }
+  const Read* Judged() const {
+    return LastVerify() ? LastVerify() : Baseline();
+  }
+};
+
+Summary Summarize(const Json& study, double now);
+
+// The region as LBAs: [first, first + blocks).
+struct Region {
+  std::uint64_t first = 0;
+  std::uint64_t blocks = 0;
+  std::uint64_t block_size = 0;
+};
+
+Region RegionOf(const Json& study);
+
+std::string RegionText(const Json& study);
+
+std::string PatternText(const Json& study);
+
+std::string WrittenText(const Json& study, double now);
+
+std::string PoweredOffText(const Summary& s);
+
+std::string EquivalentText(const Summary& s);
+
+// Per-verify SMART delta field (since the write).
+std::optional<double> SmartDelta(const Read& r, std::string_view field);
+
+std::string Signed(std::optional<double> v);
+
+// The "summary" member of `drivewatch retention report --format json`.
+Json SummaryJson(const Summary& s);
+
+// The style sheet of every HTML page (also the damaged study's).
+extern const char* const kCss;
+
+// The text and HTML reports (retention_report_text.cc, _html.cc).
+std::string RenderText(const Json& study, const Summary& s, double now);
+std::string RenderHtml(const Json& study, const Summary& s, double now);
+
+}  // namespace drivewatch::aging::retention_report_detail

@@ -10,12 +10,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <set>
+#include <cstring>
+#include <ctime>
+#include <mutex>
 #include <thread>
 #include <variant>
 
@@ -545,36 +544,15 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
   closedir(d);
   HistoryFile history(HistoryPath(state_directory));
   // A run killed between appending its record and removing its checkpoint
-  // is already in the history: only the checkpoint is left to remove. Run
-  // ids name the second a run started, so a run refused in the same second
-  // shares its id: a record is the checkpoint's run's only when the start
-  // times match as well (where both have one).
-  std::map<std::string, std::vector<std::optional<double>>> recorded;
-  auto start_of = [](const Json& r) -> std::optional<double> {
-    const Json* s = r.Find("start");
-    if (s == nullptr || s->type() != Json::Type::kNumber) return std::nullopt;
-    return s->AsDouble();
-  };
+  // is already in the history: only the checkpoint is left to remove.
+  std::set<std::string> recorded;
   if (!names.empty()) {
     if (auto h = history.Read()) {
       for (const Json& r : h->records) {
-        if (const Json* id = r.Find("run"); id && id->type() == Json::Type::kString) {
-          recorded[id->AsString()].push_back(start_of(r));
-        }
+        if (const Json* id = r.Find("run")) recorded.insert(id->AsString());
       }
     }
   }
-  auto already_recorded = [&](const Json& checkpoint) {
-    const Json* id = checkpoint.Find("run");
-    if (id == nullptr || id->type() != Json::Type::kString) return false;
-    auto it = recorded.find(id->AsString());
-    if (it == recorded.end()) return false;
-    const std::optional<double> start = start_of(checkpoint);
-    for (const std::optional<double>& s : it->second) {
-      if (!s || !start || *s == *start) return true;
-    }
-    return false;
-  };
   for (const std::string& name : names) {
     const std::string path = dir + "/" + name;
     auto text = ReadWholeFile(path);
@@ -605,11 +583,10 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
       }
       if (lock) target_lock = std::move(*lock);
     }
-    if (already_recorded(record)) {
+    if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
       std::remove(path.c_str());
       log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
-                " of run " + record.Find("run")->AsString() +
-                ", which the history already records");
+                " of run " + id->AsString() + ", which the history already records");
       continue;
     }
     const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;

@@ -401,48 +401,6 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
 }
 
-// Run ids name the second a run started: a run refused in that second has
-// the same id as a run that then started, wrote, and was killed. The killed
-// run's checkpoint is not the refused run's: it is recorded as interrupted,
-// while a checkpoint whose start matches its record is still stale.
-TEST_F(PhaseRunnerTest, ARunKilledInTheSecondOfARefusalIsStillRecorded) {
-  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
-  Json refused = Json::Object();
-  refused["version"] = 1;
-  refused["run"] = "fill-20261130T010000Z";
-  refused["phase"] = "fill";
-  refused["target"] = "t";
-  refused["start"] = 1764464400.125;
-  refused["outcome"] = "refused";
-  ASSERT_TRUE(HistoryFile(HistoryPath(config_.state_directory)).Append(refused));
-  Json c = refused;
-  c["start"] = 1764464400.750;
-  c["outcome"] = "running";
-  c["checkpoint"] = 1764464460.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
-  const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
-  ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_EQ(recovered[0].Find("outcome")->AsString(), "interrupted");
-  EXPECT_EQ(recovered[0].Find("start")->AsDouble(), 1764464400.750);
-  const std::vector<Json> history = History();
-  ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[1].Find("outcome")->AsString(), "interrupted");
-  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
-
-  // The same start as a record: that run is on record, the checkpoint stale.
-  Json done = refused;
-  done["start"] = 1764464401.5;
-  done["outcome"] = "completed";
-  ASSERT_TRUE(HistoryFile(HistoryPath(config_.state_directory)).Append(done));
-  Json stale = done;
-  stale["outcome"] = "running";
-  stale["checkpoint"] = 1764464500.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << stale.Dump() << "\n";
-  EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
-  EXPECT_EQ(History().size(), 3u);
-  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
-}
-
 // The checkpoint of a run that is still going (a phase run by hand while
 // the daemon starts) is not a crash's: recovery leaves it to its run, which
 // is recorded once, with its own outcome.

@@ -260,6 +260,12 @@ std::string SafeName(const std::string& s) {
   return out;
 }
 
+// The lock a run holds on its target for as long as its checkpoint exists
+// (RunPhase), and that recovery takes to tell a live run from a crashed one.
+std::string TargetLockPath(const std::string& state_directory, const std::string& target) {
+  return state_directory + "/phases/target-" + SafeName(target) + ".lock";
+}
+
 // The target a phase runs on, opened and checked, with what the run needs
 // to know of it.
 struct OpenedTarget {
@@ -469,7 +475,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
 
   // At most one heavy phase per target and per drive, across processes.
   auto target_lock = StateLock::Take(
-      options.state_directory + "/phases/target-" + SafeName(target->name) + ".lock",
+      TargetLockPath(options.state_directory, target->name),
       "phase " + phase->name);
   if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
   std::optional<StateLock> drive_lock;
@@ -573,7 +579,7 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
     std::optional<StateLock> target_lock;
     if (const Json* target = record.Find("target");
         target && target->type() == Json::Type::kString) {
-      auto lock = StateLock::Take(dir + "/target-" + SafeName(target->AsString()) + ".lock",
+      auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
                                   "recovery of " + name);
       if (!lock && lock.error().errnum == EBUSY) {
         log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +

@@ -9,9 +9,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
-#include <set>
+#include <map>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -36,13 +38,29 @@ double UnixSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
+// A run's id: its phase and start time to the millisecond, UTC. Ids are
+// unique within a process (a run started in the millisecond of the one
+// before takes the next millisecond), so a refusal and the run after it
+// never share an id; across processes, recovery also matches a
+// checkpoint to its record by start time (RecoverInterrupted).
 std::string RunId(const std::string& phase, std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  static std::mutex mutex;
+  static std::int64_t last_ms = 0;
+  std::int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ms <= last_ms) ms = last_ms + 1;
+    last_ms = ms;
+  }
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
-  return phase + "-" + buf;
+  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%S", &tm);
+  char frac[8];
+  std::snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms % 1000));
+  return phase + "-" + buf + frac;
 }
 
 // An exclusive flock on a file in the state directory, held for the run.
@@ -95,6 +113,7 @@ struct RunState {
   std::mutex mu;  // guards reason, status
   std::string reason;
   PhaseStatus status;
+  bool owns_checkpoint = false;  // the phase's checkpoint file is this run's
 
   // The write gate's view of a pass over [offset, offset + length).
   WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
@@ -402,7 +421,11 @@ Expected<Json> Finish(RunState& run, HistoryFile& history, const PhaseReport& re
     log::Info("phase " + run.phase->name + " " + outcome + (why.empty() ? "" : ": ") + why);
   }
   Status appended = history.Append(record);
-  std::remove(CheckpointPath(run.options->state_directory, run.phase->name).c_str());
+  // A run refused before it held its target has no checkpoint: the one
+  // there is another run's (still going, or left by a crash).
+  if (run.owns_checkpoint) {
+    std::remove(CheckpointPath(run.options->state_directory, run.phase->name).c_str());
+  }
   if (run.observer) run.observer->OnEnd(record);
   if (!appended) return appended.error();
   return record;
@@ -434,6 +457,129 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
   }
   return -1;
 }
+
+namespace {
+
+// The run ids and starts the history holds. A run killed between
+// appending its record and removing its checkpoint is already in the
+// history: only the checkpoint is left to remove. A record is a
+// checkpoint's run when it has the run id and the same start: an id alone
+// could be another process's run started in the same millisecond (RunId),
+// which must not hide this one.
+using RecordedRuns = std::multimap<std::string, double>;  // run id -> start
+
+RecordedRuns ReadRecordedRuns(HistoryFile& history) {
+  RecordedRuns recorded;
+  if (auto h = history.Read()) {
+    for (const Json& r : h->records) {
+      const Json* id = r.Find("run");
+      const Json* start = r.Find("start");
+      if (id != nullptr && id->type() == Json::Type::kString) {
+        recorded.emplace(id->AsString(), start ? start->AsDouble(-1) : -1);
+      }
+    }
+  }
+  return recorded;
+}
+
+bool IsRecorded(const RecordedRuns& recorded, const Json& id, const Json* start) {
+  if (id.type() != Json::Type::kString) return false;
+  const double at = start ? start->AsDouble(-1) : -1;
+  const auto [first, last] = recorded.equal_range(id.AsString());
+  for (auto it = first; it != last; ++it) {
+    // Both starts went through the same JSON number formatting; allow for
+    // a microsecond of rounding all the same.
+    if (at >= 0 && std::fabs(it->second - at) < 1e-6) return true;
+  }
+  return false;
+}
+
+Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
+                    std::string* why) {
+  auto text = ReadWholeFile(path);
+  auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
+  *readable = parsed && parsed->type() == Json::Type::kObject;
+  if (*readable) return *parsed;
+  *why = parsed ? "not a JSON object" : parsed.error().message;
+  Json record = Json::Object();
+  record["version"] = 1;
+  record["phase"] = phase;
+  return record;
+}
+
+// Records the run a checkpoint left behind as interrupted, and removes the
+// checkpoint: at startup for every checkpoint, and by a run that finds its
+// phase's checkpoint when it starts (a run killed while the daemon went
+// on), which must not overwrite it. A run keeps its target's lock until
+// its checkpoint is gone, so a checkpoint whose target another process
+// holds belongs to a run that is still going (a phase run by hand while
+// the daemon starts, or the other way round): it is left alone, and the
+// error is EBUSY. The lock is kept while the checkpoint is recorded, so no
+// run starts on the target meanwhile; `held_target` names a target whose
+// lock the caller holds already. Returns the record appended, if any; on
+// error the checkpoint stays (nothing may be lost).
+std::optional<Json> RecordInterrupted(const std::string& state_directory,
+                                      const std::string& phase,
+                                      const std::string& held_target, Status* error) {
+  *error = Ok{};
+  const std::string path = CheckpointPath(state_directory, phase);
+  if (access(path.c_str(), F_OK) != 0) return std::nullopt;
+  bool readable = false;
+  std::string why;
+  const Json record = ReadCheckpoint(path, phase, &readable, &why);
+  std::optional<StateLock> target_lock;
+  if (const Json* target = record.Find("target");
+      target && target->type() == Json::Type::kString && target->AsString() != held_target) {
+    auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
+                                "recovery of " + path);
+    if (!lock && lock.error().errnum == EBUSY) {
+      log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
+                " to its run, which is still going (target " + target->AsString() + " is " +
+                lock.error().message + ")");
+      *error = Error{EBUSY, -1,
+                     "the checkpoint " + path + " belongs to a run still going (target " +
+                         target->AsString() + " is " + lock.error().message + ")"};
+      return std::nullopt;
+    }
+    if (lock) target_lock = std::move(*lock);
+  }
+  HistoryFile history(HistoryPath(state_directory));
+  if (const Json* id = record.Find("run");
+      id && IsRecorded(ReadRecordedRuns(history), *id, record.Find("start"))) {
+    std::remove(path.c_str());
+    log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
+              " of run " + id->AsString() + ", which the history already records");
+    return std::nullopt;
+  }
+  const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+  Json clean = Json::Object();
+  for (const auto& [k, v] : record.members()) {
+    if (k != "checkpoint") clean[k] = v;
+  }
+  clean["outcome"] = "interrupted";
+  clean["reason"] = readable ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
+                               "power cut); results up to its last checkpoint are kept"
+                             : "drivewatch stopped while the phase ran, and its checkpoint "
+                               "was unreadable: " + why;
+  if (at > 0) {
+    clean["end"] = at;
+    if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
+  }
+  if (Status s = history.Append(clean); !s) {
+    log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
+               s.error().message);
+    *error = Error{s.error().errnum, -1,
+                   "cannot record the interrupted run of its checkpoint " + path + ": " +
+                       s.error().message};
+    return std::nullopt;  // keep the checkpoint: nothing may be lost
+  }
+  std::remove(path.c_str());
+  log::Warn("phase " + PhaseOf(clean) +
+            ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
+  return clean;
+}
+
+}  // namespace
 
 Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
                         const PhaseRunnerOptions& options, std::stop_token stop,
@@ -487,6 +633,19 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     drive_lock = std::move(*l);
   }
 
+  // A checkpoint of this phase left by a run killed while this process (or
+  // the daemon) went on is put on record before this run's replaces it.
+  {
+    Status leftover = Ok{};
+    if (auto r = RecordInterrupted(options.state_directory, phase->name, target->name, &leftover);
+        r && observer) {
+      observer->OnInterruptedRecorded(*r);
+    }
+    if (!leftover) return finish("refused", leftover.error().message);
+  }
+  // The checkpoint is this run's from here on: Finish removes it.
+  run.owns_checkpoint = true;
+
   // From here on the run may write: a crash must leave it on record
   // (RecoverInterrupted), so the checkpoint comes before anything else.
   if (Status st = run.SaveCheckpoint(report); !st) {
@@ -537,6 +696,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   return finish("completed", "");
 }
 
+
 std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
   std::vector<Json> out;
   const std::string dir = state_directory + "/phases";
@@ -548,76 +708,12 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
     if (name.size() > 11 && name.ends_with(".checkpoint")) names.push_back(name);
   }
   closedir(d);
-  HistoryFile history(HistoryPath(state_directory));
-  // A run killed between appending its record and removing its checkpoint
-  // is already in the history: only the checkpoint is left to remove.
-  std::set<std::string> recorded;
-  if (!names.empty()) {
-    if (auto h = history.Read()) {
-      for (const Json& r : h->records) {
-        if (const Json* id = r.Find("run")) recorded.insert(id->AsString());
-      }
-    }
-  }
   for (const std::string& name : names) {
-    const std::string path = dir + "/" + name;
-    auto text = ReadWholeFile(path);
-    auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
-    Json record;
-    if (parsed && parsed->type() == Json::Type::kObject) {
-      record = *parsed;
-    } else {
-      record = Json::Object();
-      record["version"] = 1;
-      record["phase"] = name.substr(0, name.size() - 11);
+    Status error = Ok{};
+    if (auto recorded = RecordInterrupted(state_directory, name.substr(0, name.size() - 11), "",
+                                          &error)) {
+      out.push_back(std::move(*recorded));
     }
-    // A run keeps its target's lock until its checkpoint is gone, so a
-    // checkpoint whose target another process holds belongs to a run that
-    // is still going (a phase run by hand while the daemon starts, or the
-    // other way round): it is not interrupted. The lock is kept while this
-    // checkpoint is recorded, so no run starts on the target meanwhile.
-    std::optional<StateLock> target_lock;
-    if (const Json* target = record.Find("target");
-        target && target->type() == Json::Type::kString) {
-      auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
-                                  "recovery of " + name);
-      if (!lock && lock.error().errnum == EBUSY) {
-        log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
-                  " to its run, which is still going (target " + target->AsString() + " is " +
-                  lock.error().message + ")");
-        continue;
-      }
-      if (lock) target_lock = std::move(*lock);
-    }
-    if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
-      std::remove(path.c_str());
-      log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
-                " of run " + id->AsString() + ", which the history already records");
-      continue;
-    }
-    const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
-    Json clean = Json::Object();
-    for (const auto& [k, v] : record.members()) {
-      if (k != "checkpoint") clean[k] = v;
-    }
-    clean["outcome"] = "interrupted";
-    clean["reason"] = parsed ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
-                               "power cut); results up to its last checkpoint are kept"
-                             : "drivewatch stopped while the phase ran, and its checkpoint "
-                               "was unreadable: " + (parsed ? std::string() : parsed.error().message);
-    if (at > 0) {
-      clean["end"] = at;
-      if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
-    }
-    if (Status s = history.Append(clean); !s) {
-      log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
-                 s.error().message);
-      continue;  // keep the checkpoint: nothing may be lost
-    }
-    std::remove(path.c_str());
-    log::Warn("phase " + PhaseOf(clean) +
-              ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
-    out.push_back(std::move(clean));
   }
   return out;
 }

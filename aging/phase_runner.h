@@ -58,6 +58,10 @@ class PhaseObserver {
   virtual void OnProgress(const PhaseStatus& status) = 0;
   // `record` is what was appended to the history.
   virtual void OnEnd(const Json& record) = 0;
+  // The run found its phase's checkpoint left by a run killed earlier (by
+  // hand, while the daemon went on) and appended `record` for it, outcome
+  // "interrupted", before starting.
+  virtual void OnInterruptedRecorded(const Json& record) { (void)record; }
 };
 
 struct PhaseRunnerOptions {

@@ -104,6 +104,13 @@ class PhaseService::Observer : public aging::PhaseObserver {
       service_.Publish();
     }
   }
+  void OnInterruptedRecorded(const Json& record) override {
+    {
+      std::lock_guard lock(service_.mu_);
+      service_.outcomes_[phase_][StringOf(record, "outcome")] += 1;
+    }
+    service_.Publish();
+  }
   void OnEnd(const Json& record) override {
     {
       std::lock_guard lock(service_.mu_);

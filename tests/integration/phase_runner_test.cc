@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "aging/history.h"
@@ -356,7 +357,7 @@ TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
   Json c = Json::Object();
   c["version"] = 1;
-  c["run"] = "fill-20261130T000000Z";
+  c["run"] = "fill-20261130T000000.000Z";
   c["phase"] = "fill";
   c["start"] = 1000.0;
   c["outcome"] = "running";
@@ -380,8 +381,9 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
   Json done = Json::Object();
   done["version"] = 1;
-  done["run"] = "fill-20261130T010000Z";
+  done["run"] = "fill-20261130T010000.000Z";
   done["phase"] = "fill";
+  done["start"] = 3600.0;
   done["outcome"] = "completed";
   ASSERT_TRUE(HistoryFile(HistoryPath(config_.state_directory)).Append(done));
   // Killed after the append, before the checkpoint went away.
@@ -394,10 +396,100 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("phase fill: removed the stale checkpoint " +
                      CheckpointPath(config_.state_directory, "fill") +
-                     " of run fill-20261130T010000Z, which the history already records"),
+                     " of run fill-20261130T010000.000Z, which the history already records"),
             std::string::npos)
       << log;
   EXPECT_EQ(History().size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
+}
+
+// A run's id is unique: runs started in the same second (or millisecond)
+// of one process do not share one, so the history never holds one run
+// twice and recovery never takes one run for another.
+TEST_F(PhaseRunnerTest, RunsStartedInTheSameSecondHaveTheirOwnIds) {
+  std::stop_source stop;
+  Json first;
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
+  std::set<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    const Json refused = Run("reclaim");
+    ASSERT_EQ(refused.Find("outcome")->AsString(), "refused") << refused.Dump(2);
+    ids.insert(refused.Find("run")->AsString());
+  }
+  stop.request_stop();
+  t.join();
+  ids.insert(first.Find("run")->AsString());
+  EXPECT_EQ(ids.size(), 21u);
+  for (const std::string& id : ids) {
+    EXPECT_TRUE(std::regex_match(id, std::regex(R"(reclaim-\d{8}T\d{6}\.\d{3}Z)"))) << id;
+  }
+}
+
+// A run refused because its target is busy never held the phase's
+// checkpoint: the one there is the running run's, and must stay, or a
+// crash of that run would go unrecorded.
+TEST_F(PhaseRunnerTest, ARefusedRunLeavesTheRunningRunsCheckpoint) {
+  std::stop_source stop;
+  Json first;
+  std::thread t = StartHoldingRun(stop.get_token(), &first);
+  const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
+  ASSERT_TRUE(std::filesystem::exists(checkpoint));
+  const Json refused = Run("reclaim");
+  EXPECT_EQ(refused.Find("outcome")->AsString(), "refused") << refused.Dump(2);
+  EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "a refused run removed the running one's checkpoint";
+  stop.request_stop();
+  t.join();
+  EXPECT_FALSE(std::filesystem::exists(checkpoint));
+}
+
+// A run killed while the daemon went on leaves its checkpoint until the
+// next start; the next run of its phase records it before saving its own
+// checkpoint over it.
+TEST_F(PhaseRunnerTest, ARunFindingACrashedRunsCheckpointRecordsItFirst) {
+  config_.aging.targets = {FileTarget()};
+  config_.aging.phases = {Phase("trim", config::TrimParams{}, "t")};
+  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
+  Json c = Json::Object();
+  c["version"] = 1;
+  c["run"] = "trim-20261130T030000.000Z";
+  c["phase"] = "trim";
+  c["target"] = "t";
+  c["start"] = 10800.0;
+  c["outcome"] = "running";
+  c["checkpoint"] = 10860.0;
+  std::ofstream(CheckpointPath(config_.state_directory, "trim")) << c.Dump() << "\n";
+  const Json run = Run("trim");
+  EXPECT_EQ(run.Find("outcome")->AsString(), "completed") << run.Dump(2);
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].Find("run")->AsString(), "trim-20261130T030000.000Z");
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
+  EXPECT_EQ(history[1].Find("outcome")->AsString(), "completed");
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "trim")));
+}
+
+// Another process's refusal may share a killed run's id (both started in
+// one millisecond): the record is that run's only when its start matches,
+// so the run that wrote is still recorded as interrupted, not dropped.
+TEST_F(PhaseRunnerTest, ACheckpointIsNotTakenForARecordWithItsIdButAnotherStart) {
+  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
+  Json refused = Json::Object();
+  refused["version"] = 1;
+  refused["run"] = "fill-20261130T020000.000Z";
+  refused["phase"] = "fill";
+  refused["start"] = 7200.0004;
+  refused["outcome"] = "refused";
+  ASSERT_TRUE(HistoryFile(HistoryPath(config_.state_directory)).Append(refused));
+  Json c = refused;
+  c["start"] = 7200.0001;
+  c["outcome"] = "running";
+  c["checkpoint"] = 7260.0;
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  ASSERT_EQ(RecoverInterrupted(config_.state_directory).size(), 1u);
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[1].Find("outcome")->AsString(), "interrupted");
+  EXPECT_DOUBLE_EQ(history[1].Find("start")->AsDouble(), 7200.0001);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
 }
 

@@ -2,16 +2,12 @@
 #include "aging/phase_runner.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
-#include <set>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -21,6 +17,7 @@
 #include "aging/durable_file.h"
 #include "aging/history.h"
 #include "aging/phase.h"
+#include "aging/phase_lock.h"
 #include "aging/retention_study.h"
 #include "probes/identify.h"
 #include "probes/log.h"
@@ -30,6 +27,9 @@
 namespace drivewatch::aging {
 namespace {
 
+using phase_detail::DriveLockPath;
+using phase_detail::StateLock;
+using phase_detail::TargetLockPath;
 using Clock = std::chrono::steady_clock;
 
 double UnixSeconds(std::chrono::system_clock::time_point t) {
@@ -44,41 +44,6 @@ std::string RunId(const std::string& phase, std::chrono::system_clock::time_poin
   std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
   return phase + "-" + buf;
 }
-
-// An exclusive flock on a file in the state directory, held for the run.
-class StateLock {
- public:
-  static Expected<StateLock> Take(const std::string& path, const std::string& holder) {
-    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-    if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const int err = errno;
-      char buf[256] = {};
-      const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-      close(fd);
-      std::string who = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "another run";
-      while (!who.empty() && who.back() == '\n') who.pop_back();
-      return Error{err == EWOULDBLOCK ? EBUSY : err, -1, "busy: " + who};
-    }
-    const std::string text = holder + " (pid " + std::to_string(getpid()) + ")\n";
-    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, text.data(), text.size(), 0);
-    StateLock lock;
-    lock.fd_ = fd;
-    return lock;
-  }
-  StateLock() = default;
-  StateLock(StateLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  StateLock& operator=(StateLock&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~StateLock() {
-    if (fd_ >= 0) close(fd_);  // releases the flock
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // The run's state shared by the phase, the watcher thread and the record.
 struct RunState {
@@ -249,16 +214,6 @@ Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
                     ctx.phase().params);
 }
 
-std::string PhaseOf(const Json& record) {
-  const Json* p = record.Find("phase");
-  return p ? p->AsString() : std::string("?");
-}
-
-std::string SafeName(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
-  return out;
-}
 
 // The target a phase runs on, opened and checked, with what the run needs
 // to know of it.
@@ -468,15 +423,13 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
 
   // At most one heavy phase per target and per drive, across processes.
-  auto target_lock = StateLock::Take(
-      options.state_directory + "/phases/target-" + SafeName(target->name) + ".lock",
-      "phase " + phase->name);
+  auto target_lock = StateLock::Take(TargetLockPath(options.state_directory, target->name),
+                                     "phase " + phase->name);
   if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
   std::optional<StateLock> drive_lock;
   if (!target->serial.empty()) {
-    auto l = StateLock::Take(
-        options.state_directory + "/phases/drive-" + SafeName(target->serial) + ".lock",
-        "phase " + phase->name);
+    auto l = StateLock::Take(DriveLockPath(options.state_directory, target->serial),
+                             "phase " + phase->name);
     if (!l) return finish("refused", "drive " + target->serial + " is " + l.error().message);
     drive_lock = std::move(*l);
   }
@@ -529,91 +482,6 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   }
   if (run.abort.stop_requested()) return finish("aborted", run.Reason());
   return finish("completed", "");
-}
-
-std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
-  std::vector<Json> out;
-  const std::string dir = state_directory + "/phases";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() > 11 && name.ends_with(".checkpoint")) names.push_back(name);
-  }
-  closedir(d);
-  HistoryFile history(HistoryPath(state_directory));
-  // A run killed between appending its record and removing its checkpoint
-  // is already in the history: only the checkpoint is left to remove.
-  std::set<std::string> recorded;
-  if (!names.empty()) {
-    if (auto h = history.Read()) {
-      for (const Json& r : h->records) {
-        if (const Json* id = r.Find("run")) recorded.insert(id->AsString());
-      }
-    }
-  }
-  for (const std::string& name : names) {
-    const std::string path = dir + "/" + name;
-    auto text = ReadWholeFile(path);
-    auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
-    Json record;
-    if (parsed && parsed->type() == Json::Type::kObject) {
-      record = *parsed;
-    } else {
-      record = Json::Object();
-      record["version"] = 1;
-      record["phase"] = name.substr(0, name.size() - 11);
-    }
-    // A run keeps its target's lock until its checkpoint is gone, so a
-    // checkpoint whose target another process holds belongs to a run that
-    // is still going (a phase run by hand while the daemon starts, or the
-    // other way round): it is not interrupted. The lock is kept while this
-    // checkpoint is recorded, so no run starts on the target meanwhile.
-    std::optional<StateLock> target_lock;
-    if (const Json* target = record.Find("target");
-        target && target->type() == Json::Type::kString) {
-      auto lock = StateLock::Take(dir + "/target-" + SafeName(target->AsString()) + ".lock",
-                                  "recovery of " + name);
-      if (!lock && lock.error().errnum == EBUSY) {
-        log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
-                  " to its run, which is still going (target " + target->AsString() + " is " +
-                  lock.error().message + ")");
-        continue;
-      }
-      if (lock) target_lock = std::move(*lock);
-    }
-    if (const Json* id = record.Find("run"); id && recorded.count(id->AsString()) != 0) {
-      std::remove(path.c_str());
-      log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
-                " of run " + id->AsString() + ", which the history already records");
-      continue;
-    }
-    const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
-    Json clean = Json::Object();
-    for (const auto& [k, v] : record.members()) {
-      if (k != "checkpoint") clean[k] = v;
-    }
-    clean["outcome"] = "interrupted";
-    clean["reason"] = parsed ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
-                               "power cut); results up to its last checkpoint are kept"
-                             : "drivewatch stopped while the phase ran, and its checkpoint "
-                               "was unreadable: " + (parsed ? std::string() : parsed.error().message);
-    if (at > 0) {
-      clean["end"] = at;
-      if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
-    }
-    if (Status s = history.Append(clean); !s) {
-      log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
-                 s.error().message);
-      continue;  // keep the checkpoint: nothing may be lost
-    }
-    std::remove(path.c_str());
-    log::Warn("phase " + PhaseOf(clean) +
-              ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
-    out.push_back(std::move(clean));
-  }
-  return out;
 }
 
 }  // namespace drivewatch::aging

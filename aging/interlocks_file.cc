@@ -28,14 +28,11 @@ using util::FdCloser;
 using util::Quote;
 using util::SysError;
 
-std::string ErrnoText(int err) { return std::strerror(err); }
-
 Error DirectoryError(const config::AgingTarget& target, int err) {
-  return Error{err, -1,
-               "aging target " + Quote(target.name) + ": directory " +
-                   target.directory + " (aging.targets.directory) " +
-                   (err == ENOENT ? std::string("does not exist")
-                                  : "is not usable: " + ErrnoText(err))};
+  const std::string directory = "aging target " + Quote(target.name) + ": directory " +
+                                target.directory + " (aging.targets.directory) ";
+  if (err == ENOENT) return Error{err, -1, directory + "does not exist"};
+  return SysError(err, directory + "is not usable");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the interlocks word a refusal, shared by the block-device checks
-// (interlocks.cc) and the directory-target checks (interlocks_file.cc):
+// (interlocks.cc), the write gate (interlocks_write_pass.cc) and the
+// directory-target checks (interlocks_file.cc):
 // "DEVICE: refusing to write: REASON (REMEDY)". Internal to aging/interlocks*.
 #pragma once
 

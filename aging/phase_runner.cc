@@ -2,10 +2,7 @@
 #include "aging/phase_runner.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,7 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
-#include <map>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -23,6 +19,7 @@
 #include "aging/durable_file.h"
 #include "aging/history.h"
 #include "aging/phase.h"
+#include "aging/phase_lock.h"
 #include "aging/retention_study.h"
 #include "probes/identify.h"
 #include "probes/log.h"
@@ -32,6 +29,10 @@
 namespace drivewatch::aging {
 namespace {
 
+using phase_detail::DriveLockPath;
+using phase_detail::RecordInterrupted;
+using phase_detail::StateLock;
+using phase_detail::TargetLockPath;
 using Clock = std::chrono::steady_clock;
 
 double UnixSeconds(std::chrono::system_clock::time_point t) {
@@ -62,41 +63,6 @@ std::string RunId(const std::string& phase, std::chrono::system_clock::time_poin
   std::snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms % 1000));
   return phase + "-" + buf + frac;
 }
-
-// An exclusive flock on a file in the state directory, held for the run.
-class StateLock {
- public:
-  static Expected<StateLock> Take(const std::string& path, const std::string& holder) {
-    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
-    if (fd < 0) return Error{errno, -1, path + ": " + std::strerror(errno)};
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      const int err = errno;
-      char buf[256] = {};
-      const ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-      close(fd);
-      std::string who = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "another run";
-      while (!who.empty() && who.back() == '\n') who.pop_back();
-      return Error{err == EWOULDBLOCK ? EBUSY : err, -1, "busy: " + who};
-    }
-    const std::string text = holder + " (pid " + std::to_string(getpid()) + ")\n";
-    if (ftruncate(fd, 0) == 0) (void)!pwrite(fd, text.data(), text.size(), 0);
-    StateLock lock;
-    lock.fd_ = fd;
-    return lock;
-  }
-  StateLock() = default;
-  StateLock(StateLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  StateLock& operator=(StateLock&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~StateLock() {
-    if (fd_ >= 0) close(fd_);  // releases the flock
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // The run's state shared by the phase, the watcher thread and the record.
 struct RunState {
@@ -266,23 +232,6 @@ class Context : public PhaseContext {
 Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
   return std::visit([&](const auto& params) { return RunKind(params, ctx, report); },
                     ctx.phase().params);
-}
-
-std::string PhaseOf(const Json& record) {
-  const Json* p = record.Find("phase");
-  return p ? p->AsString() : std::string("?");
-}
-
-std::string SafeName(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
-  return out;
-}
-
-// The lock a run holds on its target for as long as its checkpoint exists
-// (RunPhase), and that recovery takes to tell a live run from a crashed one.
-std::string TargetLockPath(const std::string& state_directory, const std::string& target) {
-  return state_directory + "/phases/target-" + SafeName(target) + ".lock";
 }
 
 // The target a phase runs on, opened and checked, with what the run needs
@@ -458,129 +407,6 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
   return -1;
 }
 
-namespace {
-
-// The run ids and starts the history holds. A run killed between
-// appending its record and removing its checkpoint is already in the
-// history: only the checkpoint is left to remove. A record is a
-// checkpoint's run when it has the run id and the same start: an id alone
-// could be another process's run started in the same millisecond (RunId),
-// which must not hide this one.
-using RecordedRuns = std::multimap<std::string, double>;  // run id -> start
-
-RecordedRuns ReadRecordedRuns(HistoryFile& history) {
-  RecordedRuns recorded;
-  if (auto h = history.Read()) {
-    for (const Json& r : h->records) {
-      const Json* id = r.Find("run");
-      const Json* start = r.Find("start");
-      if (id != nullptr && id->type() == Json::Type::kString) {
-        recorded.emplace(id->AsString(), start ? start->AsDouble(-1) : -1);
-      }
-    }
-  }
-  return recorded;
-}
-
-bool IsRecorded(const RecordedRuns& recorded, const Json& id, const Json* start) {
-  if (id.type() != Json::Type::kString) return false;
-  const double at = start ? start->AsDouble(-1) : -1;
-  const auto [first, last] = recorded.equal_range(id.AsString());
-  for (auto it = first; it != last; ++it) {
-    // Both starts went through the same JSON number formatting; allow for
-    // a microsecond of rounding all the same.
-    if (at >= 0 && std::fabs(it->second - at) < 1e-6) return true;
-  }
-  return false;
-}
-
-Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
-                    std::string* why) {
-  auto text = ReadWholeFile(path);
-  auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
-  *readable = parsed && parsed->type() == Json::Type::kObject;
-  if (*readable) return *parsed;
-  *why = parsed ? "not a JSON object" : parsed.error().message;
-  Json record = Json::Object();
-  record["version"] = 1;
-  record["phase"] = phase;
-  return record;
-}
-
-// Records the run a checkpoint left behind as interrupted, and removes the
-// checkpoint: at startup for every checkpoint, and by a run that finds its
-// phase's checkpoint when it starts (a run killed while the daemon went
-// on), which must not overwrite it. A run keeps its target's lock until
-// its checkpoint is gone, so a checkpoint whose target another process
-// holds belongs to a run that is still going (a phase run by hand while
-// the daemon starts, or the other way round): it is left alone, and the
-// error is EBUSY. The lock is kept while the checkpoint is recorded, so no
-// run starts on the target meanwhile; `held_target` names a target whose
-// lock the caller holds already. Returns the record appended, if any; on
-// error the checkpoint stays (nothing may be lost).
-std::optional<Json> RecordInterrupted(const std::string& state_directory,
-                                      const std::string& phase,
-                                      const std::string& held_target, Status* error) {
-  *error = Ok{};
-  const std::string path = CheckpointPath(state_directory, phase);
-  if (access(path.c_str(), F_OK) != 0) return std::nullopt;
-  bool readable = false;
-  std::string why;
-  const Json record = ReadCheckpoint(path, phase, &readable, &why);
-  std::optional<StateLock> target_lock;
-  if (const Json* target = record.Find("target");
-      target && target->type() == Json::Type::kString && target->AsString() != held_target) {
-    auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
-                                "recovery of " + path);
-    if (!lock && lock.error().errnum == EBUSY) {
-      log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
-                " to its run, which is still going (target " + target->AsString() + " is " +
-                lock.error().message + ")");
-      *error = Error{EBUSY, -1,
-                     "the checkpoint " + path + " belongs to a run still going (target " +
-                         target->AsString() + " is " + lock.error().message + ")"};
-      return std::nullopt;
-    }
-    if (lock) target_lock = std::move(*lock);
-  }
-  HistoryFile history(HistoryPath(state_directory));
-  if (const Json* id = record.Find("run");
-      id && IsRecorded(ReadRecordedRuns(history), *id, record.Find("start"))) {
-    std::remove(path.c_str());
-    log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
-              " of run " + id->AsString() + ", which the history already records");
-    return std::nullopt;
-  }
-  const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
-  Json clean = Json::Object();
-  for (const auto& [k, v] : record.members()) {
-    if (k != "checkpoint") clean[k] = v;
-  }
-  clean["outcome"] = "interrupted";
-  clean["reason"] = readable ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
-                               "power cut); results up to its last checkpoint are kept"
-                             : "drivewatch stopped while the phase ran, and its checkpoint "
-                               "was unreadable: " + why;
-  if (at > 0) {
-    clean["end"] = at;
-    if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
-  }
-  if (Status s = history.Append(clean); !s) {
-    log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
-               s.error().message);
-    *error = Error{s.error().errnum, -1,
-                   "cannot record the interrupted run of its checkpoint " + path + ": " +
-                       s.error().message};
-    return std::nullopt;  // keep the checkpoint: nothing may be lost
-  }
-  std::remove(path.c_str());
-  log::Warn("phase " + PhaseOf(clean) +
-            ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
-  return clean;
-}
-
-}  // namespace
-
 Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
                         const PhaseRunnerOptions& options, std::stop_token stop,
                         PhaseObserver* observer) {
@@ -620,15 +446,13 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
 
   // At most one heavy phase per target and per drive, across processes.
-  auto target_lock = StateLock::Take(
-      TargetLockPath(options.state_directory, target->name),
-      "phase " + phase->name);
+  auto target_lock = StateLock::Take(TargetLockPath(options.state_directory, target->name),
+                                     "phase " + phase->name);
   if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
   std::optional<StateLock> drive_lock;
   if (!target->serial.empty()) {
-    auto l = StateLock::Take(
-        options.state_directory + "/phases/drive-" + SafeName(target->serial) + ".lock",
-        "phase " + phase->name);
+    auto l = StateLock::Take(DriveLockPath(options.state_directory, target->serial),
+                             "phase " + phase->name);
     if (!l) return finish("refused", "drive " + target->serial + " is " + l.error().message);
     drive_lock = std::move(*l);
   }
@@ -694,28 +518,6 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   }
   if (run.abort.stop_requested()) return finish("aborted", run.Reason());
   return finish("completed", "");
-}
-
-
-std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
-  std::vector<Json> out;
-  const std::string dir = state_directory + "/phases";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return out;
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() > 11 && name.ends_with(".checkpoint")) names.push_back(name);
-  }
-  closedir(d);
-  for (const std::string& name : names) {
-    Status error = Ok{};
-    if (auto recorded = RecordInterrupted(state_directory, name.substr(0, name.size() - 11), "",
-                                          &error)) {
-      out.push_back(std::move(*recorded));
-    }
-  }
-  return out;
 }
 
 }  // namespace drivewatch::aging

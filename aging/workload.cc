@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -20,19 +19,20 @@
 #include <optional>
 
 #include "aging/data_pattern.h"
-#include "config/config.h"
-#include "config/util/direct_open.h"
+#include "aging/workload_plan.h"
 #include "config/util/sys.h"
 #include "probes/pacing.h"
 
 namespace drivewatch::aging {
 namespace {
 
+using workload_detail::BlockPermutation;
+using workload_detail::Op;
+using workload_detail::OpMix;
+using workload_detail::Plan;
+
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kMinBlockSize = 512;
-constexpr std::uint32_t kMaxBlockSize = 2u << 20;
-constexpr std::uint32_t kMaxQueueDepth = 256;
 constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
 // Longest a wait blocks before the stop token and the bounds are looked at
 // again. liburing may wait twice in one call (once with the submission,
@@ -44,7 +44,6 @@ constexpr std::uint32_t kBatchSubmitBytes = 64 * 1024;
 // torn down anyway (the kernel then finishes it on its own).
 constexpr std::uint64_t kStopDrainNs = 1'000'000'000;
 
-enum class Op : std::uint8_t { kRead, kWrite, kTrim };
 const char* OpName(Op op) {
   switch (op) {
     case Op::kRead: return "read";
@@ -72,170 +71,6 @@ std::uint64_t ToNs(Clock::time_point t) {
 }
 
 using util::SysError;
-
-// "4KiB", "1MiB": like config::FormatSize(), but never in GiB or TiB, so a
-// 1 GiB block reads "1024MiB" in a workload's description.
-std::string SizeText(std::uint64_t bytes) {
-  if (bytes != 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
-  return config::FormatSize(bytes);
-}
-
-// The operation of each I/O, by smooth weighted round robin: every I/O each
-// kind earns its percent in credit and the richest kind pays 100. Credits
-// return to zero after every 100 I/Os, so each 100 hold the exact shares,
-// and any window is within one I/O of them.
-class OpMix {
- public:
-  OpMix(std::uint32_t read, std::uint32_t write, std::uint32_t trim)
-      : weight_{static_cast<int>(read), static_cast<int>(write),
-                static_cast<int>(trim)} {}
-  Op Next() {
-    int best = 0;
-    for (int k = 0; k < 3; ++k) {
-      credit_[k] += weight_[k];
-      if (credit_[k] > credit_[best]) best = k;
-    }
-    credit_[best] -= 100;
-    return static_cast<Op>(best);
-  }
-
- private:
-  int weight_[3];
-  int credit_[3] = {0, 0, 0};
-};
-
-// Random block order: each pass visits every block of the region exactly
-// once (as fio does with its random map), in an order scrambled by a keyed
-// bijection on the next power of two; values past the region are skipped,
-// at most half of them. Constant memory, a few multiplies per I/O.
-class BlockPermutation {
- public:
-  BlockPermutation(std::uint64_t blocks, std::uint64_t seed)
-      : blocks_(blocks), seed_(seed) {
-    bits_ = std::max(1, static_cast<int>(std::bit_width(blocks - 1)));
-    mask_ = bits_ >= 64 ? ~0ULL : (1ULL << bits_) - 1;
-    shift_ = std::max(1, bits_ / 2);
-    NewKeys();
-  }
-  std::uint64_t Next() {
-    for (;;) {
-      if (counter_ > mask_ || (counter_ == 0 && wrapped_)) {
-        counter_ = 0;
-        NewKeys();
-      }
-      const std::uint64_t x = Permute(counter_++);
-      if (counter_ == 0) wrapped_ = true;  // 64-bit domain
-      if (x < blocks_) return x;
-    }
-  }
-
- private:
-  void NewKeys() {
-    for (int r = 0; r < kRounds; ++r) {
-      mul_[r] = detail::SplitMix64(seed_) | 1;  // odd: invertible mod 2^bits
-      add_[r] = detail::SplitMix64(seed_);
-    }
-    wrapped_ = false;
-  }
-  std::uint64_t Permute(std::uint64_t x) const {
-    for (int r = 0; r < kRounds; ++r) {
-      x = (x * mul_[r] + add_[r]) & mask_;
-      x ^= x >> shift_;
-    }
-    return x;
-  }
-  static constexpr int kRounds = 3;
-  std::uint64_t blocks_;
-  std::uint64_t seed_;
-  int bits_ = 1;
-  int shift_ = 1;
-  std::uint64_t mask_ = 1;
-  std::uint64_t counter_ = 0;
-  bool wrapped_ = false;
-  std::uint64_t mul_[kRounds] = {};
-  std::uint64_t add_[kRounds] = {};
-};
-
-// The region and bounds after validation.
-struct Plan {
-  std::uint64_t region_offset = 0;
-  std::uint64_t region_length = 0;
-};
-
-Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
-  auto fail = [&](const std::string& what) -> Error {
-    return Error{EINVAL, -1, "workload on " + target.path() + ": " + what};
-  };
-  const std::uint64_t mix = std::uint64_t{s.read_percent} + s.write_percent +
-                            s.trim_percent;
-  if (mix != 100) {
-    return fail("read_percent + write_percent + trim_percent = " +
-                std::to_string(mix) + ": expected 100");
-  }
-  const std::uint32_t lbs = target.logical_block_size();
-  if (s.block_size < kMinBlockSize || s.block_size > kMaxBlockSize ||
-      s.block_size % lbs != 0) {
-    return fail("block_size " + std::to_string(s.block_size) +
-                ": expected a multiple of the logical block size " +
-                std::to_string(lbs) + " from " + std::to_string(kMinBlockSize) +
-                " to " + std::to_string(kMaxBlockSize));
-  }
-  if (s.queue_depth < 1 || s.queue_depth > kMaxQueueDepth) {
-    return fail("queue_depth " + std::to_string(s.queue_depth) +
-                ": expected 1 to " + std::to_string(kMaxQueueDepth));
-  }
-  if (!(s.rate_iops >= 0) || !std::isfinite(s.rate_iops)) {
-    return fail("rate_iops " + std::to_string(s.rate_iops) +
-                ": expected 0 (unthrottled) or a positive rate");
-  }
-  if ((s.write_percent > 0 || s.trim_percent > 0) && !target.writable()) {
-    return fail("write_percent " + std::to_string(s.write_percent) +
-                ", trim_percent " + std::to_string(s.trim_percent) +
-                ": the target is open read-only, expected 0 and 0");
-  }
-  const std::uint64_t bs = s.block_size;
-  if (s.offset % bs != 0 || s.offset >= target.size()) {
-    return fail("offset " + std::to_string(s.offset) +
-                ": expected a multiple of block_size " + std::to_string(bs) +
-                " below the target's size " + std::to_string(target.size()));
-  }
-  Plan plan;
-  plan.region_offset = s.offset;
-  if (s.length == 0) {
-    // "To its end": whole blocks only.
-    plan.region_length = (target.size() - s.offset) / bs * bs;
-  } else if (s.length % bs != 0 || s.length > target.size() - s.offset) {
-    return fail("length " + std::to_string(s.length) +
-                ": expected a multiple of block_size " + std::to_string(bs) +
-                " with offset + length at most the target's size " +
-                std::to_string(target.size()));
-  } else {
-    plan.region_length = s.length;
-  }
-  if (plan.region_length < bs) {
-    return fail("region [" + std::to_string(s.offset) + ", " +
-                std::to_string(s.offset + plan.region_length) +
-                "): expected at least one block of " + std::to_string(bs));
-  }
-  if (s.access == Access::kSequential &&
-      (s.start % bs != 0 || s.start >= plan.region_length)) {
-    return fail("start " + std::to_string(s.start) +
-                ": expected a multiple of block_size " + std::to_string(bs) +
-                " below the region's length " +
-                std::to_string(plan.region_length));
-  }
-  const bool endless = s.access == Access::kRandom || s.wrap;
-  if (endless && s.max_bytes == 0 && s.max_time.count() <= 0) {
-    return fail(std::string(s.access == Access::kRandom ? "random access"
-                                                        : "wrap") +
-                ": expected a bound, max_bytes or max_time, above 0");
-  }
-  if (s.max_time.count() < 0) {
-    return fail("max_time " + std::to_string(s.max_time.count()) +
-                " ns: expected 0 (no bound) or more");
-  }
-  return plan;
-}
 
 // One run: the ring, the buffers and the counters.
 class Engine {
@@ -712,61 +547,15 @@ Expected<WorkloadResult> Engine::Run() {
 
 }  // namespace
 
-Expected<std::unique_ptr<WorkloadTarget>> WorkloadTarget::Open(
-    const std::string& path, Mode mode) {
-  std::unique_ptr<WorkloadTarget> t(new WorkloadTarget());
-  t->path_ = path;
-  t->mode_ = mode;
-  auto opened = util::OpenDirect(
-      path, mode == kReadWrite ? util::DirectAccess::kReadWrite : util::DirectAccess::kRead);
-  if (!opened) return opened.error();
-  t->fd_ = opened->fd;
-  if (S_ISBLK(opened->st.st_mode)) {
-    t->rdev_ = opened->st.st_rdev;
-  } else if (!S_ISREG(opened->st.st_mode)) {
-    return Error{EINVAL, -1, path + ": not a block device or a regular file"};
-  }
-  t->size_ = opened->size;
-  t->logical_block_size_ = opened->logical_block_size;
-  return t;
-}
-
-WorkloadTarget::~WorkloadTarget() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Expected<WorkloadResult> RunWorkload(WorkloadTarget& target,
                                      const WorkloadSpec& spec,
                                      const std::stop_token& stop,
                                      const ProgressCallback& progress) {
-  Expected<Plan> plan = Validate(target, spec);
+  Expected<Plan> plan = workload_detail::Validate(target, spec);
   if (!plan) return plan.error();
   Engine engine(target, spec, *plan, stop, progress);
   if (Status s = engine.Setup(); !s) return s.error();
   return engine.Run();
-}
-
-std::string Describe(const WorkloadSpec& spec) {
-  std::string out = spec.access == Access::kSequential ? "sequential " : "random ";
-  const std::pair<std::uint32_t, const char*> parts[] = {
-      {spec.read_percent, "read"}, {spec.write_percent, "write"},
-      {spec.trim_percent, "trim"}};
-  std::string shares, names;
-  int kinds = 0;
-  for (const auto& [percent, name] : parts) {
-    if (percent == 0) continue;
-    shares += (kinds ? "/" : "") + std::to_string(percent);
-    names += (kinds ? "/" : "") + std::string(name);
-    ++kinds;
-  }
-  out += kinds > 1 ? shares + " " + names : names;
-  out += " " + SizeText(spec.block_size) + " QD" + std::to_string(spec.queue_depth);
-  if (spec.rate_iops > 0) {
-    char rate[32];
-    std::snprintf(rate, sizeof(rate), "%g", spec.rate_iops);
-    out += std::string(" at ") + rate + " IOPS";
-  }
-  return out;
 }
 
 }  // namespace drivewatch::aging

@@ -19,18 +19,10 @@ PH_KEYS = "instance, phase, kind, target, serial"
 ST_KEYS = "instance, study, serial, target"
 
 extra_vars = [
-    {"type": "query", "name": "phase", "label": "Phase", "datasource": DS,
-     "definition": 'label_values(drivewatch_phase_state{instance=~"$instance", serial=~"$serial"}, phase)',
-     "query": {"query": 'label_values(drivewatch_phase_state{instance=~"$instance", serial=~"$serial"}, phase)',
-               "refId": "StandardVariableQuery"},
-     "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
-     "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "options": [], "regex": "", "hide": 0},
-    {"type": "query", "name": "study", "label": "Retention study", "datasource": DS,
-     "definition": 'label_values(drivewatch_retention_study_info{instance=~"$instance", serial=~"$serial"}, study)',
-     "query": {"query": 'label_values(drivewatch_retention_study_info{instance=~"$instance", serial=~"$serial"}, study)',
-               "refId": "StandardVariableQuery"},
-     "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
-     "current": {"selected": True, "text": ["All"], "value": ["$__all"]}, "options": [], "regex": "", "hide": 0},
+    query_variable("phase", "Phase",
+                   'label_values(drivewatch_phase_state{instance=~"$instance", serial=~"$serial"}, phase)'),
+    query_variable("study", "Retention study",
+                   'label_values(drivewatch_retention_study_info{instance=~"$instance", serial=~"$serial"}, study)'),
 ]
 
 b = Builder()

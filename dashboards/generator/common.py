@@ -107,25 +107,24 @@ def override(name, *props, regex=False):
             "properties": [{"id": k, "value": v} for k, v in props]}
 
 
+def query_variable(name, label, query):
+    """A multi-value template variable from a label_values() query, "All" by default."""
+    return {"type": "query", "name": name, "label": label, "datasource": DS,
+            "definition": query,
+            "query": {"query": query, "refId": "StandardVariableQuery"},
+            "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
+            "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+            "options": [], "regex": "", "hide": 0}
+
+
 def variables(extra=()):
     return [
         {"type": "datasource", "name": "datasource", "label": "Data source",
          "query": "prometheus", "refresh": 1, "regex": "", "hide": 0,
          "includeAll": False, "multi": False, "current": {}, "options": []},
-        {"type": "query", "name": "instance", "label": "Host", "datasource": DS,
-         "definition": "label_values(drivewatch_build_info, instance)",
-         "query": {"query": "label_values(drivewatch_build_info, instance)",
-                   "refId": "StandardVariableQuery"},
-         "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
-         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-         "options": [], "regex": "", "hide": 0},
-        {"type": "query", "name": "serial", "label": "Serial", "datasource": DS,
-         "definition": 'label_values(drivewatch_drive_info{instance=~"$instance"}, serial)',
-         "query": {"query": 'label_values(drivewatch_drive_info{instance=~"$instance"}, serial)',
-                   "refId": "StandardVariableQuery"},
-         "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
-         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-         "options": [], "regex": "", "hide": 0},
+        query_variable("instance", "Host", "label_values(drivewatch_build_info, instance)"),
+        query_variable("serial", "Serial",
+                       'label_values(drivewatch_drive_info{instance=~"$instance"}, serial)'),
     ] + list(extra)
 
 

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// Recovery at start-up (aging/phase_runner.h): every checkpoint a run left
+// behind without reaching the history is recorded as "interrupted".
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <optional>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "aging/durable_file.h"
+#include "aging/history.h"
+#include "aging/phase_lock.h"
+#include "aging/phase_runner.h"
+#include "probes/log.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using phase_detail::StateLock;
+using phase_detail::TargetLockPath;
+
+std::string PhaseOf(const Json& record) {
+  const Json* p = record.Find("phase");
+  return p ? p->AsString() : std::string("?");
+}
+
+// The run ids and starts the history holds. A run killed between
+// appending its record and removing its checkpoint is already in the
+// history: only the checkpoint is left to remove. A record is a
+// checkpoint's run when it has the run id and the same start: an id alone
+// could be another process's run started in the same millisecond (RunId),
+// which must not hide this one.
+using RecordedRuns = std::multimap<std::string, double>;  // run id -> start
+
+RecordedRuns ReadRecordedRuns(HistoryFile& history) {
+  RecordedRuns recorded;
+  if (auto h = history.Read()) {
+    for (const Json& r : h->records) {
+      const Json* id = r.Find("run");
+      const Json* start = r.Find("start");
+      if (id != nullptr && id->type() == Json::Type::kString) {
+        recorded.emplace(id->AsString(), start ? start->AsDouble(-1) : -1);
+      }
+    }
+  }
+  return recorded;
+}
+
+bool IsRecorded(const RecordedRuns& recorded, const Json& id, const Json* start) {
+  if (id.type() != Json::Type::kString) return false;
+  const double at = start ? start->AsDouble(-1) : -1;
+  const auto [first, last] = recorded.equal_range(id.AsString());
+  for (auto it = first; it != last; ++it) {
+    // Both starts went through the same JSON number formatting; allow for
+    // a microsecond of rounding all the same.
+    if (at >= 0 && std::fabs(it->second - at) < 1e-6) return true;
+  }
+  return false;
+}
+
+Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
+                    std::string* why) {
+  auto text = ReadWholeFile(path);
+  auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
+  *readable = parsed && parsed->type() == Json::Type::kObject;
+  if (*readable) return *parsed;
+  *why = parsed ? "not a JSON object" : parsed.error().message;
+  Json record = Json::Object();
+  record["version"] = 1;
+  record["phase"] = phase;
+  return record;
+}
+
+
+}  // namespace
+
+std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_directory,
+                                      const std::string& phase,
+                                      const std::string& held_target, Status* error) {
+  *error = Ok{};
+  const std::string path = CheckpointPath(state_directory, phase);
+  if (access(path.c_str(), F_OK) != 0) return std::nullopt;
+  bool readable = false;
+  std::string why;
+  const Json record = ReadCheckpoint(path, phase, &readable, &why);
+  std::optional<StateLock> target_lock;
+  if (const Json* target = record.Find("target");
+      target && target->type() == Json::Type::kString && target->AsString() != held_target) {
+    auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
+                                "recovery of " + path);
+    if (!lock && lock.error().errnum == EBUSY) {
+      log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
+                " to its run, which is still going (target " + target->AsString() + " is " +
+                lock.error().message + ")");
+      *error = Error{EBUSY, -1,
+                     "the checkpoint " + path + " belongs to a run still going (target " +
+                         target->AsString() + " is " + lock.error().message + ")"};
+      return std::nullopt;
+    }
+    if (lock) target_lock = std::move(*lock);
+  }
+  HistoryFile history(HistoryPath(state_directory));
+  if (const Json* id = record.Find("run");
+      id && IsRecorded(ReadRecordedRuns(history), *id, record.Find("start"))) {
+    std::remove(path.c_str());
+    log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
+              " of run " + id->AsString() + ", which the history already records");
+    return std::nullopt;
+  }
+  const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+  Json clean = Json::Object();
+  for (const auto& [k, v] : record.members()) {
+    if (k != "checkpoint") clean[k] = v;
+  }
+  clean["outcome"] = "interrupted";
+  clean["reason"] = readable ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
+                               "power cut); results up to its last checkpoint are kept"
+                             : "drivewatch stopped while the phase ran, and its checkpoint "
+                               "was unreadable: " + why;
+  if (at > 0) {
+    clean["end"] = at;
+    if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
+  }
+  if (Status s = history.Append(clean); !s) {
+    log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +
+               s.error().message);
+    *error = Error{s.error().errnum, -1,
+                   "cannot record the interrupted run of its checkpoint " + path + ": " +
+                       s.error().message};
+    return std::nullopt;  // keep the checkpoint: nothing may be lost
+  }
+  std::remove(path.c_str());
+  log::Warn("phase " + PhaseOf(clean) +
+            ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
+  return clean;
+}
+
+
+std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
+  std::vector<Json> out;
+  const std::string dir = state_directory + "/phases";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() > 11 && name.ends_with(".checkpoint")) names.push_back(name);
+  }
+  closedir(d);
+  for (const std::string& name : names) {
+    Status error = Ok{};
+    if (auto recorded = phase_detail::RecordInterrupted(
+            state_directory, name.substr(0, name.size() - 11), "", &error)) {
+      out.push_back(std::move(*recorded));
+    }
+  }
+  return out;
+}
+
+}  // namespace drivewatch::aging

@@ -9,23 +9,9 @@
 
 namespace drivewatch::config::detail {
 
-namespace {
-
-constexpr std::array<std::string_view, 3> kAgingKeys{"temperature_margin",
-                                                     "targets", "phases"};
-constexpr std::array<std::string_view, 9> kAgingTargetKeys{
-    "name",          "block_device",     "directory",
-    "serial",        "namespace",        "destroy_data",
-    "allow_signatures", "file_size",     "free_space_reserve"};
-
-}  // namespace
-
-void Loader::ReadAging(const toml::table& t, AgingConfig& out) {
-  CheckKeys(t, "aging", kAgingKeys, "");
-  ReadNumber(t, "temperature_margin", "aging", 0, 50,
-             "a number of kelvins from 0 to 50", out.temperature_margin);
-  ReadAgingTargets(t, out.targets);
-  ReadPhases(t, out.phases);
+void Loader::ReadAging(const toml::table& t, Config& out) {
+  ReadAgingTargets(t, out.aging.targets);
+  ReadPhases(t, out.aging.phases);
 }
 
 void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out) {
@@ -101,7 +87,7 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
       read_targets_.push_back(ReadTarget{target, e.source().begin});
     }
   };
-  ReadTables(t, "targets", "aging", kAgingTargetKeys,
+  ReadTables(t, "targets", "aging", KeyNames(Section(kPath)),
              "a table with name and block_device or directory", out, read_one);
 }
 

@@ -36,11 +36,9 @@ using detail::FormatWindow;
 using detail::kWeekdayNames;
 using detail::Number;
 using detail::Quote;
-using detail::Field;
 using detail::SchemaKey;
 using detail::SchemaSection;
 using detail::Sections;
-using detail::SimpleField;
 using std::chrono::milliseconds;
 
 // One kind key of a phase's inline table, as its PhaseKey says.
@@ -243,12 +241,32 @@ void WriteAgingPhases(std::string& out, const Config& config) {
   WriteAgingPhasesOf(out, config.aging);
 }
 
+void WriteKey(std::string& out, const SchemaKey& key, const Config& config) {
+  if (key.write != nullptr) return key.write(out, config);
+  // The fields take a Config& so the reader can fill them; here they are
+  // only read.
+  Config& c = const_cast<Config&>(config);
+  out += std::string(key.name) + " = ";
+  const SimpleField& f = key.field;
+  if (const auto* b = std::get_if<Field<bool>>(&f)) {
+    out += (*b)(c) ? "true" : "false";
+  } else if (const auto* d = std::get_if<Field<milliseconds>>(&f)) {
+    out += Quote(FormatDuration((*d)(c)));
+  } else if (const auto* s = std::get_if<Field<std::string>>(&f)) {
+    out += Quote((*s)(c));
+  } else if (const auto* l = std::get_if<Field<LogLevel>>(&f)) {
+    out += Quote(LogLevelName((*l)(c)));
+  } else if (const auto* sc = std::get_if<Field<Schedule>>(&f)) {
+    out += Quote(FormatSchedule((*sc)(c)));
+  } else if (const auto* n = std::get_if<Field<double>>(&f)) {
+    out += Number((*n)(c));
+  }
+  out += "\n";
+}
+
 }  // namespace detail
 
 std::string ToToml(const Config& config) {
-  // The simple values are read through fields that take a Config&; here
-  // they are only read.
-  Config& c = const_cast<Config&>(config);
   std::string out;
   bool first = true;
   for (const SchemaSection& section : Sections()) {
@@ -256,28 +274,7 @@ std::string ToToml(const Config& config) {
     out += first ? "[" : "\n[";
     out += std::string(section.path) + "]\n";
     first = false;
-    for (const SchemaKey& key : section.keys) {
-      if (key.write != nullptr) {
-        key.write(out, config);
-        continue;
-      }
-      out += std::string(key.name) + " = ";
-      const SimpleField& f = key.field;
-      if (const auto* b = std::get_if<Field<bool>>(&f)) {
-        out += (*b)(c) ? "true" : "false";
-      } else if (const auto* d = std::get_if<Field<milliseconds>>(&f)) {
-        out += Quote(FormatDuration((*d)(c)));
-      } else if (const auto* s = std::get_if<Field<std::string>>(&f)) {
-        out += Quote((*s)(c));
-      } else if (const auto* l = std::get_if<Field<LogLevel>>(&f)) {
-        out += Quote(LogLevelName((*l)(c)));
-      } else if (const auto* sc = std::get_if<Field<Schedule>>(&f)) {
-        out += Quote(FormatSchedule((*sc)(c)));
-      } else if (const auto* n = std::get_if<Field<double>>(&f)) {
-        out += Number((*n)(c));
-      }
-      out += "\n";
-    }
+    for (const SchemaKey& key : section.keys) detail::WriteKey(out, key, config);
   }
   return out;
 }

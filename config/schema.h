@@ -75,6 +75,9 @@ std::span<const SchemaSection> Sections();
 const SchemaSection& Section(std::string_view path);
 std::vector<std::string_view> KeyNames(const SchemaSection& section);
 
+// `name = value` and a newline, as ToToml() writes the key (config_toml_out.cc).
+void WriteKey(std::string& out, const SchemaKey& key, const Config& config);
+
 // Writers of the keys that are not simple (config_toml_out.cc).
 void WriteIncludeSerials(std::string& out, const Config& config);
 void WriteExcludeSerials(std::string& out, const Config& config);

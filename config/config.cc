@@ -17,6 +17,8 @@
 #include "config/checks.h"
 #include "config/loader.h"
 #include "config/schema.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
 
 namespace drivewatch::config::detail {
 namespace {
@@ -147,15 +149,6 @@ bool MatchesAny(const std::vector<std::string>& patterns,
                      [&](const std::string& p) {
                        return fnmatch(p.c_str(), s.c_str(), 0) == 0;
                      });
-}
-
-// Identify Controller pads SN and MN with spaces; some firmware pads with
-// NULs instead.
-std::string Trim(std::string_view s) {
-  auto pad = [](char c) { return c == ' ' || c == '\0'; };
-  while (!s.empty() && pad(s.front())) s.remove_prefix(1);
-  while (!s.empty() && pad(s.back())) s.remove_suffix(1);
-  return std::string(s);
 }
 
 LoadResult Loader::Load(const toml::table& root) {
@@ -301,12 +294,11 @@ using detail::kWeekdayNames;
 using detail::Loader;
 using detail::MatchesAny;
 using detail::Quote;
-using detail::Trim;
 
 bool DriveSelection::Watches(std::string_view serial,
                              std::string_view model) const {
-  const std::string sn = Trim(serial);
-  const std::string mn = Trim(model);
+  const std::string sn = util::Trim(serial, detail::kIdentifyPadding);
+  const std::string mn = util::Trim(model, detail::kIdentifyPadding);
   const bool included = (include_serials.empty() && include_models.empty()) ||
                         MatchesAny(include_serials, sn) ||
                         MatchesAny(include_models, mn);
@@ -386,22 +378,19 @@ LoadResult LoadFile(const std::string& path) {
             std::error_code(err, std::generic_category()).message()});
     return result;
   };
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unreadable(errno);
+  const util::FdCloser fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return unreadable(errno);
   std::string text;
   char buf[65536];
   for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
+    const ssize_t n = read(fd.get(), buf, sizeof(buf));
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      return unreadable(err);
+      return unreadable(errno);
     }
     text.append(buf, static_cast<size_t>(n));
   }
-  close(fd);
   return LoadString(text, path);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/checks.h"
+#include "config/util/text.h"
 
 namespace drivewatch::config::detail {
 
@@ -46,12 +47,12 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
       if (v == nullptr) {
         WrongType(*serial, std::string(kPath) + ".serial",
                   "the drive's serial as a non-empty string");
-      } else if (Trim(v->get()).empty()) {
+      } else if (util::Trim(v->get(), kIdentifyPadding).empty()) {
         Report(serial->source().begin, std::string(kPath) + ".serial",
                "empty serial (expected the serial the device must show before drivewatch "
                "writes to it, e.g. serial = \"S4EWNX0R123456\")");
       } else {
-        target.serial = Trim(v->get());
+        target.serial = util::Trim(v->get(), kIdentifyPadding);
       }
     } else if (device != nullptr) {
       Report(e.source().begin, std::string(kPath) + ".serial",

@@ -43,8 +43,8 @@ std::string OneOf(std::span<const std::string_view> names);
 // "line 3, column 5".
 std::string At(const toml::source_position& where);
 // Identify Controller pads SN and MN with spaces; some firmware pads with
-// NULs instead.
-std::string Trim(std::string_view s);
+// NULs instead (for util::Trim).
+inline constexpr std::string_view kIdentifyPadding{" \0", 2};
 // toml++'s description of a parse error, made to read like ours.
 std::string FromToml(std::string_view description);
 bool MatchesAny(const std::vector<std::string>& patterns, const std::string& s);

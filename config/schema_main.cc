@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Prints the config schema (config/schema.cc) as JSON, for the build's man
 // page generator (packaging/man/gen-man.py): every section with its doc,
-// and every key with its doc and its default as ToToml() writes it.
+// every key with its doc and its default as ToToml() writes it, and the
+// phase kinds (config/phase_kinds.h) with their keys and docs.
 //   usage: dw_config_schema FILE
 #include <cstdio>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "config/phase_kinds.h"
 #include "config/schema.h"
 
 namespace {
@@ -49,8 +51,25 @@ int main(int argc, char** argv) {
                         {"element", section.element},
                         {"keys", std::move(keys)}});
   }
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+  drivewatch::config::ForEachPhaseKind([&](auto kind) {
+    using Params = decltype(kind);
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    Params::Keys(kind, [&](const drivewatch::config::PhaseKey& key, const auto&) {
+      names.push_back(key.name);
+    });
+    kinds.push_back({{"name", Params::kName}, {"writes", Params::kWrites}, {"keys", names}});
+  });
+  nlohmann::ordered_json phase_keys = nlohmann::ordered_json::array();
+  for (const drivewatch::config::PhaseKey& key : drivewatch::config::PhaseKindKeys()) {
+    phase_keys.push_back({{"name", key.name}, {"doc", key.doc}});
+  }
   std::ofstream out(argv[1], std::ios::trunc);
-  out << nlohmann::ordered_json{{"sections", std::move(sections)}}.dump(2) << "\n";
+  out << nlohmann::ordered_json{{"sections", std::move(sections)},
+                                {"phase_kinds", std::move(kinds)},
+                                {"phase_keys", std::move(phase_keys)}}
+             .dump(2)
+      << "\n";
   out.close();
   if (!out) {
     std::perror(argv[1]);

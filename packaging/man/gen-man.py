@@ -5,8 +5,9 @@
   drivewatch(1)       from the built binary's `--help` (UsageText() in
                       exporter/cli.cc) and `--version`, plus the hand-written
                       sections in drivewatch.1.extra (FILES, SIGNALS, ...).
-  drivewatch.toml(5)  from the config schema (config/schema.cc), as the
-                      build's dw_config_schema prints it: every table and
+  drivewatch.toml(5)  from the config schema (config/schema.cc and the
+                      phase kinds' keys in config/phase_kinds.h), as the
+                      build's dw_config_schema writes it: every table and
                       key, its doc and its default; and from the example
                       config, config/drivewatch.toml, the opening comment
                       about the file as a whole. The example's comments
@@ -228,6 +229,26 @@ def schema_tables(schema):
             for s in schema["sections"] if not s["element"]]
 
 
+def phase_keys_roff(schema):
+    """The keys of [[aging.phases]] that belong to phase kinds: each once,
+    with the kinds that take it and its doc line."""
+    kinds = schema.get("phase_kinds", [])
+    if not kinds:
+        return []
+    out = [".SS Phase kinds and their keys",
+           "Besides name, kind, target, the schedule (interval, or window "
+           "with weekdays) and max_duration, a phase takes the keys of its "
+           "kind; a key of another kind is an error. The kinds:",
+           ".IP",
+           esc(", ".join(k["name"] + ("" if k["writes"] else " (reads only)")
+                         for k in kinds)) + "."]
+    for key in schema["phase_keys"]:
+        users = [k["name"] for k in kinds if key["name"] in k["keys"]]
+        out += [".TP", f"\\fB{esc(key['name'])}\\fR ({esc(', '.join(users))})",
+                esc(key["doc"])]
+    return out
+
+
 def comment_to_roff(lines):
     """Comment lines to roff: prose is filled, blank comment lines are
     paragraph breaks, lines indented by 2 or more spaces (examples, lists)
@@ -297,6 +318,7 @@ def gen_page5(toml_text, schema, version, date):
                     f"\\fB{esc(key['name'])}\\fR = {esc(key['default'])}"]
             out += comment_to_roff(key["doc"]) or [
                 f"See [{esc(table['name'])}] above."]
+    out += phase_keys_roff(schema)
     out += [
         ".SH FILES",
         ".TP", "\\fI/etc/drivewatch/drivewatch.toml\\fR",

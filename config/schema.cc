@@ -6,6 +6,7 @@
 
 #include "config/checks.h"
 #include "config/loader.h"
+#include "config/probe_section.h"
 
 namespace drivewatch::config::detail {
 namespace {
@@ -388,32 +389,32 @@ const std::array kAgingTargetKeys{
 
 #undef DW_PROBE_KEYS
 
+// The top tables are never hinted: "did you mean" points a misplaced
+// [health] at [probes.health], not a misplaced [web] anywhere.
+constexpr bool kElement = true;
+constexpr bool kHinted = true;
 const std::array kSections{
-    SchemaSection{"web", kWebKeys, "", false, false},
-    SchemaSection{"log", kLogKeys, "", false, false},
-    SchemaSection{"state", kStateKeys, "", false, false},
-    SchemaSection{"discovery", kDiscoveryKeys, "", false, false},
-    SchemaSection{"drives", kDrivesKeys, "", false, false,
-                  &Loader::ReadDrives},
+    SchemaSection{"web", kWebKeys, "", !kElement, !kHinted},
+    SchemaSection{"log", kLogKeys, "", !kElement, !kHinted},
+    SchemaSection{"state", kStateKeys, "", !kElement, !kHinted},
+    SchemaSection{"discovery", kDiscoveryKeys, "", !kElement, !kHinted},
+    SchemaSection{"drives", kDrivesKeys, "", !kElement, !kHinted, &Loader::ReadDrives},
     SchemaSection{"probes.health", kHealthKeys, ""},
     SchemaSection{"probes.thermal", kThermalKeys, ""},
-    SchemaSection{"probes.power", kPowerKeys, "",
-                  false, true, &Loader::ReadPower},
-    SchemaSection{"probes.power.meters", kMeterKeys, "One external power meter.", true},
-    SchemaSection{"probes.read_latency", kReadLatencyKeys, "", false,
-                  true, &Loader::ReadReadLatency},
-    SchemaSection{"probes.read_latency.targets", kReadTargetKeys,
-                  "One read latency target.", true},
-    SchemaSection{"probes.self_test", kSelfTestKeys, "", false,
-                  true, &Loader::ReadSelfTest},
+    SchemaSection{"probes.power", kPowerKeys, "", !kElement, kHinted, &Loader::ReadPower},
+    SchemaSection{"probes.power.meters", kMeterKeys, "One external power meter.", kElement},
+    SchemaSection{"probes.read_latency", kReadLatencyKeys, "", !kElement, kHinted,
+                  &Loader::ReadReadLatency},
+    SchemaSection{"probes.read_latency.targets", kReadTargetKeys, "One read latency target.",
+                  kElement},
+    SchemaSection{"probes.self_test", kSelfTestKeys, "", !kElement, kHinted,
+                  &Loader::ReadSelfTest},
     SchemaSection{"probes.self_test.drives", kSelfTestDriveKeys,
-                  "One drive's self-test schedules.", true},
+                  "One drive's self-test schedules.", kElement},
     SchemaSection{"probes.error_log", kErrorLogKeys, ""},
-    SchemaSection{"probes.persistent_event_log", kPersistentEventLogKeys,
-                  ""},
-    SchemaSection{"aging", kAgingKeys, "", false, true,
-                  &Loader::ReadAging},
-    SchemaSection{"aging.targets", kAgingTargetKeys, "One aging target.", true},
+    SchemaSection{"probes.persistent_event_log", kPersistentEventLogKeys, ""},
+    SchemaSection{"aging", kAgingKeys, "", !kElement, kHinted, &Loader::ReadAging},
+    SchemaSection{"aging.targets", kAgingTargetKeys, "One aging target.", kElement},
 };
 
 }  // namespace
@@ -432,3 +433,32 @@ std::vector<std::string_view> KeyNames(const SchemaSection& section) {
 }
 
 }  // namespace drivewatch::config::detail
+
+namespace drivewatch::config {
+
+std::optional<ProbeSettings> ProbeSectionSettings(const Config& config,
+                                                  std::string_view section) {
+  using detail::Field;
+  const std::span<const detail::SchemaSection> sections = detail::Sections();
+  const auto s = std::find_if(sections.begin(), sections.end(),
+                              [&](const detail::SchemaSection& x) { return x.path == section; });
+  if (s == sections.end()) return std::nullopt;
+  // The fields take a Config& so the reader can fill them; here they are
+  // only read.
+  Config& c = const_cast<Config&>(config);
+  std::optional<bool> enabled;
+  std::optional<std::chrono::milliseconds> interval;
+  for (const detail::SchemaKey& key : s->keys) {
+    if (const auto* f = std::get_if<Field<bool>>(&key.field); f && key.name == "enabled") {
+      enabled = (*f)(c);
+    }
+    if (const auto* f = std::get_if<Field<std::chrono::milliseconds>>(&key.field);
+        f && key.name == "interval") {
+      interval = (*f)(c);
+    }
+  }
+  if (!enabled || !interval) return std::nullopt;
+  return ProbeSettings{*enabled, *interval};
+}
+
+}  // namespace drivewatch::config

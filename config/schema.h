@@ -58,6 +58,9 @@ struct SchemaKey {
 struct SchemaSection {
   std::string_view path;  // "probes.health"
   std::span<const SchemaKey> keys;
+  // The comment above the table's header in the example config, which
+  // drivewatch.toml(5) prints before the keys. The example's tables have
+  // none today: what a probe is says the comment of its first key.
   std::string_view doc;
   // One table of the array of tables [[path]]: its keys are checked, but
   // read and written by the array's own reader and writer, and a key

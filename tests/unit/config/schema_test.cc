@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/probe_section.h"
 
 namespace drivewatch::config {
 namespace {
@@ -119,6 +120,25 @@ TEST(SchemaTest, EverySimpleKeyIsReadAndWritten) {
       EXPECT_EQ(line, std::string(key.name) + " = " + value + "\n");
     }
   }
+}
+
+TEST(SchemaTest, ProbeSectionSettingsAreTheSectionsFields) {
+  Config c = Defaults();
+  c.health.interval = std::chrono::milliseconds{5'000};
+  c.thermal.enabled = false;
+  c.self_test.interval = std::chrono::milliseconds{7'000};
+  c.persistent_event_log.enabled = false;
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.health"), c.health);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.thermal"), c.thermal);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.power"), c.power);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.error_log"), c.error_log);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.persistent_event_log"), c.persistent_event_log);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.self_test"),
+            (ProbeSettings{c.self_test.enabled, c.self_test.interval}));
+  // A section without both keys, and no section at all.
+  EXPECT_EQ(ProbeSectionSettings(c, "discovery"), std::nullopt);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.power.meters"), std::nullopt);
+  EXPECT_EQ(ProbeSectionSettings(c, "probes.nope"), std::nullopt);
 }
 
 }  // namespace

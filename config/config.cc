@@ -16,37 +16,32 @@
 
 #include "config/checks.h"
 #include "config/loader.h"
+#include "config/schema.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
 
 namespace drivewatch::config::detail {
 namespace {
 
-// The schema of the top and of the tables read in this file; each other
-// section's keys are beside its reader (config_*.cc), a phase kind's in
-// config/phase_kinds.h. Adding a key means adding it to its table, reading
-// it in Loader, and writing it in ToToml() (config_toml_out.cc) and
-// drivewatch.toml (the tests hold those three to each other).
-constexpr std::array<std::string_view, 7> kRootKeys{
-    "web", "log", "state", "discovery", "drives", "probes", "aging"};
-constexpr std::array<std::string_view, 1> kWebKeys{"listen_address"};
-constexpr std::array<std::string_view, 1> kLogKeys{"level"};
-constexpr std::array<std::string_view, 1> kStateKeys{"directory"};
-constexpr std::array<std::string_view, 2> kDiscoveryKeys{"interval",
-                                                         "grace_period"};
-constexpr std::array<std::string_view, 4> kDrivesKeys{
-    "include_serials", "exclude_serials", "include_models", "exclude_models"};
-constexpr std::array<std::string_view, 7> kProbeNames{
-    "health",    "thermal",   "power",
-    "read_latency", "self_test", "error_log",
-    "persistent_event_log"};
-constexpr std::array<std::string_view, 2> kProbeKeys{"enabled", "interval"};
-constexpr std::array<std::string_view, 3> kThermalKeys{"enabled", "interval",
-                                                       "async_events"};
-constexpr std::array<std::string_view, 3> kPowerKeys{"enabled", "interval",
-                                                     "meters"};
-
-constexpr Range kDiscoveryIntervalRange{milliseconds{1'000},
-                                        std::chrono::hours{1}};
-constexpr Range kGracePeriodRange{milliseconds{0}, std::chrono::days{30}};
+// The keys of the tables that hold sections but are none: the top and
+// [probes]. Each is the next part of a section's path, in schema order.
+std::vector<std::string_view> ContainerKeys(std::string_view prefix) {
+  std::vector<std::string_view> names;
+  for (const SchemaSection& s : Sections()) {
+    if (s.element) continue;
+    std::string_view rest = s.path;
+    if (!prefix.empty()) {
+      if (rest.size() <= prefix.size() || rest.substr(0, prefix.size()) != prefix ||
+          rest[prefix.size()] != '.') {
+        continue;
+      }
+      rest.remove_prefix(prefix.size() + 1);
+    }
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(names.begin(), names.end(), rest) == names.end()) names.push_back(rest);
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -156,66 +151,25 @@ bool MatchesAny(const std::vector<std::string>& patterns,
                      });
 }
 
-// Identify Controller pads SN and MN with spaces; some firmware pads with
-// NULs instead.
-std::string Trim(std::string_view s) {
-  auto pad = [](char c) { return c == ' ' || c == '\0'; };
-  while (!s.empty() && pad(s.front())) s.remove_prefix(1);
-  while (!s.empty() && pad(s.back())) s.remove_suffix(1);
-  return std::string(s);
-}
-
 LoadResult Loader::Load(const toml::table& root) {
   Config config = Defaults();
-  CheckKeys(root, "", kRootKeys, "");
-  if (const toml::table* web = Table(root, "web", "")) {
-    CheckKeys(*web, "web", kWebKeys, "");
-    ReadString(*web, "listen_address", "web", detail::ListenAddressProblem,
-               config.listen_address);
-  }
-  if (const toml::table* log = Table(root, "log", "")) {
-    CheckKeys(*log, "log", kLogKeys, "");
-    ReadLogLevel(*log, "level", "log", config.log_level);
-  }
-  if (const toml::table* state = Table(root, "state", "")) {
-    CheckKeys(*state, "state", kStateKeys, "");
-    ReadString(*state, "directory", "state", detail::StateDirectoryProblem,
-               config.state_directory);
-  }
-  if (const toml::table* discovery = Table(root, "discovery", "")) {
-    CheckKeys(*discovery, "discovery", kDiscoveryKeys, "");
-    ReadDuration(*discovery, "interval", "discovery", kDiscoveryIntervalRange,
-                 config.discovery_interval);
-    ReadDuration(*discovery, "grace_period", "discovery", kGracePeriodRange,
-                 config.drive_grace_period);
-  }
-  if (const toml::table* drives = Table(root, "drives", "")) {
-    CheckKeys(*drives, "drives", kDrivesKeys, "");
-    ReadSelection(*drives, "serials", config.drives.include_serials,
-                  config.drives.exclude_serials);
-    ReadSelection(*drives, "models", config.drives.include_models,
-                  config.drives.exclude_models);
-  }
-  if (const toml::table* probes = Table(root, "probes", "")) {
-    CheckKeys(*probes, "probes", kProbeNames, "probe");
-    ReadProbe(*probes, "health", kProbeKeys, config.health);
-    if (const toml::table* thermal =
-            ReadProbe(*probes, "thermal", kThermalKeys, config.thermal)) {
-      ReadBool(*thermal, "async_events", "probes.thermal",
-               config.async_events);
+  CheckKeys(root, "", ContainerKeys(""), "");
+  // [probes] is the one table that holds sections; each of its keys is a
+  // probe's table.
+  const toml::table* probes = Table(root, "probes", "");
+  if (probes != nullptr) CheckKeys(*probes, "probes", ContainerKeys("probes"), "probe");
+  for (const SchemaSection& section : Sections()) {
+    if (section.element) continue;
+    const std::size_t dot = section.path.find('.');
+    const toml::table* parent = dot == std::string_view::npos ? &root : probes;
+    if (parent == nullptr) continue;
+    const std::string_view parent_path =
+        dot == std::string_view::npos ? "" : section.path.substr(0, dot);
+    const std::string_view name =
+        dot == std::string_view::npos ? section.path : section.path.substr(dot + 1);
+    if (const toml::table* table = Table(*parent, name, parent_path)) {
+      ReadSection(*table, section, config);
     }
-    if (const toml::table* power =
-            ReadProbe(*probes, "power", kPowerKeys, config.power)) {
-      ReadMeters(*power, config.power_meters);
-    }
-    ReadReadLatency(*probes, config.read_latency);
-    ReadSelfTest(*probes, config.self_test);
-    ReadProbe(*probes, "error_log", kProbeKeys, config.error_log);
-    ReadProbe(*probes, "persistent_event_log", kProbeKeys,
-              config.persistent_event_log);
-  }
-  if (const toml::table* aging = Table(root, "aging", "")) {
-    ReadAging(*aging, config.aging);
   }
 
   LoadResult result;
@@ -230,6 +184,37 @@ LoadResult Loader::Load(const toml::table& root) {
     result.errors = std::move(errors_);
   }
   return result;
+}
+
+void Loader::ReadSection(const toml::table& table, const SchemaSection& section,
+                         Config& out) {
+  CheckKeys(table, section.path, KeyNames(section), "");
+  for (const SchemaKey& key : section.keys) ReadSimple(table, section.path, key, out);
+  if (section.read_rest != nullptr) (this->*section.read_rest)(table, out);
+}
+
+void Loader::ReadSimple(const toml::table& table, std::string_view path,
+                        const SchemaKey& key, Config& out) {
+  const SimpleField& f = key.field;
+  if (const auto* b = std::get_if<Field<bool>>(&f)) {
+    ReadBool(table, key.name, path, (*b)(out));
+  } else if (const auto* d = std::get_if<Field<milliseconds>>(&f)) {
+    ReadDuration(table, key.name, path, key.duration, (*d)(out));
+  } else if (const auto* s = std::get_if<Field<std::string>>(&f)) {
+    ReadString(table, key.name, path, key.check, (*s)(out));
+  } else if (const auto* l = std::get_if<Field<LogLevel>>(&f)) {
+    ReadLogLevel(table, key.name, path, (*l)(out));
+  } else if (const auto* sc = std::get_if<Field<Schedule>>(&f)) {
+    ReadSchedule(table, key.name, path, (*sc)(out));
+  } else if (const auto* n = std::get_if<Field<double>>(&f)) {
+    ReadNumber(table, key.name, path, key.number.min, key.number.max, key.number.expected,
+               (*n)(out));
+  }
+}
+
+void Loader::ReadDrives(const toml::table& drives, Config& out) {
+  ReadSelection(drives, "serials", out.drives.include_serials, out.drives.exclude_serials);
+  ReadSelection(drives, "models", out.drives.include_models, out.drives.exclude_models);
 }
 
 std::vector<Located> Loader::ReadPatterns(const toml::table& table,
@@ -309,12 +294,11 @@ using detail::kWeekdayNames;
 using detail::Loader;
 using detail::MatchesAny;
 using detail::Quote;
-using detail::Trim;
 
 bool DriveSelection::Watches(std::string_view serial,
                              std::string_view model) const {
-  const std::string sn = Trim(serial);
-  const std::string mn = Trim(model);
+  const std::string sn = util::Trim(serial, detail::kIdentifyPadding);
+  const std::string mn = util::Trim(model, detail::kIdentifyPadding);
   const bool included = (include_serials.empty() && include_models.empty()) ||
                         MatchesAny(include_serials, sn) ||
                         MatchesAny(include_models, mn);
@@ -394,22 +378,19 @@ LoadResult LoadFile(const std::string& path) {
             std::error_code(err, std::generic_category()).message()});
     return result;
   };
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unreadable(errno);
+  const util::FdCloser fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return unreadable(errno);
   std::string text;
   char buf[65536];
   for (;;) {
-    const ssize_t n = read(fd, buf, sizeof(buf));
+    const ssize_t n = read(fd.get(), buf, sizeof(buf));
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      return unreadable(err);
+      return unreadable(errno);
     }
     text.append(buf, static_cast<size_t>(n));
   }
-  close(fd);
   return LoadString(text, path);
 }
 

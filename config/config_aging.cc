@@ -6,26 +6,13 @@
 #include <vector>
 
 #include "config/checks.h"
+#include "config/util/text.h"
 
 namespace drivewatch::config::detail {
 
-namespace {
-
-constexpr std::array<std::string_view, 3> kAgingKeys{"temperature_margin",
-                                                     "targets", "phases"};
-constexpr std::array<std::string_view, 9> kAgingTargetKeys{
-    "name",          "block_device",     "directory",
-    "serial",        "namespace",        "destroy_data",
-    "allow_signatures", "file_size",     "free_space_reserve"};
-
-}  // namespace
-
-void Loader::ReadAging(const toml::table& t, AgingConfig& out) {
-  CheckKeys(t, "aging", kAgingKeys, "");
-  ReadNumber(t, "temperature_margin", "aging", 0, 50,
-             "a number of kelvins from 0 to 50", out.temperature_margin);
-  ReadAgingTargets(t, out.targets);
-  ReadPhases(t, out.phases);
+void Loader::ReadAging(const toml::table& t, Config& out) {
+  ReadAgingTargets(t, out.aging.targets);
+  ReadPhases(t, out.aging.phases);
 }
 
 void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out) {
@@ -60,12 +47,12 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
       if (v == nullptr) {
         WrongType(*serial, std::string(kPath) + ".serial",
                   "the drive's serial as a non-empty string");
-      } else if (Trim(v->get()).empty()) {
+      } else if (util::Trim(v->get(), kIdentifyPadding).empty()) {
         Report(serial->source().begin, std::string(kPath) + ".serial",
                "empty serial (expected the serial the device must show before drivewatch "
                "writes to it, e.g. serial = \"S4EWNX0R123456\")");
       } else {
-        target.serial = Trim(v->get());
+        target.serial = util::Trim(v->get(), kIdentifyPadding);
       }
     } else if (device != nullptr) {
       Report(e.source().begin, std::string(kPath) + ".serial",
@@ -101,7 +88,7 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
       read_targets_.push_back(ReadTarget{target, e.source().begin});
     }
   };
-  ReadTables(t, "targets", "aging", kAgingTargetKeys,
+  ReadTables(t, "targets", "aging", KeyNames(Section(kPath)),
              "a table with name and block_device or directory", out, read_one);
 }
 

@@ -11,33 +11,12 @@ namespace drivewatch::config::detail {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kSelfTestKeys{
-    "enabled", "interval", "short", "extended", "abort_on_shutdown", "drives"};
-constexpr std::array<std::string_view, 3> kSelfTestDriveKeys{"serial", "short",
-                                                             "extended"};
-constexpr std::array<std::string_view, 4> kMeterKeys{"serial", "hwmon",
-                                                     "command", "timeout"};
-
-constexpr Range kProbeIntervalRange{milliseconds{1'000},
-                                    std::chrono::hours{24}};
-// At most the self-test catch-up window (probes/self_test.h), or a
-// scheduled test could fall between two runs and never start.
-constexpr Range kSelfTestIntervalRange{milliseconds{1'000},
-                                       std::chrono::hours{1}};
 constexpr Range kMeterTimeoutRange{milliseconds{100}, milliseconds{30'000}};
 
 }  // namespace
 
-const toml::table* Loader::ReadProbe(const toml::table& probes, std::string_view name,
-                                     std::span<const std::string_view> keys,
-                                     ProbeSettings& out) {
-  const std::string path = "probes." + std::string(name);
-  const toml::table* probe = Table(probes, name, "probes");
-  if (probe == nullptr) return nullptr;
-  CheckKeys(*probe, path, keys, "");
-  ReadBool(*probe, "enabled", path, out.enabled);
-  ReadDuration(*probe, "interval", path, kProbeIntervalRange, out.interval);
-  return probe;
+void Loader::ReadPower(const toml::table& power, Config& out) {
+  ReadMeters(power, out.power_meters);
 }
 
 void Loader::ReadMeters(const toml::table& power, std::vector<PowerMeter>& out) {
@@ -62,20 +41,11 @@ void Loader::ReadMeters(const toml::table& power, std::vector<PowerMeter>& out) 
     if (command != nullptr) ReadCommand(*command, meter.command);
     ReadDuration(t, "timeout", kPath, kMeterTimeoutRange, meter.timeout);
   };
-  ReadTables(power, "meters", "probes.power", kMeterKeys,
+  ReadTables(power, "meters", "probes.power", KeyNames(Section(kPath)),
              "a table with serial and hwmon or command", out, read_one);
 }
 
-void Loader::ReadSelfTest(const toml::table& probes, SelfTestConfig& out) {
-  constexpr std::string_view kPath = "probes.self_test";
-  const toml::table* t = Table(probes, "self_test", "probes");
-  if (t == nullptr) return;
-  CheckKeys(*t, kPath, kSelfTestKeys, "");
-  ReadBool(*t, "enabled", kPath, out.enabled);
-  ReadDuration(*t, "interval", kPath, kSelfTestIntervalRange, out.interval);
-  ReadSchedule(*t, "short", kPath, out.short_test);
-  ReadSchedule(*t, "extended", kPath, out.extended_test);
-  ReadBool(*t, "abort_on_shutdown", kPath, out.abort_on_shutdown);
+void Loader::ReadSelfTest(const toml::table& t, Config& out) {
   constexpr std::string_view kDrivesPath = "probes.self_test.drives";
   std::vector<Located> serials;
   auto read_one = [&](const toml::table& d, SelfTestDrive& drive, std::size_t errors_before) {
@@ -98,8 +68,9 @@ void Loader::ReadSelfTest(const toml::table& probes, SelfTestConfig& out) {
              "\"\" means never)");
     }
   };
-  ReadTables(*t, "drives", "probes.self_test", kSelfTestDriveKeys,
-             "a table with serial and short and/or extended", out.drives, read_one);
+  ReadTables(t, "drives", "probes.self_test", KeyNames(Section(kDrivesPath)),
+             "a table with serial and short and/or extended", out.self_test.drives,
+             read_one);
 }
 
 void Loader::ReadCommand(const toml::node& node, std::vector<std::string>& out) {

@@ -12,30 +12,15 @@ namespace drivewatch::config::detail {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kReadLatencyKeys{
-    "enabled",    "namespaces", "rates",   "rate_period", "idle_period",
-    "arrivals",   "block_size", "timeout", "windows",     "targets"};
-constexpr std::array<std::string_view, 6> kReadTargetKeys{
-    "name", "block_device", "directory", "file_size", "offset", "length"};
-
-constexpr Range kRatePeriodRange{milliseconds{1'000}, std::chrono::hours{24}};
-constexpr Range kIdlePeriodRange{milliseconds{0}, std::chrono::hours{24}};
-constexpr Range kReadTimeoutRange{milliseconds{10}, milliseconds{60'000}};
 constexpr Range kWindowRange{milliseconds{60'000}, std::chrono::hours{24}};
 constexpr std::uint32_t kMaxRate = 10'000;
 
 }  // namespace
 
-void Loader::ReadReadLatency(const toml::table& probes, ReadLatencySettings& out) {
-  constexpr std::string_view kPath = "probes.read_latency";
-  const toml::table* t = Table(probes, "read_latency", "probes");
-  if (t == nullptr) return;
-  CheckKeys(*t, kPath, kReadLatencyKeys, "");
-  ReadBool(*t, "enabled", kPath, out.enabled);
-  ReadBool(*t, "namespaces", kPath, out.namespaces);
+void Loader::ReadReadLatency(const toml::table& table, Config& config) {
+  const toml::table* t = &table;
+  ReadLatencySettings& out = config.read_latency;
   ReadRates(*t, out.rates);
-  ReadDuration(*t, "rate_period", kPath, kRatePeriodRange, out.rate_period);
-  ReadDuration(*t, "idle_period", kPath, kIdlePeriodRange, out.idle_period);
   if (const toml::node* node = t->get("arrivals")) {
     const auto* v = node->as_string();
     if (v == nullptr) {
@@ -60,7 +45,6 @@ void Loader::ReadReadLatency(const toml::table& probes, ReadLatencySettings& out
       }
     }
   }
-  ReadDuration(*t, "timeout", kPath, kReadTimeoutRange, out.timeout);
   ReadWindows(*t, out.windows);
   ReadReadTargets(*t, out.block_size, out.targets);
 }
@@ -151,7 +135,7 @@ void Loader::ReadReadTargets(const toml::table& t, std::uint32_t block_size,
                " is not a multiple of block_size " + Quote(FormatSize(block_size)),
                target.offset, target.length);
   };
-  ReadTables(t, "targets", "probes.read_latency", kReadTargetKeys,
+  ReadTables(t, "targets", "probes.read_latency", KeyNames(Section(kPath)),
              "a table with name and block_device or directory", out, read_one);
 }
 

@@ -9,6 +9,7 @@
 #include "config/checks.h"
 #include "config/config.h"
 #include "config/loader.h"
+#include "config/schema.h"
 
 namespace drivewatch::config::detail {
 
@@ -35,6 +36,9 @@ using detail::FormatWindow;
 using detail::kWeekdayNames;
 using detail::Number;
 using detail::Quote;
+using detail::SchemaKey;
+using detail::SchemaSection;
+using detail::Sections;
 using std::chrono::milliseconds;
 
 // One kind key of a phase's inline table, as its PhaseKey says.
@@ -66,9 +70,8 @@ void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::string& va
   out += ", " + std::string(key.name) + " = " + Quote(value);
 }
 
-void AppendAging(std::string& out, const AgingConfig& aging) {
-  out += "\n[aging]\ntemperature_margin = " + Number(aging.temperature_margin);
-  out += "\ntargets = [";
+void WriteAgingTargetsOf(std::string& out, const AgingConfig& aging) {
+  out += "targets = [";
   for (std::size_t i = 0; i < aging.targets.size(); ++i) {
     const AgingTarget& t = aging.targets[i];
     out += i > 0 ? ",\n  " : "\n  ";
@@ -89,6 +92,9 @@ void AppendAging(std::string& out, const AgingConfig& aging) {
     out += " }";
   }
   out += aging.targets.empty() ? "]\n" : ",\n]\n";
+}
+
+void WriteAgingPhasesOf(std::string& out, const AgingConfig& aging) {
   out += "phases = [";
   for (std::size_t i = 0; i < aging.phases.size(); ++i) {
     const PhaseConfig& p = aging.phases[i];
@@ -134,32 +140,23 @@ void AppendList(std::string& out, std::string_view key,
 
 }  // namespace
 
-std::string ToToml(const Config& config) {
-  std::string out;
-  out += "[web]\nlisten_address = " + Quote(config.listen_address) + "\n\n";
-  out += "[log]\nlevel = " + Quote(LogLevelName(config.log_level)) + "\n\n";
-  out += "[state]\ndirectory = " + Quote(config.state_directory) + "\n\n";
-  out += "[discovery]\ninterval = " +
-         Quote(FormatDuration(config.discovery_interval)) + "\n";
-  out += "grace_period = " + Quote(FormatDuration(config.drive_grace_period)) +
-         "\n\n";
-  out += "[drives]\n";
+namespace detail {
+
+void WriteIncludeSerials(std::string& out, const Config& config) {
   AppendList(out, "include_serials", config.drives.include_serials);
+}
+void WriteExcludeSerials(std::string& out, const Config& config) {
   AppendList(out, "exclude_serials", config.drives.exclude_serials);
+}
+void WriteIncludeModels(std::string& out, const Config& config) {
   AppendList(out, "include_models", config.drives.include_models);
+}
+void WriteExcludeModels(std::string& out, const Config& config) {
   AppendList(out, "exclude_models", config.drives.exclude_models);
-  out += "\n[probes.health]\nenabled = ";
-  out += config.health.enabled ? "true" : "false";
-  out += "\ninterval = " + Quote(FormatDuration(config.health.interval)) + "\n";
-  out += "\n[probes.thermal]\nenabled = ";
-  out += config.thermal.enabled ? "true" : "false";
-  out += "\ninterval = " + Quote(FormatDuration(config.thermal.interval));
-  out += "\nasync_events = ";
-  out += config.async_events ? "true" : "false";
-  out += "\n\n[probes.power]\nenabled = ";
-  out += config.power.enabled ? "true" : "false";
-  out += "\ninterval = " + Quote(FormatDuration(config.power.interval));
-  out += "\nmeters = [";
+}
+
+void WriteMeters(std::string& out, const Config& config) {
+  out += "meters = [";
   for (size_t i = 0; i < config.power_meters.size(); ++i) {
     const PowerMeter& m = config.power_meters[i];
     out += i > 0 ? ",\n  " : "\n  ";
@@ -173,26 +170,39 @@ std::string ToToml(const Config& config) {
     out += ", timeout = " + Quote(FormatDuration(m.timeout)) + " }";
   }
   out += config.power_meters.empty() ? "]\n" : ",\n]\n";
+}
+
+void WriteRates(std::string& out, const Config& config) {
   const ReadLatencySettings& rl = config.read_latency;
-  out += "\n[probes.read_latency]\nenabled = ";
-  out += rl.enabled ? "true" : "false";
-  out += "\nnamespaces = ";
-  out += rl.namespaces ? "true" : "false";
-  out += "\nrates = [";
+  out += "rates = [";
   for (size_t i = 0; i < rl.rates.size(); ++i) {
     out += (i > 0 ? ", " : "") + std::to_string(rl.rates[i]);
   }
-  out += "]\nrate_period = " + Quote(FormatDuration(rl.rate_period));
-  out += "\nidle_period = " + Quote(FormatDuration(rl.idle_period));
-  out += "\narrivals = ";
-  out += rl.arrivals == Arrivals::kFixed ? "\"fixed\"" : "\"poisson\"";
-  out += "\nblock_size = " + Quote(FormatSize(rl.block_size));
-  out += "\ntimeout = " + Quote(FormatDuration(rl.timeout));
-  out += "\nwindows = [";
+  out += "]\n";
+}
+
+void WriteArrivals(std::string& out, const Config& config) {
+  out += "arrivals = ";
+  out += config.read_latency.arrivals == Arrivals::kFixed ? "\"fixed\"" : "\"poisson\"";
+  out += "\n";
+}
+
+void WriteBlockSize(std::string& out, const Config& config) {
+  out += "block_size = " + Quote(FormatSize(config.read_latency.block_size)) + "\n";
+}
+
+void WriteWindows(std::string& out, const Config& config) {
+  const ReadLatencySettings& rl = config.read_latency;
+  out += "windows = [";
   for (size_t i = 0; i < rl.windows.size(); ++i) {
     out += (i > 0 ? ", " : "") + Quote(FormatDuration(rl.windows[i]));
   }
-  out += "]\ntargets = [";
+  out += "]\n";
+}
+
+void WriteReadTargets(std::string& out, const Config& config) {
+  const ReadLatencySettings& rl = config.read_latency;
+  out += "targets = [";
   for (size_t i = 0; i < rl.targets.size(); ++i) {
     const ReadLatencyTarget& t = rl.targets[i];
     out += i > 0 ? ",\n  " : "\n  ";
@@ -206,15 +216,11 @@ std::string ToToml(const Config& config) {
     out += ", length = " + Quote(FormatSize(t.length)) + " }";
   }
   out += rl.targets.empty() ? "]\n" : ",\n]\n";
+}
+
+void WriteSelfTestDrives(std::string& out, const Config& config) {
   const SelfTestConfig& st = config.self_test;
-  out += "\n[probes.self_test]\nenabled = ";
-  out += st.enabled ? "true" : "false";
-  out += "\ninterval = " + Quote(FormatDuration(st.interval));
-  out += "\nshort = " + Quote(FormatSchedule(st.short_test));
-  out += "\nextended = " + Quote(FormatSchedule(st.extended_test));
-  out += "\nabort_on_shutdown = ";
-  out += st.abort_on_shutdown ? "true" : "false";
-  out += "\ndrives = [";
+  out += "drives = [";
   for (size_t i = 0; i < st.drives.size(); ++i) {
     const SelfTestDrive& d = st.drives[i];
     out += i > 0 ? ",\n  " : "\n  ";
@@ -226,15 +232,50 @@ std::string ToToml(const Config& config) {
     out += " }";
   }
   out += st.drives.empty() ? "]\n" : ",\n]\n";
-  out += "\n[probes.error_log]\nenabled = ";
-  out += config.error_log.enabled ? "true" : "false";
-  out += "\ninterval = " + Quote(FormatDuration(config.error_log.interval)) +
-         "\n";
-  out += "\n[probes.persistent_event_log]\nenabled = ";
-  out += config.persistent_event_log.enabled ? "true" : "false";
-  out += "\ninterval = " +
-         Quote(FormatDuration(config.persistent_event_log.interval)) + "\n";
-  AppendAging(out, config.aging);
+}
+
+void WriteAgingTargets(std::string& out, const Config& config) {
+  WriteAgingTargetsOf(out, config.aging);
+}
+void WriteAgingPhases(std::string& out, const Config& config) {
+  WriteAgingPhasesOf(out, config.aging);
+}
+
+void WriteKey(std::string& out, const SchemaKey& key, const Config& config) {
+  if (key.write != nullptr) return key.write(out, config);
+  // The fields take a Config& so the reader can fill them; here they are
+  // only read.
+  Config& c = const_cast<Config&>(config);
+  out += std::string(key.name) + " = ";
+  const SimpleField& f = key.field;
+  if (const auto* b = std::get_if<Field<bool>>(&f)) {
+    out += (*b)(c) ? "true" : "false";
+  } else if (const auto* d = std::get_if<Field<milliseconds>>(&f)) {
+    out += Quote(FormatDuration((*d)(c)));
+  } else if (const auto* s = std::get_if<Field<std::string>>(&f)) {
+    out += Quote((*s)(c));
+  } else if (const auto* l = std::get_if<Field<LogLevel>>(&f)) {
+    out += Quote(LogLevelName((*l)(c)));
+  } else if (const auto* sc = std::get_if<Field<Schedule>>(&f)) {
+    out += Quote(FormatSchedule((*sc)(c)));
+  } else if (const auto* n = std::get_if<Field<double>>(&f)) {
+    out += Number((*n)(c));
+  }
+  out += "\n";
+}
+
+}  // namespace detail
+
+std::string ToToml(const Config& config) {
+  std::string out;
+  bool first = true;
+  for (const SchemaSection& section : Sections()) {
+    if (section.element) continue;
+    out += first ? "[" : "\n[";
+    out += std::string(section.path) + "]\n";
+    first = false;
+    for (const SchemaKey& key : section.keys) detail::WriteKey(out, key, config);
+  }
   return out;
 }
 

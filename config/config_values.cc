@@ -7,38 +7,12 @@
 #include <utility>
 
 #include "config/checks.h"
+#include "config/schema.h"
 
 namespace drivewatch::config::detail {
 
 namespace {
 
-// Every leaf and every table below the top, so that a key written in the
-// wrong table ("interval" at the top) can point at where it belongs.
-constexpr std::array<std::string_view, 40> kLeafPaths{
-    "aging.temperature_margin", "aging.targets", "aging.phases",
-    "web.listen_address",     "log.level",
-    "state.directory",        "discovery.interval",
-    "discovery.grace_period", "drives.include_serials",
-    "drives.exclude_serials", "drives.include_models",
-    "drives.exclude_models",  "probes.health.enabled",
-    "probes.health.interval", "probes.thermal.enabled",
-    "probes.thermal.interval", "probes.thermal.async_events",
-    "probes.power.enabled",   "probes.power.interval",
-    "probes.power.meters",
-    "probes.read_latency.enabled", "probes.read_latency.namespaces",
-    "probes.read_latency.rates", "probes.read_latency.rate_period",
-    "probes.read_latency.idle_period", "probes.read_latency.arrivals", "probes.read_latency.block_size",
-    "probes.read_latency.timeout", "probes.read_latency.windows",
-    "probes.read_latency.targets", "probes.self_test.enabled",
-    "probes.self_test.interval", "probes.self_test.short",
-    "probes.self_test.extended", "probes.self_test.abort_on_shutdown",
-    "probes.self_test.drives", "probes.error_log.enabled",
-    "probes.error_log.interval", "probes.persistent_event_log.enabled",
-    "probes.persistent_event_log.interval"};
-constexpr std::array<std::string_view, 8> kTablePaths{
-    "aging", "probes.health",    "probes.thermal",   "probes.power",
-    "probes.read_latency", "probes.self_test", "probes.error_log",
-    "probes.persistent_event_log"};
 constexpr std::string_view kDurationExample =
     "a duration string such as \"30s\"";
 
@@ -103,14 +77,30 @@ void Loader::CheckKeys(const toml::table& table, std::string_view path,
 }
 
 std::string Loader::Elsewhere(std::string_view name, bool is_table) {
+  // Every key of a section, or every hinted section, with this name: the
+  // shallower places first, so "aging.targets" comes before
+  // "probes.read_latency.targets".
+  std::vector<std::pair<std::size_t, std::string>> places;
+  for (const SchemaSection& section : Sections()) {
+    if (section.element) continue;
+    if (is_table) {
+      if (section.hinted && section.path.substr(section.path.rfind('.') + 1) == name) {
+        places.emplace_back(0, std::string(section.path));
+      }
+      continue;
+    }
+    for (const SchemaKey& key : section.keys) {
+      if (key.name != name) continue;
+      places.emplace_back(std::count(section.path.begin(), section.path.end(), '.'),
+                          std::string(section.path) + "." + std::string(key.name));
+    }
+  }
+  std::stable_sort(places.begin(), places.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::string out;
-  const std::span<const std::string_view> paths =
-      is_table ? std::span<const std::string_view>(kTablePaths)
-               : std::span<const std::string_view>(kLeafPaths);
-  for (std::string_view path : paths) {
-    if (path.substr(path.rfind('.') + 1) != name) continue;
+  for (const auto& place : places) {
     if (!out.empty()) out += " or ";
-    out += Quote(path);
+    out += Quote(place.second);
   }
   return out;
 }

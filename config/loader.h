@@ -19,15 +19,11 @@
 
 #include "config/checks.h"
 #include "config/config.h"
+#include "config/schema.h"
 
 namespace drivewatch::config::detail {
 
 using std::chrono::milliseconds;
-
-struct Range {
-  milliseconds min;
-  milliseconds max;
-};
 
 struct Located {
   std::string value;
@@ -47,8 +43,8 @@ std::string OneOf(std::span<const std::string_view> names);
 // "line 3, column 5".
 std::string At(const toml::source_position& where);
 // Identify Controller pads SN and MN with spaces; some firmware pads with
-// NULs instead.
-std::string Trim(std::string_view s);
+// NULs instead (for util::Trim).
+inline constexpr std::string_view kIdentifyPadding{" \0", 2};
 // toml++'s description of a parse error, made to read like ours.
 std::string FromToml(std::string_view description);
 bool MatchesAny(const std::vector<std::string>& patterns, const std::string& s);
@@ -63,6 +59,18 @@ class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
   LoadResult Load(const toml::table& root);
+
+  // The keys of a section that are not simple (see SchemaSection::read_rest).
+  void ReadDrives(const toml::table& drives, Config& out);
+  void ReadPower(const toml::table& power, Config& out);
+  // Reads the block size before the targets, whose offsets must be
+  // multiples of it (config_read_latency.cc).
+  void ReadReadLatency(const toml::table& t, Config& out);
+  void ReadSelfTest(const toml::table& t, Config& out);
+  // [[aging.targets]] and [[aging.phases]]. Phases are read after the
+  // targets so a phase can be checked against the target it names
+  // (config_aging.cc).
+  void ReadAging(const toml::table& t, Config& out);
 
  private:
   // Every [[aging.targets]] entry with a name, as read, good or not: a
@@ -197,21 +205,18 @@ class Loader {
 
   // [probes.*] but read_latency (config_probes.cc).
 
-  // Reads a probe's table; returns it for the probe's own keys.
-  const toml::table* ReadProbe(const toml::table& probes, std::string_view name,
-                               std::span<const std::string_view> keys,
-                               ProbeSettings& out);
+  // A section's table as its SchemaSection says: its keys checked, its
+  // simple values read, then the others by its read_rest.
+  void ReadSection(const toml::table& table, const SchemaSection& section,
+                   Config& out);
+  void ReadSimple(const toml::table& table, std::string_view path,
+                  const SchemaKey& key, Config& out);
   // probes.power.meters: an array of tables, one per drive serial.
   void ReadMeters(const toml::table& power, std::vector<PowerMeter>& out);
-  // [probes.self_test] with its per-drive [[probes.self_test.drives]].
-  void ReadSelfTest(const toml::table& probes, SelfTestConfig& out);
   void ReadCommand(const toml::node& node, std::vector<std::string>& out);
 
   // [probes.read_latency] (config_read_latency.cc).
 
-  // [probes.read_latency]. Reads the block size before the targets, whose
-  // offsets must be multiples of it.
-  void ReadReadLatency(const toml::table& probes, ReadLatencySettings& out);
   void ReadRates(const toml::table& t, std::vector<std::uint32_t>& out);
   void ReadWindows(const toml::table& t, std::vector<milliseconds>& out);
   void ReadReadTargets(const toml::table& t, std::uint32_t block_size,
@@ -219,10 +224,6 @@ class Loader {
 
   // [aging] and [[aging.targets]] (config_aging.cc).
 
-  // [aging] with [[aging.targets]] and [[aging.phases]]. Phases are read
-  // after the targets so a phase can be checked against the target it
-  // names.
-  void ReadAging(const toml::table& t, AgingConfig& out);
   void ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out);
   const ReadTarget* FindReadTarget(std::string_view name) const;
   // Two targets that reach the same bytes: one entry, one device path, or

@@ -51,6 +51,8 @@ struct PhaseKey {
   // Set when every kind with this key needs it: the problem reported when
   // the key is left out.
   std::string_view missing;
+  // What the key sets, for drivewatch.toml(5) (through dw_config_schema).
+  std::string_view doc;
 };
 
 inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
@@ -58,58 +60,79 @@ inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 inline constexpr PhaseKey kBlockSizeKey{
     .name = "block_size", .type = PhaseKeyType::kSize, .min = 512, .max = 2 << 20,
     .multiple = 512,
-    .expected = " is not a usable block size (expected a multiple of 512B from 512B to 2MiB)"};
+    .expected = " is not a usable block size (expected a multiple of 512B from 512B to 2MiB)",
+    .doc = "The size of each I/O: a multiple of 512B up to 2MiB (default \"128KiB\")."};
 inline constexpr PhaseKey kQueueDepthKey{
-    .name = "queue_depth", .type = PhaseKeyType::kInteger, .min = 1, .max = 256};
+    .name = "queue_depth", .type = PhaseKeyType::kInteger, .min = 1, .max = 256,
+    .doc = "How many I/Os are in flight at once, 1 to 256 (default 32)."};
 inline constexpr PhaseKey kFillPercentKey{
     .name = "fill_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
-    .expected = "a percentage of the target from 1 to 100"};
+    .expected = "a percentage of the target from 1 to 100",
+    .doc = "How much of the target is filled, in percent (fill: 50, trim: 90)."};
 // fill and reclaim: the SLC cache has run out when throughput stays below
 // slc_drop_fraction of the initial plateau for slc_sustain, on a rolling
 // median over slc_median_window (aging/slc_cache.h).
 inline constexpr PhaseKey kSlcDropFractionKey{
     .name = "slc_drop_fraction", .type = PhaseKeyType::kNumber, .min = 0.05, .max = 0.95,
-    .expected = "a fraction of the initial throughput from 0.05 to 0.95"};
+    .expected = "a fraction of the initial throughput from 0.05 to 0.95",
+    .doc = "The SLC cache has run out when throughput stays below this fraction of "
+           "the initial plateau, 0.05 to 0.95 (default 0.6)."};
 inline constexpr PhaseKey kSlcSustainKey{
-    .name = "slc_sustain", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000};
+    .name = "slc_sustain", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000,
+    .doc = "How long throughput must stay below slc_drop_fraction, 1s to 1h "
+           "(default \"10s\")."};
 inline constexpr PhaseKey kSlcMedianWindowKey{
-    .name = "slc_median_window", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 60'000};
+    .name = "slc_median_window", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 60'000,
+    .doc = "The rolling median window over the 1 s throughput series, 1s to 1m (default \"5s\")."};
 inline constexpr PhaseKey kReclaimIdleKey{
     .name = "reclaim_idle", .type = PhaseKeyType::kDurationList, .min = 1'000,
-    .max = 86'400'000};
+    .max = 86'400'000,
+    .doc = "The idle times tried in turn, each 1s to 1d (default [\"1m\", \"2m\", \"3m\", \"4m\"])."};
 inline constexpr PhaseKey kReclaimWriteKey{
-    .name = "reclaim_write", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 86'400'000};
+    .name = "reclaim_write", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 86'400'000,
+    .doc = "How long to write after each idle time, 1s to 1d (default \"1m\")."};
 inline constexpr PhaseKey kPerfDurationKey{
-    .name = "perf_duration", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000};
+    .name = "perf_duration", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000,
+    .doc = "How long each measurement runs, 1s to 1h (default \"30s\")."};
 inline constexpr PhaseKey kPerfMixedIopsKey{
     .name = "perf_mixed_iops", .type = PhaseKeyType::kNumber, .min = 1, .max = 1e6,
-    .expected = "I/Os per second from 1 to 1000000"};
+    .expected = "I/Os per second from 1 to 1000000",
+    .doc = "The fixed rate of the mixed read/write loads, 1 to 1000000 I/Os per "
+           "second (default 1000)."};
 inline constexpr PhaseKey kTrimPercentKey{
     .name = "trim_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
-    .expected = "a percentage of the target from 1 to 100"};
+    .expected = "a percentage of the target from 1 to 100",
+    .doc = "The share of the target trimmed, from its start, in percent (default 50)."};
 // The retention kinds' keys (docs/retention.md).
 inline constexpr PhaseKey kStudyKey{
     .name = "study", .type = PhaseKeyType::kName,
     .missing = "missing study (expected the retention study's name, e.g. study = "
-               "\"lab-2026-q4\")"};
+               "\"lab-2026-q4\")",
+    .doc = "The retention study's name: letters, digits, _, - and . (required)."};
 // The region of the target a study covers: [offset, offset + length), a
 // length of 0 reaching to the end.
 inline constexpr PhaseKey kRegionOffsetKey{
     .name = "offset", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
     .multiple = 1 << 20,
-    .expected = " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")"};
+    .expected = " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")",
+    .doc = "Where the study's region starts, in whole MiB (default \"0B\")."};
 inline constexpr PhaseKey kRegionLengthKey{
     .name = "length", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
-    .multiple = 1 << 20, .expected = kRegionOffsetKey.expected};
+    .multiple = 1 << 20, .expected = kRegionOffsetKey.expected,
+    .doc = "How long the study's region is, in whole MiB; \"0B\" reaches to the end (default)."};
 inline constexpr PhaseKey kActivationEnergyKey{
     .name = "activation_energy", .type = PhaseKeyType::kNumber, .min = 0.1, .max = 3,
-    .expected = "an activation energy in eV from 0.1 to 3"};
+    .expected = "an activation energy in eV from 0.1 to 3",
+    .doc = "The Arrhenius activation energy in eV, 0.1 to 3 (default 1.1); a model, "
+           "not a measurement."};
 inline constexpr PhaseKey kReferenceTemperatureKey{
     .name = "reference_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
-    .expected = "a temperature in °C from -40 to 125"};
+    .expected = "a temperature in °C from -40 to 125",
+    .doc = "The temperature the equivalent age is expressed at, in °C, -40 to 125 (default 30)."};
 inline constexpr PhaseKey kStorageTemperatureKey{
     .name = "storage_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
-    .expected = "a temperature in °C from -40 to 125"};
+    .expected = "a temperature in °C from -40 to 125",
+    .doc = "Where the drive sat powered off, in °C, -40 to 125; unset: unknown."};
 
 // Each struct's Keys(self, f) calls f(key, member) for every key of the
 // kind, in the order ToToml() writes them; `Self` is the struct, const or

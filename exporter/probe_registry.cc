@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/probe_registry.h"
 
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "config/probe_section.h"
 #include "exporter/state_store.h"
 #include "probes/async_event_probe.h"
 #include "probes/error_log.h"
@@ -37,6 +42,22 @@ SelfTestSettings SelfTestOf(const config::Config& c,
   return s;
 }
 
+// A probe switched and paced by its own config section's enabled and
+// interval keys ("probes.health"), as the config schema declares them.
+std::function<config::ProbeSettings(const config::Config&)> SectionSettings(
+    std::string section) {
+  // A section without both keys is a mistake in this file; refuse it when
+  // the registry is made, which every daemon start and test does, rather
+  // than run the probe with made-up settings.
+  if (!config::ProbeSectionSettings(config::Defaults(), section)) {
+    throw std::logic_error("probe registry: config section [" + section +
+                           "] has no enabled and interval keys");
+  }
+  return [section = std::move(section)](const config::Config& c) {
+    return *config::ProbeSectionSettings(c, section);
+  };
+}
+
 }  // namespace
 
 const std::vector<ProbeRegistration>& RegisteredProbes() {
@@ -54,9 +75,9 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
   };
   return {
       {"health", [] { return std::make_unique<HealthProbe>(); },
-       [](const config::Config& c) { return c.health; }},
+       SectionSettings("probes.health")},
       {"thermal", [] { return std::make_unique<ThermalProbe>(); },
-       [](const config::Config& c) { return c.thermal; }},
+       SectionSettings("probes.thermal")},
       // Keeps the drive's SMART / temperature AENs on, at the thermal
       // probe's pace (re-applied after controller resets).
       {"async_events", [] { return std::make_unique<AsyncEventProbe>(); },
@@ -65,7 +86,7 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
                                       c.thermal.interval};
        }},
       {"power", [] { return std::make_unique<PowerProbe>(); },
-       [](const config::Config& c) { return c.power; }},
+       SectionSettings("probes.power")},
       // Power at drivewatch's 10-IOPS load and idle: ticks every second
       // and samples only inside such windows ([probes.power] switches it).
       ConfiguredProbe<PowerDrawProbe>(
@@ -82,23 +103,20 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
       // Device self-tests: results, progress and the schedule.
       ConfiguredProbe<SelfTestProbe>(
           "self_test", [] { return std::make_unique<SelfTestProbe>(); },
-          [](const config::Config& c) {
-            return config::ProbeSettings{c.self_test.enabled,
-                                         c.self_test.interval};
-          },
+          SectionSettings("probes.self_test"),
           [store, busy](SelfTestProbe& probe, const config::Config& c,
                         const ControllerInfo& info) {
             probe.Configure(SelfTestOf(c, info), store(c), busy);
           }),
       ConfiguredProbe<ErrorLogProbe>(
           "error_log", [] { return std::make_unique<ErrorLogProbe>(); },
-          [](const config::Config& c) { return c.error_log; },
+          SectionSettings("probes.error_log"),
           [store](ErrorLogProbe& probe, const config::Config& c,
                   const ControllerInfo&) { probe.SetStateStore(store(c)); }),
       ConfiguredProbe<PersistentEventLogProbe>(
           "persistent_event_log",
           [] { return std::make_unique<PersistentEventLogProbe>(); },
-          [](const config::Config& c) { return c.persistent_event_log; },
+          SectionSettings("probes.persistent_event_log"),
           [store](PersistentEventLogProbe& probe, const config::Config& c,
                   const ControllerInfo&) { probe.SetStateStore(store(c)); }),
   };

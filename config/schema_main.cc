@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+// Prints the config schema (config/schema.cc) as JSON, for the build's man
+// page generator (packaging/man/gen-man.py): every section with its doc,
+// every key with its doc and its default as ToToml() writes it, and the
+// phase kinds (config/phase_kinds.h) with their keys and docs.
+//   usage: dw_config_schema FILE
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "config/config.h"
+#include "config/phase_kinds.h"
+#include "config/schema.h"
+
+namespace {
+
+namespace detail = drivewatch::config::detail;
+
+// The text after "name = " that WriteKey gives, without its newline.
+std::string DefaultText(const detail::SchemaKey& key,
+                        const drivewatch::config::Config& defaults) {
+  std::string line;
+  detail::WriteKey(line, key, defaults);
+  const std::string prefix = std::string(key.name) + " = ";
+  if (line.compare(0, prefix.size(), prefix) == 0) line.erase(0, prefix.size());
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: dw_config_schema FILE\n";
+    return 2;
+  }
+  const drivewatch::config::Config defaults = drivewatch::config::Defaults();
+  nlohmann::ordered_json sections = nlohmann::ordered_json::array();
+  for (const detail::SchemaSection& section : detail::Sections()) {
+    nlohmann::ordered_json keys = nlohmann::ordered_json::array();
+    for (const detail::SchemaKey& key : section.keys) {
+      nlohmann::ordered_json k{{"name", key.name}, {"doc", key.doc}};
+      // An element's keys have no default of their own to show.
+      if (!section.element) k["default"] = DefaultText(key, defaults);
+      keys.push_back(std::move(k));
+    }
+    sections.push_back({{"path", section.path},
+                        {"doc", section.doc},
+                        {"element", section.element},
+                        {"keys", std::move(keys)}});
+  }
+  nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
+  drivewatch::config::ForEachPhaseKind([&](auto kind) {
+    using Params = decltype(kind);
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    Params::Keys(kind, [&](const drivewatch::config::PhaseKey& key, const auto&) {
+      names.push_back(key.name);
+    });
+    kinds.push_back({{"name", Params::kName}, {"writes", Params::kWrites}, {"keys", names}});
+  });
+  nlohmann::ordered_json phase_keys = nlohmann::ordered_json::array();
+  for (const drivewatch::config::PhaseKey& key : drivewatch::config::PhaseKindKeys()) {
+    phase_keys.push_back({{"name", key.name}, {"doc", key.doc}});
+  }
+  std::ofstream out(argv[1], std::ios::trunc);
+  out << nlohmann::ordered_json{{"sections", std::move(sections)},
+                                {"phase_kinds", std::move(kinds)},
+                                {"phase_keys", std::move(phase_keys)}}
+             .dump(2)
+      << "\n";
+  out.close();
+  if (!out) {
+    std::perror(argv[1]);
+    return 1;
+  }
+  return 0;
+}

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -41,33 +43,12 @@ using detail::SchemaSection;
 using detail::Sections;
 using std::chrono::milliseconds;
 
-// One kind key of a phase's inline table, as its PhaseKey says.
-void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint64_t value) {
-  out += ", " + std::string(key.name) + " = ";
-  out += key.type == PhaseKeyType::kSize ? Quote(FormatSize(value)) : std::to_string(value);
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key, std::uint32_t value) {
-  AppendPhaseKey(out, key, std::uint64_t{value});
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key, double value) {
-  out += ", " + std::string(key.name) + " = " + Number(value);
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::optional<double>& value) {
-  if (value) AppendPhaseKey(out, key, *value);  // unset is written by leaving it out
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key, milliseconds value) {
-  out += ", " + std::string(key.name) + " = " + Quote(FormatDuration(value));
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key,
-                    const std::vector<milliseconds>& value) {
-  out += ", " + std::string(key.name) + " = [";
-  for (std::size_t k = 0; k < value.size(); ++k) {
-    out += (k > 0 ? ", " : "") + Quote(FormatDuration(value[k]));
-  }
-  out += "]";
-}
-void AppendPhaseKey(std::string& out, const PhaseKey& key, const std::string& value) {
-  out += ", " + std::string(key.name) + " = " + Quote(value);
+// One kind key of a phase's inline table, as its PhaseKey says; an unset
+// optional is written by leaving it out.
+template <class T>
+void AppendPhaseKey(std::string& out, const PhaseKey& key, const T& value) {
+  const std::string text = PhaseValueText(key, value);
+  if (!text.empty()) out += ", " + std::string(key.name) + " = " + text;
 }
 
 void WriteAgingTargetsOf(std::string& out, const AgingConfig& aging) {
@@ -277,6 +258,61 @@ std::string ToToml(const Config& config) {
     for (const SchemaKey& key : section.keys) detail::WriteKey(out, key, config);
   }
   return out;
+}
+
+std::string PhaseValueText(const PhaseKey& key, std::uint64_t value) {
+  return key.type == PhaseKeyType::kSize ? Quote(FormatSize(value)) : std::to_string(value);
+}
+std::string PhaseValueText(const PhaseKey& key, std::uint32_t value) {
+  return PhaseValueText(key, std::uint64_t{value});
+}
+std::string PhaseValueText(const PhaseKey&, double value) { return Number(value); }
+std::string PhaseValueText(const PhaseKey& key, const std::optional<double>& value) {
+  return value ? PhaseValueText(key, *value) : std::string();
+}
+std::string PhaseValueText(const PhaseKey&, milliseconds value) {
+  return Quote(FormatDuration(value));
+}
+std::string PhaseValueText(const PhaseKey&, const std::vector<milliseconds>& value) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < value.size(); ++k) {
+    out += (k > 0 ? ", " : "") + Quote(FormatDuration(value[k]));
+  }
+  return out + "]";
+}
+std::string PhaseValueText(const PhaseKey&, const std::string& value) { return Quote(value); }
+
+std::string PhaseKeyRange(const PhaseKey& key) {
+  const bool bounded = key.max != kNoLimit;
+  const auto ms = [](double v) { return FormatDuration(milliseconds{static_cast<std::int64_t>(v)}); };
+  const auto bytes = [](double v) { return FormatSize(static_cast<std::uint64_t>(v)); };
+  switch (key.type) {
+    case PhaseKeyType::kSize: {
+      std::string out = key.multiple > 1 ? "a multiple of " + FormatSize(key.multiple) : "";
+      if (bounded) {
+        out += (out.empty() ? "" : " ") + std::string("from ") + bytes(key.min) + " to " +
+               bytes(key.max);
+      }
+      return out.empty() ? "a size such as \"4KiB\"" : out;
+    }
+    case PhaseKeyType::kInteger:
+    case PhaseKeyType::kNumber: {
+      // Whole bounds in full ("1000000", not the "1e+06" of Number()).
+      const auto text = [](double v) {
+        return v == std::floor(v) && std::fabs(v) < 1e15
+                   ? std::to_string(static_cast<std::int64_t>(v))
+                   : Number(v);
+      };
+      return text(key.min) + (bounded ? " to " + text(key.max) : " or more");
+    }
+    case PhaseKeyType::kDuration:
+      return ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
+    case PhaseKeyType::kDurationList:
+      return "1 to 100 durations, each " + ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
+    case PhaseKeyType::kName:
+      return "letters, digits, _, - and . only";
+  }
+  return "";
 }
 
 }  // namespace drivewatch::config

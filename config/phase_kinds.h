@@ -51,7 +51,10 @@ struct PhaseKey {
   // Set when every kind with this key needs it: the problem reported when
   // the key is left out.
   std::string_view missing;
-  // What the key sets, for drivewatch.toml(5) (through dw_config_schema).
+  // What the key sets, for drivewatch.toml(5) (through dw_config_schema),
+  // which adds its range (PhaseKeyRange) and each kind's default
+  // (PhaseValueText of the struct's member initializer): neither is
+  // repeated here.
   std::string_view doc;
 };
 
@@ -61,14 +64,14 @@ inline constexpr PhaseKey kBlockSizeKey{
     .name = "block_size", .type = PhaseKeyType::kSize, .min = 512, .max = 2 << 20,
     .multiple = 512,
     .expected = " is not a usable block size (expected a multiple of 512B from 512B to 2MiB)",
-    .doc = "The size of each I/O: a multiple of 512B up to 2MiB (default \"128KiB\")."};
+    .doc = "The size of each I/O."};
 inline constexpr PhaseKey kQueueDepthKey{
     .name = "queue_depth", .type = PhaseKeyType::kInteger, .min = 1, .max = 256,
-    .doc = "How many I/Os are in flight at once, 1 to 256 (default 32)."};
+    .doc = "How many I/Os are in flight at once."};
 inline constexpr PhaseKey kFillPercentKey{
     .name = "fill_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
     .expected = "a percentage of the target from 1 to 100",
-    .doc = "How much of the target is filled, in percent (fill: 50, trim: 90)."};
+    .doc = "How much of the target is filled, in percent."};
 // fill and reclaim: the SLC cache has run out when throughput stays below
 // slc_drop_fraction of the initial plateau for slc_sustain, on a rolling
 // median over slc_median_window (aging/slc_cache.h).
@@ -76,63 +79,60 @@ inline constexpr PhaseKey kSlcDropFractionKey{
     .name = "slc_drop_fraction", .type = PhaseKeyType::kNumber, .min = 0.05, .max = 0.95,
     .expected = "a fraction of the initial throughput from 0.05 to 0.95",
     .doc = "The SLC cache has run out when throughput stays below this fraction of "
-           "the initial plateau, 0.05 to 0.95 (default 0.6)."};
+           "the initial plateau."};
 inline constexpr PhaseKey kSlcSustainKey{
     .name = "slc_sustain", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000,
-    .doc = "How long throughput must stay below slc_drop_fraction, 1s to 1h "
-           "(default \"10s\")."};
+    .doc = "How long throughput must stay below slc_drop_fraction."};
 inline constexpr PhaseKey kSlcMedianWindowKey{
     .name = "slc_median_window", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 60'000,
-    .doc = "The rolling median window over the 1 s throughput series, 1s to 1m (default \"5s\")."};
+    .doc = "The rolling median window over the 1 s throughput series."};
 inline constexpr PhaseKey kReclaimIdleKey{
     .name = "reclaim_idle", .type = PhaseKeyType::kDurationList, .min = 1'000,
     .max = 86'400'000,
-    .doc = "The idle times tried in turn, each 1s to 1d (default [\"1m\", \"2m\", \"3m\", \"4m\"])."};
+    .doc = "The idle times tried in turn."};
 inline constexpr PhaseKey kReclaimWriteKey{
     .name = "reclaim_write", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 86'400'000,
-    .doc = "How long to write after each idle time, 1s to 1d (default \"1m\")."};
+    .doc = "How long to write after each idle time."};
 inline constexpr PhaseKey kPerfDurationKey{
     .name = "perf_duration", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 3'600'000,
-    .doc = "How long each measurement runs, 1s to 1h (default \"30s\")."};
+    .doc = "How long each measurement runs."};
 inline constexpr PhaseKey kPerfMixedIopsKey{
     .name = "perf_mixed_iops", .type = PhaseKeyType::kNumber, .min = 1, .max = 1e6,
     .expected = "I/Os per second from 1 to 1000000",
-    .doc = "The fixed rate of the mixed read/write loads, 1 to 1000000 I/Os per "
-           "second (default 1000)."};
+    .doc = "The fixed rate of the mixed read/write loads, in I/Os per second."};
 inline constexpr PhaseKey kTrimPercentKey{
     .name = "trim_percent", .type = PhaseKeyType::kNumber, .min = 1, .max = 100,
     .expected = "a percentage of the target from 1 to 100",
-    .doc = "The share of the target trimmed, from its start, in percent (default 50)."};
+    .doc = "The share of the target trimmed, from its start, in percent."};
 // The retention kinds' keys (docs/retention.md).
 inline constexpr PhaseKey kStudyKey{
     .name = "study", .type = PhaseKeyType::kName,
     .missing = "missing study (expected the retention study's name, e.g. study = "
                "\"lab-2026-q4\")",
-    .doc = "The retention study's name: letters, digits, _, - and . (required)."};
+    .doc = "The retention study's name."};
 // The region of the target a study covers: [offset, offset + length), a
 // length of 0 reaching to the end.
 inline constexpr PhaseKey kRegionOffsetKey{
     .name = "offset", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
     .multiple = 1 << 20,
     .expected = " is not a whole number of MiB (expected a multiple of 1MiB, such as \"1GiB\")",
-    .doc = "Where the study's region starts, in whole MiB (default \"0B\")."};
+    .doc = "Where the study's region starts, in whole MiB."};
 inline constexpr PhaseKey kRegionLengthKey{
     .name = "length", .type = PhaseKeyType::kSize, .min = 0, .max = kNoLimit,
     .multiple = 1 << 20, .expected = kRegionOffsetKey.expected,
-    .doc = "How long the study's region is, in whole MiB; \"0B\" reaches to the end (default)."};
+    .doc = "How long the study's region is, in whole MiB; \"0B\" reaches to the end."};
 inline constexpr PhaseKey kActivationEnergyKey{
     .name = "activation_energy", .type = PhaseKeyType::kNumber, .min = 0.1, .max = 3,
     .expected = "an activation energy in eV from 0.1 to 3",
-    .doc = "The Arrhenius activation energy in eV, 0.1 to 3 (default 1.1); a model, "
-           "not a measurement."};
+    .doc = "The Arrhenius activation energy in eV; a model, not a measurement."};
 inline constexpr PhaseKey kReferenceTemperatureKey{
     .name = "reference_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
     .expected = "a temperature in °C from -40 to 125",
-    .doc = "The temperature the equivalent age is expressed at, in °C, -40 to 125 (default 30)."};
+    .doc = "The temperature the equivalent age is expressed at, in °C."};
 inline constexpr PhaseKey kStorageTemperatureKey{
     .name = "storage_temperature", .type = PhaseKeyType::kNumber, .min = -40, .max = 125,
     .expected = "a temperature in °C from -40 to 125",
-    .doc = "Where the drive sat powered off, in °C, -40 to 125; unset: unknown."};
+    .doc = "Where the drive sat powered off, in °C; unset leaves that part of the age unknown."};
 
 // Each struct's Keys(self, f) calls f(key, member) for every key of the
 // kind, in the order ToToml() writes them; `Self` is the struct, const or
@@ -297,5 +297,19 @@ bool PhaseKindWrites(const PhaseParams& params);
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name);
 // Every kind's keys, each once, in registry order.
 std::span<const PhaseKey> PhaseKindKeys();
+
+// A key's allowed values in words, from its type and range: "1s to 1h",
+// "a multiple of 512B from 512B to 2MiB", "letters, digits, _, - and .".
+std::string PhaseKeyRange(const PhaseKey& key);
+
+// A kind key's value as ToToml() writes it ("128KiB", "10s", 0.6,
+// ["1m", "2m"]); an unset optional is "" (ToToml leaves the key out).
+std::string PhaseValueText(const PhaseKey& key, std::uint64_t value);
+std::string PhaseValueText(const PhaseKey& key, std::uint32_t value);
+std::string PhaseValueText(const PhaseKey& key, double value);
+std::string PhaseValueText(const PhaseKey& key, const std::optional<double>& value);
+std::string PhaseValueText(const PhaseKey& key, std::chrono::milliseconds value);
+std::string PhaseValueText(const PhaseKey& key, const std::vector<std::chrono::milliseconds>& value);
+std::string PhaseValueText(const PhaseKey& key, const std::string& value);
 
 }  // namespace drivewatch::config

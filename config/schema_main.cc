@@ -2,7 +2,8 @@
 // Prints the config schema (config/schema.cc) as JSON, for the build's man
 // page generator (packaging/man/gen-man.py): every section with its doc,
 // every key with its doc and its default as ToToml() writes it, and the
-// phase kinds (config/phase_kinds.h) with their keys and docs.
+// phase kinds (config/phase_kinds.h) with their keys' defaults, and each
+// kind key's doc, range and whether it is required.
 //   usage: dw_config_schema FILE
 #include <cstdio>
 #include <fstream>
@@ -54,15 +55,21 @@ int main(int argc, char** argv) {
   nlohmann::ordered_json kinds = nlohmann::ordered_json::array();
   drivewatch::config::ForEachPhaseKind([&](auto kind) {
     using Params = decltype(kind);
-    nlohmann::ordered_json names = nlohmann::ordered_json::array();
-    Params::Keys(kind, [&](const drivewatch::config::PhaseKey& key, const auto&) {
-      names.push_back(key.name);
+    // Each key with the kind's default, from the struct's member
+    // initializers as ToToml() writes them ("" for an unset optional).
+    nlohmann::ordered_json defaults = nlohmann::ordered_json::object();
+    Params::Keys(kind, [&](const drivewatch::config::PhaseKey& key, const auto& value) {
+      defaults[std::string(key.name)] = drivewatch::config::PhaseValueText(key, value);
     });
-    kinds.push_back({{"name", Params::kName}, {"writes", Params::kWrites}, {"keys", names}});
+    kinds.push_back(
+        {{"name", Params::kName}, {"writes", Params::kWrites}, {"keys", std::move(defaults)}});
   });
   nlohmann::ordered_json phase_keys = nlohmann::ordered_json::array();
   for (const drivewatch::config::PhaseKey& key : drivewatch::config::PhaseKindKeys()) {
-    phase_keys.push_back({{"name", key.name}, {"doc", key.doc}});
+    phase_keys.push_back({{"name", key.name},
+                          {"doc", key.doc},
+                          {"range", drivewatch::config::PhaseKeyRange(key)},
+                          {"required", !key.missing.empty()}});
   }
   std::ofstream out(argv[1], std::ios::trunc);
   out << nlohmann::ordered_json{{"sections", std::move(sections)},

@@ -243,9 +243,22 @@ def phase_keys_roff(schema):
            esc(", ".join(k["name"] + ("" if k["writes"] else " (reads only)")
                          for k in kinds)) + "."]
     for key in schema["phase_keys"]:
-        users = [k["name"] for k in kinds if key["name"] in k["keys"]]
-        out += [".TP", f"\\fB{esc(key['name'])}\\fR ({esc(', '.join(users))})",
-                esc(key["doc"])]
+        name = key["name"]
+        users = [k for k in kinds if name in k["keys"]]
+        text = key["doc"] + " " + key["range"][0].upper() + key["range"][1:] + "."
+        if key["required"]:
+            text += " Required."
+        else:
+            # One default when every kind that takes the key agrees, else
+            # each kind's; an unset optional is said so.
+            shown = [(k["name"], k["keys"][name] or "unset") for k in users]
+            if len({d for _, d in shown}) == 1:
+                text += f" Default: {shown[0][1]}."
+            else:
+                text += " Default: " + ", ".join(f"{d} ({n})" for n, d in shown) + "."
+        out += [".TP",
+                f"\\fB{esc(name)}\\fR ({esc(', '.join(k['name'] for k in users))})",
+                esc(text)]
     return out
 
 

@@ -141,5 +141,35 @@ TEST(SchemaTest, ProbeSectionSettingsAreTheSectionsFields) {
   EXPECT_EQ(ProbeSectionSettings(c, "probes.nope"), std::nullopt);
 }
 
+// drivewatch.toml(5) states a kind key's range and defaults from its
+// PhaseKey and the kind's struct (dw_config_schema), not from its doc line:
+// they are said in one place.
+TEST(SchemaTest, PhaseKeyRangesAndDefaultsComeFromTheirDeclarations) {
+  EXPECT_EQ(PhaseKeyRange(kBlockSizeKey), "a multiple of 512B from 512B to 2MiB");
+  EXPECT_EQ(PhaseKeyRange(kQueueDepthKey), "1 to 256");
+  EXPECT_EQ(PhaseKeyRange(kSlcDropFractionKey), "0.05 to 0.95");
+  EXPECT_EQ(PhaseKeyRange(kPerfMixedIopsKey), "1 to 1000000");
+  EXPECT_EQ(PhaseKeyRange(kReferenceTemperatureKey), "-40 to 125");
+  EXPECT_EQ(PhaseKeyRange(kSlcSustainKey), "1s to 1h");
+  EXPECT_EQ(PhaseKeyRange(kReclaimIdleKey), "1 to 100 durations, each 1s to 1d");
+  EXPECT_EQ(PhaseKeyRange(kRegionOffsetKey), "a multiple of 1MiB");
+  EXPECT_EQ(PhaseKeyRange(kStudyKey), "letters, digits, _, - and . only");
+
+  EXPECT_EQ(PhaseValueText(kBlockSizeKey, FillParams{}.block_size), "\"128KiB\"");
+  EXPECT_EQ(PhaseValueText(kFillPercentKey, FillParams{}.fill_percent), "50");
+  EXPECT_EQ(PhaseValueText(kFillPercentKey, TrimParams{}.fill_percent), "90");
+  EXPECT_EQ(PhaseValueText(kReclaimIdleKey, ReclaimParams{}.reclaim_idle),
+            "[\"1m\", \"2m\", \"3m\", \"4m\"]");
+  EXPECT_EQ(PhaseValueText(kStorageTemperatureKey, RetentionVerifyParams{}.storage_temperature),
+            "");
+
+  // No doc line repeats a range or a default.
+  for (const PhaseKey& key : PhaseKindKeys()) {
+    EXPECT_EQ(std::string(key.doc).find("default"), std::string::npos) << key.name;
+    EXPECT_FALSE(std::regex_search(std::string(key.doc), std::regex(R"(\d+ to \d+|\d(s|m|h|d) to)")))
+        << key.name << ": " << key.doc;
+  }
+}
+
 }  // namespace
 }  // namespace drivewatch::config

@@ -4,10 +4,9 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
-#include <cmath>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -28,36 +27,25 @@ std::string PhaseOf(const Json& record) {
   return p ? p->AsString() : std::string("?");
 }
 
-// The run ids and starts the history holds. A run killed between
-// appending its record and removing its checkpoint is already in the
-// history: only the checkpoint is left to remove. A record is a
-// checkpoint's run when it has the run id and the same start: an id alone
-// could be another process's run started in the same millisecond (RunId),
-// which must not hide this one.
-using RecordedRuns = std::multimap<std::string, double>;  // run id -> start
-
-RecordedRuns ReadRecordedRuns(HistoryFile& history) {
-  RecordedRuns recorded;
-  if (auto h = history.Read()) {
-    for (const Json& r : h->records) {
-      const Json* id = r.Find("run");
-      const Json* start = r.Find("start");
-      if (id != nullptr && id->type() == Json::Type::kString) {
-        recorded.emplace(id->AsString(), start ? start->AsDouble(-1) : -1);
-      }
-    }
-  }
-  return recorded;
-}
-
-bool IsRecorded(const RecordedRuns& recorded, const Json& id, const Json* start) {
-  if (id.type() != Json::Type::kString) return false;
-  const double at = start ? start->AsDouble(-1) : -1;
-  const auto [first, last] = recorded.equal_range(id.AsString());
-  for (auto it = first; it != last; ++it) {
+// Whether the history already holds the run of a checkpoint: a run killed
+// between appending its record and removing its checkpoint, whose
+// checkpoint is only left to remove. A record is that run's when it has the
+// run id and the same start: an id alone could be another process's run
+// started in the same millisecond (RunId), which must not hide this one.
+bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
+  if (id.type() != Json::Type::kString || start == nullptr) return false;
+  const double at = start->AsDouble(-1);
+  auto h = history.Read();
+  if (at < 0 || !h) return false;
+  for (const Json& r : h->records) {
+    const Json* run = r.Find("run");
+    const Json* began = r.Find("start");
     // Both starts went through the same JSON number formatting; allow for
     // a microsecond of rounding all the same.
-    if (at >= 0 && std::fabs(it->second - at) < 1e-6) return true;
+    if (run != nullptr && run->type() == Json::Type::kString && run->AsString() == id.AsString() &&
+        began != nullptr && std::fabs(began->AsDouble(-1) - at) < 1e-6) {
+      return true;
+    }
   }
   return false;
 }
@@ -75,12 +63,12 @@ Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* rea
   return record;
 }
 
-
 }  // namespace
 
 std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_directory,
-                                      const std::string& phase,
-                                      const std::string& held_target, Status* error) {
+                                                    const std::string& phase,
+                                                    const std::string& held_target,
+                                                    Status* error) {
   *error = Ok{};
   const std::string path = CheckpointPath(state_directory, phase);
   if (access(path.c_str(), F_OK) != 0) return std::nullopt;
@@ -105,7 +93,7 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
   }
   HistoryFile history(HistoryPath(state_directory));
   if (const Json* id = record.Find("run");
-      id && IsRecorded(ReadRecordedRuns(history), *id, record.Find("start"))) {
+      id && IsRecorded(history, *id, record.Find("start"))) {
     std::remove(path.c_str());
     log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
               " of run " + id->AsString() + ", which the history already records");
@@ -138,7 +126,6 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
             ": a run was interrupted (drivewatch stopped while it ran); recorded in the history");
   return clean;
 }
-
 
 std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
   std::vector<Json> out;

@@ -221,6 +221,9 @@ struct Config {
   // [probes.persistent_event_log]: log 0Dh, where the drive has it. The log
   // can be megabytes, so it is read less often.
   ProbeSettings persistent_event_log{true, std::chrono::milliseconds{600'000}};
+  // [probes.ocp_smart]: the OCP SMART extended log (C0h), where the drive
+  // has it; drives update it about as often as the SMART log.
+  ProbeSettings ocp_smart{true, std::chrono::milliseconds{60'000}};
 
   // [aging]: heavy phases and the targets handed over to them.
   AgingConfig aging;

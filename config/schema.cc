@@ -293,6 +293,13 @@ const std::array kPersistentEventLogKeys{
     "has one: events by type and thermal excursions with their temperatures.\n"
     "The log can be megabytes, so it is read less often.",
     "")};
+const std::array kOcpSmartKeys{
+    DW_PROBE_KEYS(ocp_smart,
+    "The OCP SMART / Health Information Extended log (C0h) of drives built\n"
+    "to the OCP Datacenter NVMe SSD specification: media written (write\n"
+    "amplification), bad NAND blocks, erase counts, ECC and PCIe errors.\n"
+    "Drives without it report drivewatch_feature_supported 0.",
+    "")};
 const std::array kAgingKeys{
     SchemaKey{"temperature_margin",
               "Heavy phases: the test methodology of a professional SSD review (SLC\n"
@@ -413,6 +420,7 @@ const std::array kSections{
                   "One drive's self-test schedules.", kElement},
     SchemaSection{"probes.error_log", kErrorLogKeys, ""},
     SchemaSection{"probes.persistent_event_log", kPersistentEventLogKeys, ""},
+    SchemaSection{"probes.ocp_smart", kOcpSmartKeys, ""},
     SchemaSection{"aging", kAgingKeys, "", !kElement, kHinted, &Loader::ReadAging},
     SchemaSection{"aging.targets", kAgingTargetKeys, "One aging target.", kElement},
 };

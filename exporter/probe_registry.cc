@@ -11,6 +11,7 @@
 #include "probes/error_log.h"
 #include "probes/persistent_event_log.h"
 #include "probes/health_probe.h"
+#include "probes/ocp_smart_probe.h"
 #include "probes/power_draw_probe.h"
 #include "probes/power_probe.h"
 #include "probes/self_test.h"
@@ -119,6 +120,9 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
           SectionSettings("probes.persistent_event_log"),
           [store](PersistentEventLogProbe& probe, const config::Config& c,
                   const ControllerInfo&) { probe.SetStateStore(store(c)); }),
+      // The OCP SMART / Health Information Extended log (C0h).
+      {"ocp_smart", [] { return std::make_unique<OcpSmartProbe>(); },
+       SectionSettings("probes.ocp_smart")},
   };
 }
 

@@ -94,6 +94,20 @@ class Controller {
                  "get log page: this controller cannot read with LSP or "
                  "an offset"};
   }
+  // Get Log Page of a vendor specific log with a UUID index (NVMe 2.0
+  // §5.16: CDW14 bits 6:0): index N names entry N of the Identify UUID list
+  // (CNS 17h), 0 none. The OCP SMART / Health Information Extended log
+  // (C0h) is read this way. Controllers that cannot (recordings) keep this
+  // default, which serves index 0 from GetLogPage and fails the rest as
+  // unsupported.
+  virtual Expected<Bytes> GetLogPageUuid(std::uint8_t lid, std::uint32_t nsid,
+                                         std::size_t length,
+                                         std::uint8_t uuid_index) {
+    if (uuid_index == 0) return GetLogPage(lid, nsid, length);
+    return Error{EOPNOTSUPP, -1,
+                 "get log page: this controller cannot read with a UUID "
+                 "index"};
+  }
   // Device Self-test (NVMe 2.0 §5.9), opcode 14h. `stc` is the self-test
   // code: 1h short, 2h extended, Fh abort the running test. `nsid` is the
   // namespace to test, FFFFFFFFh for the controller and every namespace.

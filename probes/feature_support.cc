@@ -15,7 +15,7 @@ constexpr MetricDesc kFeatureSupported{
     "command as invalid): feature=temperature_threshold (04h), "
     "host_thermal_management (10h), power_management (02h), apst (0Ch), "
     "async_event_config (0Bh), self_test (opcode 14h), persistent_event_log "
-    "(0Dh). A missing feature is logged once per drive.",
+    "(0Dh), ocp_smart_extended (OCP log C0h). A missing feature is logged once per drive.",
     MetricType::kGauge};
 
 }  // namespace

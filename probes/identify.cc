@@ -110,6 +110,7 @@ Expected<IdentifyController> DecodeIdentifyController(
   id.mdts = bytes[77];
   id.cntlid = LoadLe<std::uint16_t>(bytes, 78);
   id.ver = LoadLe<std::uint32_t>(bytes, 80);
+  id.ctratt = LoadLe<std::uint32_t>(bytes, 96);
   id.oacs = LoadLe<std::uint16_t>(bytes, 256);
   id.lpa = bytes[261];
   id.elpe = bytes[262];

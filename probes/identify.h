@@ -78,6 +78,7 @@ struct IdentifyController {
   std::uint8_t mdts = 0;  // max data transfer size, 2^n min pages; 0 = none
   std::uint16_t cntlid = 0;
   std::uint32_t ver = 0;          // 31:16 major, 15:8 minor, 7:0 tertiary
+  std::uint32_t ctratt = 0;       // controller attributes; bit 9 UUID list
   std::uint16_t oacs = 0;         // optional admin command support
   std::uint8_t lpa = 0;           // log page attributes
   std::uint8_t elpe = 0;          // error log page entries, 0's based

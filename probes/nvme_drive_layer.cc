@@ -122,10 +122,29 @@ class NvmeController : public Controller {
   Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
                                std::size_t length, std::uint8_t lsp,
                                std::uint64_t offset) override {
+    return ReadLog(lid, nsid, length, lsp, offset, 0);
+  }
+
+  Expected<Bytes> GetLogPageUuid(std::uint8_t lid, std::uint32_t nsid,
+                                 std::size_t length,
+                                 std::uint8_t uuid_index) override {
+    // CDW14 UUID Index is 7 bits wide (NVMe 2.0 Figure 199).
+    if (uuid_index > 0x7f) {
+      return Error{EINVAL, -1,
+                   device_ + ": get log page " + Hex2(lid) + ": UUID index " +
+                       std::to_string(uuid_index) + " exceeds 127"};
+    }
+    return ReadLog(lid, nsid, length, 0, 0, uuid_index);
+  }
+
+  Expected<Bytes> ReadLog(std::uint8_t lid, std::uint32_t nsid,
+                          std::size_t length, std::uint8_t lsp,
+                          std::uint64_t offset, std::uint8_t uuid_index) {
     std::string what = "get log page " + Hex2(lid);
     if (lsp != 0 || offset != 0) {
       what += " LSP " + std::to_string(lsp) + " offset " + std::to_string(offset);
     }
+    if (uuid_index != 0) what += " UUID index " + std::to_string(uuid_index);
     // NUMD counts dwords and LPO must be dword aligned (NVMe 2.0 §5.16).
     if (length == 0 || length % 4 != 0 || length > UINT32_MAX) {
       return Error{EINVAL, -1,
@@ -150,6 +169,7 @@ class NvmeController : public Controller {
     args.csi = NVME_CSI_NVM;
     args.lsp = lsp;
     args.lpo = offset;
+    args.uuidx = uuid_index;
     // RAE cleared, as nvme-cli and the kernel's hwmon reads do: reading the
     // log acknowledges its asynchronous event, so the controller can raise
     // the next one (NVMe 2.0 §5.2). Chunks of 4 KiB stay within any

@@ -43,6 +43,11 @@ class RenamedController : public Controller {
                                std::uint64_t offset) override {
     return base_->GetLogPageAt(lid, nsid, length, lsp, offset);
   }
+  Expected<Bytes> GetLogPageUuid(std::uint8_t lid, std::uint32_t nsid,
+                                 std::size_t length,
+                                 std::uint8_t uuid_index) override {
+    return base_->GetLogPageUuid(lid, nsid, length, uuid_index);
+  }
 
  private:
   std::unique_ptr<Controller> base_;

@@ -263,7 +263,7 @@ TEST(ErrorTest, UnknownProbe) {
   EXPECT_THAT(Errors("[probes.warp_drive]\nenabled = true\n"),
               ElementsAre("t.toml:1:9: probes.warp_drive: unknown probe "
                           "(expected one of: \"health\", \"thermal\", "
-                          "\"power\", \"read_latency\", \"self_test\", \"error_log\", \"persistent_event_log\")"));
+                          "\"power\", \"read_latency\", \"self_test\", \"error_log\", \"persistent_event_log\", \"ocp_smart\")"));
 }
 
 // Every per-drive or per-target list is an array of tables, and says so.

@@ -136,8 +136,12 @@ Expected<OcpSmartExtended> ReadOcpSmartExtended(Controller& ctrl,
   std::uint8_t uuid_index = 0;
   if ((id.ctratt & kCtrattUuidList) != 0) {
     auto list = ctrl.Identify(kIdentifyCnsUuidList, 0);
-    if (!list) return list.error();
-    if (auto found = FindUuidIndex(*list, kOcpUuid)) uuid_index = *found;
+    // A controller that sets the bit but refuses the list is read as one
+    // without it; anything else (EIO, a timeout) is the read's failure.
+    if (!list && !list.error().Unsupported()) return list.error();
+    if (list) {
+      if (auto found = FindUuidIndex(*list, kOcpUuid)) uuid_index = *found;
+    }
   }
   auto bytes = ctrl.GetLogPageUuid(kOcpSmartExtendedLogId, kNsidAll,
                                    kOcpSmartExtendedLogSize, uuid_index);

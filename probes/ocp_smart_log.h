@@ -101,7 +101,8 @@ std::optional<std::uint8_t> FindUuidIndex(std::span<const std::uint8_t> list,
 // Reads and decodes log C0h: when Identify Controller CTRATT bit 9 says the
 // controller has a UUID List, reads it (Identify CNS 17h) and uses the OCP
 // UUID's index in Get Log Page CDW14; otherwise, or when the list lacks the
-// OCP UUID (drives built to OCP 1.0), UUID index 0. The GUID check keeps a
+// OCP UUID (drives built to OCP 1.0) or the controller refuses it, UUID
+// index 0. The GUID check keeps a
 // vendor's unrelated C0h from being decoded. Errors are the controller's
 // (Error::Unsupported() when it refuses) or the decoder's.
 Expected<OcpSmartExtended> ReadOcpSmartExtended(Controller& ctrl,

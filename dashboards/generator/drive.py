@@ -10,6 +10,8 @@ THRESH = sel('threshold=~"wctemp|cctemp|tmt1|tmt2"')
 L = "{{instance}} {{serial}}"
 W1H = sel('window="1h"')
 P999 = sel('percentile="99.9", window="1h"')
+ERASE_MAX = sel('bound="max"')
+ERASE_MIN = sel('bound="min"')
 
 b = Builder()
 tsopt = ts_options()
@@ -202,6 +204,28 @@ b.panel("stat", "Time to rated wear-out (30 d trend)", 8, 9,
         description="When percentage used reaches 100% at the slope of the last 30 days; empty when it did not move.",
         unit="dtdurations", options=stat_options(color_mode="value"),
         thresholds=thresholds(("red", None), ("orange", 31536000), ("green", 94608000)))
+
+b.panel("timeseries", "Write amplification (OCP C0h)", 12, 8,
+        [target(f"drivewatch:write_amplification:rate1h{S}", f"{L} WAF", "A")],
+        description="NAND bytes written per host byte written over the last hour (recording rule "
+                    "drivewatch:write_amplification:rate1h: OCP log C0h Physical Media Units Written over SMART Data "
+                    "Units Written). Only drives with log C0h, and only over hours with host writes; per controller.",
+        unit="none", decimals=2, min=0, custom=ts_custom(), options=tsopt)
+b.panel("timeseries", "User data erase counts and spread (OCP C0h)", 12, 8,
+        [target(f"drivewatch_ocp_user_data_erase_count{ERASE_MAX}", f"{L} max", "A"),
+         target(f"drivewatch_ocp_user_data_erase_count{ERASE_MIN}", f"{L} min", "B"),
+         target(f"max by (instance, serial) (drivewatch_ocp_user_data_erase_count{ERASE_MAX})\n"
+                f"  - max by (instance, serial) (drivewatch_ocp_user_data_erase_count{ERASE_MIN})",
+                f"{L} spread", "C")],
+        description="Erase cycles of the most and least erased user data block (OCP log C0h User Data Erase "
+                    "Counts) and their difference: a spread that keeps growing means wear is leveled unevenly.",
+        unit="none", decimals=0, min=0, custom=ts_custom(interp="stepAfter"), options=tsopt,
+        overrides=[override(".* spread$", dashed, regex=True)])
+b.panel("timeseries", "Bad NAND blocks (OCP C0h)", 12, 8,
+        [target(f"drivewatch_ocp_bad_nand_blocks{S}", f"{L} {{{{area}}}}", "A")],
+        description="Bad NAND blocks, user and system area (OCP log C0h raw counts); alert "
+                    "DrivewatchBadNandBlocksGrowing fires when one grew in the last day.",
+        unit="none", decimals=0, min=0, custom=ts_custom(interp="stepAfter"), options=tsopt)
 
 b.row("Errors and self-tests")
 b.panel("timeseries", "Media errors and error-log entries (lifetime)", 12, 8,

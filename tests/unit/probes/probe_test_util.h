@@ -126,6 +126,20 @@ class FakeController : public Controller {
     }
     return out;
   }
+  // Get Log Page with a UUID index: "log-uuid" calls record the index in
+  // `nsid`; answers come from SetLogPageUuid by (LID, UUID index).
+  void SetLogPageUuid(std::uint8_t lid, std::uint8_t uuid_index,
+                      Expected<Bytes> r) {
+    uuid_logs_.insert_or_assign({lid, uuid_index}, std::move(r));
+  }
+  Expected<Bytes> GetLogPageUuid(std::uint8_t lid, std::uint32_t,
+                                 std::size_t length,
+                                 std::uint8_t uuid_index) override {
+    calls_.push_back({"log-uuid", lid, uuid_index, length});
+    auto it = uuid_logs_.find({lid, uuid_index});
+    if (it == uuid_logs_.end()) return InvalidField("get log page");
+    return it->second;
+  }
   // Device Self-test: "self-test" calls record the STC in `id`; succeeds
   // unless FailSelfTest gave an error.
   Status DeviceSelfTest(std::uint8_t stc, std::uint32_t nsid) override {
@@ -147,6 +161,7 @@ class FakeController : public Controller {
   std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<Bytes>> logs_;
   std::map<std::pair<std::uint8_t, std::uint32_t>, Expected<FeatureValue>>
       features_;
+  std::map<std::pair<std::uint8_t, std::uint8_t>, Expected<Bytes>> uuid_logs_;
   std::map<std::uint8_t, Error> set_errors_;
   std::optional<Error> self_test_error_;
   std::vector<Call> calls_;

@@ -72,6 +72,8 @@ RATE_INTERVAL = "1m"
 # text with whitespace removed.  A listed item that returns data FAILS.
 NO_SELF_TEST = "QEMU 7.2 has no device self-test (Identify OACS bit 4 clear; tests/vm/smartd S1)"
 NO_PEL = "QEMU 7.2 has no persistent event log (Identify LPA bit 4 clear; tests/vm/smartd S1)"
+NO_OCP = ("QEMU 7.2 has no OCP SMART extended log (C0h answered Invalid Field; "
+          "feature_supported{feature=\"ocp_smart_extended\"} 0, tests/vm/smartd S1)")
 NO_ERR_ENTRY = ("QEMU 7.2's Error Information log stays empty, so no new entry is counted "
                 "(tests/vm/smartd S2 provokes entries)")
 NO_CW = "no critical warning is set in this run (tests/vm/e2e A3 sets them over QMP)"
@@ -94,6 +96,11 @@ ALLOW_DASH = {
     ("drivewatch-drive.json", "Time to rated wear-out (30 d trend)", "A"):
         "percentage used stays 0 on QEMU: deriv() is 0 and the panel keeps only > 0",
     ("drivewatch-drive.json", "New error-log entries by status", "A"): NO_ERR_ENTRY,
+    ("drivewatch-drive.json", "Write amplification (OCP C0h)", "A"): NO_OCP,
+    ("drivewatch-drive.json", "User data erase counts and spread (OCP C0h)", "A"): NO_OCP,
+    ("drivewatch-drive.json", "User data erase counts and spread (OCP C0h)", "B"): NO_OCP,
+    ("drivewatch-drive.json", "User data erase counts and spread (OCP C0h)", "C"): NO_OCP,
+    ("drivewatch-drive.json", "Bad NAND blocks (OCP C0h)", "A"): NO_OCP,
     ("drivewatch-drive.json", "Self-test results", "A"): NO_SELF_TEST,
     ("drivewatch-drive.json", "Self-test results", "B"): NO_SELF_TEST,
     ("drivewatch-drive.json", "Self-test results", "C"): NO_SELF_TEST,
@@ -135,8 +142,11 @@ ALLOW_SEL = {
     "drivewatch_error_log_new_entries_total": NO_ERR_ENTRY,
     "drivewatch_persistent_event_log_thermal_excursion_celsius": NO_PEL,
     'drivewatch_persistent_event_log_events_total{type="thermal_excursion"}': NO_PEL,
+    "drivewatch_ocp_physical_media_written_bytes_total": NO_OCP,
+    "drivewatch_ocp_bad_nand_blocks": NO_OCP,
 }
 ALLOW_RECORD = {
+    "drivewatch:write_amplification:rate1h": NO_OCP,
     "drivewatch:percentage_used_ratio:days_to_full_deriv30d":
         "percentage used stays 0 on QEMU: deriv() is 0 and the rule keeps only > 0",
 }

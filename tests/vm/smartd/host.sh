@@ -6,8 +6,9 @@
 # The real drivewatch runs in the guest with the self_test, error_log and
 # persistent_event_log probes every 2 s (smartd/drivewatch.toml), scraped by
 # a real Prometheus every second. Checks:
-#   S1 QEMU lacks device self-test (OACS bit 4 clear) and the persistent
-#      event log (LPA bit 4 clear): drivewatch_feature_supported 0 for both
+#   S1 QEMU lacks device self-test (OACS bit 4 clear), the persistent
+#      event log (LPA bit 4 clear) and the OCP SMART extended log (C0h is
+#      answered Invalid Field): drivewatch_feature_supported 0 for each
 #      on both drives, every run of the three probes succeeds, and no
 #      self-test is started although the schedule is due
 #   S2 the error log is read: drivewatch_error_log_newest_sequence matches
@@ -48,13 +49,13 @@ sm_cli_count() {
 smartd_unsupported() {
 	local ok=1 sn f p out
 	for sn in $SMARTD_SERIAL $SMARTD_OTHER; do
-		for f in self_test persistent_event_log; do
+		for f in self_test persistent_event_log ocp_smart_extended; do
 			out=$(prom_wait "drivewatch_feature_supported{serial=\"$sn\",feature=\"$f\"}" 0 20 2>&1) || {
 				vm_fail "S1 unsupported" "$sn $f: $out"
 				ok=0
 			}
 		done
-		for p in self_test error_log persistent_event_log; do
+		for p in self_test error_log persistent_event_log ocp_smart; do
 			out=$(prom_wait "drivewatch_probe_success{serial=\"$sn\",probe=\"$p\"}" 1 20 2>&1) || {
 				vm_fail "S1 unsupported" "$sn probe $p: $out"
 				ok=0
@@ -70,7 +71,11 @@ smartd_unsupported() {
 		vm_fail "S1 unsupported" "self-test series exported for a drive without self-test: $out"
 		ok=0
 	}
-	((ok)) && vm_pass "S1 unsupported" "feature_supported{self_test,persistent_event_log} 0 on both drives; self_test, error_log and persistent_event_log probes succeed, self_test ran >= 3 times each"
+	out=$(prom_wait 'absent(drivewatch_ocp_physical_media_written_bytes_total)' 1 2 2>&1) || {
+		vm_fail "S1 unsupported" "OCP C0h series exported for a drive without the log: $out"
+		ok=0
+	}
+	((ok)) && vm_pass "S1 unsupported" "feature_supported{self_test,persistent_event_log,ocp_smart_extended} 0 on both drives; self_test, error_log, persistent_event_log and ocp_smart probes succeed, self_test ran >= 3 times each"
 	return 0
 }
 

@@ -34,6 +34,7 @@ declare -A max_len=(
   [error_log]=8192          # 64-byte entries, up to 256 of them in practice
   [persistent_event_log]=8192
   [self_test_log]=1024      # 564-byte log page
+  [ocp_smart_log]=8192      # 512-byte log C0h, 4096-byte UUID List
   [uevent]=2048             # the kernel's UEVENT_BUFFER_SIZE
   [web_config]=4096
   [json]=4096
@@ -43,7 +44,7 @@ declare -A max_len=(
   [retention_block]=8192    # 512- and 4096-byte blocks
 )
 all_targets="config smart_log identify_controller identify_namespace apst error_log
-  persistent_event_log self_test_log uevent web_config json probe_state history
+  persistent_event_log self_test_log ocp_smart_log uevent web_config json probe_state history
   retention_study retention_block"
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 

@@ -6,6 +6,7 @@
 // log and on QEMU's recorded controller, which has none.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -13,7 +14,6 @@
 #include "probes/identify.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/ocp_smart_probe.h"
-#include "tests/common/recorded_drive_layer.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {
@@ -283,31 +283,41 @@ TEST_F(OcpSmartProbeTest, AFailedReadFailsTheRun) {
   EXPECT_TRUE(lines_.empty());
 }
 
-// QEMU 7.2 has no OCP log: its recorded controllers (tests/fixtures/qemu,
-// CTRATT 8000h, no UUID list) answer C0h Invalid Field, as the live
-// controller does (tests/vm/smartd S1).
+// QEMU 7.2 has no OCP log: its recorded Identify Controller
+// (tests/fixtures/qemu, CTRATT 8000h: no UUID list) replayed, and C0h
+// answered Invalid Field (0x4002) as the live controller does
+// (tests/vm/smartd S1). The golden test replays the same controllers
+// through the recorded drive layer and the daemon's probe registry.
 TEST(OcpSmartQemuTest, QemusControllersReportTheLogUnsupportedOnce) {
-  testing::RecordedDriveLayer layer({testing::FixtureDir() / "qemu"});
-  auto controllers = layer.Scan();
-  ASSERT_TRUE(controllers.ok());
-  ASSERT_EQ(controllers->size(), 2u);
-  for (const ControllerInfo& info : *controllers) {
+  for (const std::string serial : {"DWSN0001", "DWSN0002"}) {
+    FakeController ctrl;
+    ctrl.SetIdentify(kIdentifyCnsController, 0,
+                     testing::ReadFixture(testing::FixtureDir() / "qemu" /
+                                          ("id-ctrl-" + serial + ".bin")));
+    ControllerInfo info;
+    info.device = "/dev/nvme0";
+    info.serial = serial;
     std::vector<std::string> lines;
     OcpSmartProbe probe([&](std::string_view l) { lines.emplace_back(l); });
-    auto ctrl = layer.Open(info);
-    ASSERT_TRUE(ctrl.ok());
     for (int i = 0; i < 2; ++i) {
       RecordingSink sink;
-      ASSERT_TRUE(probe.Run(**ctrl, info, sink).ok()) << info.serial;
-      ASSERT_EQ(sink.samples.size(), 1u) << info.serial;
+      ASSERT_TRUE(probe.Run(ctrl, info, sink).ok()) << serial;
+      ASSERT_EQ(sink.samples.size(), 1u) << serial;
       EXPECT_EQ(sink.samples[0].Key(),
                 testing::SeriesKey("drivewatch_feature_supported",
                                    {{"feature", "ocp_smart_extended"},
-                                    {"serial", info.serial}}));
+                                    {"serial", serial}}));
       EXPECT_EQ(sink.samples[0].value, 0);
     }
-    ASSERT_EQ(lines.size(), 1u) << info.serial;
-    EXPECT_NE(lines[0].find("drive serial=" + info.serial +
+    // No UUID list was asked for (CTRATT bit 9 is clear); C0h with index 0.
+    const FakeController::Call read{"log-uuid", 0xc0, 0, 512};
+    EXPECT_NE(std::find(ctrl.calls().begin(), ctrl.calls().end(), read),
+              ctrl.calls().end());
+    for (const auto& call : ctrl.calls()) {
+      EXPECT_FALSE(call.command == "identify" && call.id == kIdentifyCnsUuidList);
+    }
+    ASSERT_EQ(lines.size(), 1u) << serial;
+    EXPECT_NE(lines[0].find("drive serial=" + serial +
                             " does not support the OCP SMART / Health "
                             "Information Extended log (C0h)"),
               std::string::npos)

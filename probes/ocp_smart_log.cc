@@ -6,6 +6,7 @@
 #include "probes/ocp_smart_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <string>
 
@@ -26,10 +27,13 @@ std::uint64_t LoadLeBytes(std::span<const std::uint8_t> bytes,
   return value;
 }
 
-// The GUID as the specification writes it, most significant byte first.
+// The GUID as the specification writes it: most significant byte first,
+// upper-case hex.
 std::string GuidText(std::span<const std::uint8_t> stored) {
   std::string out;
   for (std::size_t i = stored.size(); i-- > 0;) out += util::Hex(stored[i], 2, "");
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::toupper(c); });
   return out;
 }
 

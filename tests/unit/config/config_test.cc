@@ -233,7 +233,8 @@ TEST(ErrorTest, KeyInTheWrongTablePointsToWhereItBelongs) {
                   "\"probes.power.interval\" or "
                   "\"probes.self_test.interval\" or "
                   "\"probes.error_log.interval\" or "
-                  "\"probes.persistent_event_log.interval\"?)"));
+                  "\"probes.persistent_event_log.interval\" or "
+                  "\"probes.ocp_smart.interval\"?)"));
   EXPECT_THAT(Errors("[health]\nenabled = false\n"),
               ElementsAre("t.toml:1:2: health: unknown table (did you mean "
                           "\"probes.health\"?)"));

@@ -137,6 +137,26 @@ class NvmeController : public Controller {
     return ReadLog(lid, nsid, length, 0, 0, uuid_index);
   }
 
+  Status DeviceSelfTest(std::uint8_t stc, std::uint32_t nsid) override {
+    std::uint32_t result = 0;
+    nvme_dev_self_test_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.result = &result;
+    args.nsid = nsid;
+    args.stc = static_cast<nvme_dst_stc>(stc);
+    const int rc = nvme_dev_self_test(&args);
+    const int saved_errno = errno;
+    if (rc != 0) {
+      return detail::AdminCommandError(device_, "device self-test " + Hex2(stc),
+                                       rc, saved_errno);
+    }
+    return Ok{};
+  }
+
+ private:
+  // Get Log Page with every field drivewatch sets (LSP, LPO, UUID index).
   Expected<Bytes> ReadLog(std::uint8_t lid, std::uint32_t nsid,
                           std::size_t length, std::uint8_t lsp,
                           std::uint64_t offset, std::uint8_t uuid_index) {
@@ -182,25 +202,6 @@ class NvmeController : public Controller {
     return data;
   }
 
-  Status DeviceSelfTest(std::uint8_t stc, std::uint32_t nsid) override {
-    std::uint32_t result = 0;
-    nvme_dev_self_test_args args{};
-    args.args_size = sizeof(args);
-    args.fd = fd_;
-    args.timeout = kAdminCommandTimeoutMs;
-    args.result = &result;
-    args.nsid = nsid;
-    args.stc = static_cast<nvme_dst_stc>(stc);
-    const int rc = nvme_dev_self_test(&args);
-    const int saved_errno = errno;
-    if (rc != 0) {
-      return detail::AdminCommandError(device_, "device self-test " + Hex2(stc),
-                                       rc, saved_errno);
-    }
-    return Ok{};
-  }
-
- private:
   const std::string device_;
   const int fd_;
   const bool owns_fd_;

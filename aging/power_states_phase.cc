@@ -134,7 +134,7 @@ class Restorer {
  public:
   Restorer(Controller& ctrl, Saved saved, std::string phase)
       : ctrl_(ctrl), saved_(std::move(saved)), phase_(std::move(phase)) {}
-  ~Restorer() { Restore(); }
+  ~Restorer() { static_cast<void>(Restore()); }
   Status Restore() {
     if (done_) return Ok{};
     done_ = true;

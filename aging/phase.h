@@ -9,25 +9,32 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "aging/json.h"
 #include "aging/workload.h"
 #include "config/config.h"
+#include "probes/drive_layer.h"
 #include "probes/expected.h"
+#include "probes/power_meter.h"
 
 namespace drivewatch::aging {
 
 // What a phase reports, filled in as it goes so that an aborted run still
 // records its partial results. `results` holds numbers only, each key
-// ending in its unit: _bytes, _bytes_per_second, _iops, _seconds or
-// _ratio (the exporter turns each into drivewatch_phase_result_<unit>
+// ending in its unit: _bytes, _bytes_per_second, _iops, _seconds, _watts
+// or _ratio (the exporter turns each into drivewatch_phase_result_<unit>
 // {measure="<key without unit>"}, docs/metrics.md). `series` holds arrays,
-// kept in history only.
+// kept in history only. `restore`, when not null, is what the phase changed
+// on the drive and must be put back if the run dies: it is saved with the
+// checkpoint (not in the history), and recovery restores it
+// (aging/phase_recovery.cc, RestoreDriveSettings).
 struct PhaseReport {
   Json results = Json::Object();
   Json series = Json::Object();
+  Json restore;
 };
 
 class PhaseContext {
@@ -64,6 +71,18 @@ class PhaseContext {
   virtual bool nvme() const = 0;
   // serial, nsid, model, firmware, device: what the run was made on.
   virtual Json DriveFacts() const = 0;
+  // Admin commands to the target's controller (power-states), or null
+  // when the target is not an NVMe namespace.
+  virtual Controller* controller() { return nullptr; }
+  // The external power meter configured for the target's drive
+  // ([[probes.power.meters]]), if any.
+  virtual std::optional<PowerMeterSpec> power_meter() const { return std::nullopt; }
+  // One read of `size` bytes at `offset` of the target, timed from
+  // submission to completion (power-states' exit latency): a pread on the
+  // O_DIRECT descriptor fd(), with a buffer of its own (defined in
+  // aging/power_states_phase.cc).
+  virtual Expected<std::chrono::nanoseconds> TimedRead(std::uint64_t offset,
+                                                       std::uint32_t size);
 };
 
 // Each kind's story, one overload per kind of config::PhaseParams
@@ -79,6 +98,13 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx,
                PhaseReport& report);
 Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx,
                PhaseReport& report);
+Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx,
+               PhaseReport& report);
+
+// Puts back the drive settings a run saved in PhaseReport::restore
+// (power-states: the APST table and the power state), after checking that
+// `ctrl` is still the drive the run changed. Says what it restored.
+Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

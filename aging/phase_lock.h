@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "aging/json.h"
+#include "aging/phase_runner.h"
 #include "probes/expected.h"
 
 namespace drivewatch::aging::phase_detail {
@@ -55,6 +56,7 @@ std::string DriveLockPath(const std::string& state_directory, const std::string&
 // error the checkpoint stays (nothing may be lost).
 std::optional<Json> RecordInterrupted(const std::string& state_directory,
                                       const std::string& phase,
-                                      const std::string& held_target, Status* error);
+                                      const std::string& held_target, Status* error,
+                                      const ControllerOpener& open);
 
 }  // namespace drivewatch::aging::phase_detail

@@ -2,19 +2,24 @@
 // Recovery at start-up (aging/phase_runner.h): every checkpoint a run left
 // behind without reaching the history is recorded as "interrupted".
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "aging/durable_file.h"
 #include "aging/history.h"
+#include "aging/phase.h"
 #include "aging/phase_lock.h"
 #include "aging/phase_runner.h"
 #include "probes/log.h"
+#include "probes/nvme_drive_layer.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -50,6 +55,45 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
   return false;
 }
 
+// Puts back what the run changed on its drive (its checkpoint's
+// "restore"), through `open`, or the device's own controller. A reboot or a
+// controller reset has undone it already (the phase sets features with
+// SV=0); the restore is for a crash of drivewatch alone. Returns what to
+// add to the record's reason.
+std::string Restore(const Json& record, const ControllerOpener& open) {
+  const Json* restore = record.Find("restore");
+  if (restore == nullptr || restore->is_null()) return "";
+  const Json* device = record.Find("device");
+  if (device == nullptr || device->type() != Json::Type::kString || device->AsString().empty()) {
+    return "; the drive's settings it changed were not restored: the checkpoint names no device";
+  }
+  std::unique_ptr<Controller> ctrl;
+  int fd = -1;
+  if (open) {
+    ctrl = open(device->AsString());
+  } else {
+    fd = ::open(device->AsString().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) ctrl = NvmeControllerOn(fd, device->AsString());
+  }
+  std::string out;
+  if (ctrl == nullptr) {
+    out = "; the drive's settings it changed were not restored: cannot open " +
+          device->AsString() + (fd < 0 && !open ? std::string(": ") + std::strerror(errno) : "");
+  } else if (Expected<std::string> done = RestoreDriveSettings(*ctrl, *restore); done) {
+    out = "; " + *done;
+  } else {
+    out = "; the drive's settings it changed were not restored: " + done.error().message;
+  }
+  ctrl.reset();
+  if (fd >= 0) ::close(fd);
+  if (out.find("not restored") == std::string::npos) {
+    log::Info("phase " + PhaseOf(record) + ": recovery" + out);
+  } else {
+    log::Warn("phase " + PhaseOf(record) + ": recovery" + out);
+  }
+  return out;
+}
+
 Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
                     std::string* why) {
   auto text = ReadWholeFile(path);
@@ -68,7 +112,8 @@ Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* rea
 std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_directory,
                                                     const std::string& phase,
                                                     const std::string& held_target,
-                                                    Status* error) {
+                                                    Status* error,
+                                                    const ControllerOpener& open) {
   *error = Ok{};
   const std::string path = CheckpointPath(state_directory, phase);
   if (access(path.c_str(), F_OK) != 0) return std::nullopt;
@@ -100,13 +145,14 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
     return std::nullopt;
   }
   const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+  const std::string restored = readable ? Restore(record, open) : "";
   Json clean = Json::Object();
   for (const auto& [k, v] : record.members()) {
-    if (k != "checkpoint") clean[k] = v;
+    if (k != "checkpoint" && k != "restore") clean[k] = v;
   }
   clean["outcome"] = "interrupted";
   clean["reason"] = readable ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
-                               "power cut); results up to its last checkpoint are kept"
+                               "power cut); results up to its last checkpoint are kept" + restored
                              : "drivewatch stopped while the phase ran, and its checkpoint "
                                "was unreadable: " + why;
   if (at > 0) {
@@ -127,7 +173,8 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
   return clean;
 }
 
-std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
+std::vector<Json> RecoverInterrupted(const std::string& state_directory,
+                                     const ControllerOpener& open) {
   std::vector<Json> out;
   const std::string dir = state_directory + "/phases";
   DIR* d = opendir(dir.c_str());
@@ -141,7 +188,7 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory) {
   for (const std::string& name : names) {
     Status error = Ok{};
     if (auto recorded = phase_detail::RecordInterrupted(
-            state_directory, name.substr(0, name.size() - 11), "", &error)) {
+            state_directory, name.substr(0, name.size() - 11), "", &error, open)) {
       out.push_back(std::move(*recorded));
     }
   }

@@ -134,6 +134,7 @@ struct RunState {
   Status SaveCheckpoint(const PhaseReport& report) const {
     Json c = Record("running", "", report);
     c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
+    if (!report.restore.is_null()) c["restore"] = report.restore;
     const std::string path = CheckpointPath(options->state_directory, phase->name);
     if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
       return Error{s.error().errnum, -1, "cannot save the checkpoint: " + s.error().message};
@@ -145,8 +146,9 @@ struct RunState {
 class Context : public PhaseContext {
  public:
   Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill, bool nvme,
-          std::uint32_t nsid)
-      : run_(run), io_(io), capacity_(capacity), fill_(fill), nvme_(nvme), nsid_(nsid) {}
+          std::uint32_t nsid, Controller* controller)
+      : run_(run), io_(io), capacity_(capacity), fill_(fill), nvme_(nvme), nsid_(nsid),
+        controller_(controller) {}
 
   const config::AgingTarget& target() const override { return *run_.target; }
   const std::string& state_directory() const override { return run_.options->state_directory; }
@@ -160,6 +162,16 @@ class Context : public PhaseContext {
     f["firmware"] = run_.firmware;
     f["device"] = run_.device;
     return f;
+  }
+
+  Controller* controller() override { return controller_; }
+  std::optional<PowerMeterSpec> power_meter() const override {
+    for (const config::PowerMeter& m : run_.config->power_meters) {
+      if (!run_.serial.empty() && m.serial == run_.serial) {
+        return PowerMeterSpec{m.hwmon, m.command, m.timeout};
+      }
+    }
+    return std::nullopt;
   }
 
   const config::PhaseConfig& phase() const override { return *run_.phase; }
@@ -227,6 +239,7 @@ class Context : public PhaseContext {
   double fill_;
   bool nvme_;
   std::uint32_t nsid_;
+  Controller* controller_;
 };
 
 Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
@@ -240,6 +253,7 @@ struct OpenedTarget {
   std::unique_ptr<WorkloadTarget> io;
   std::string path;
   std::unique_ptr<HealthSource> health;  // for the abort conditions
+  std::unique_ptr<Controller> controller;  // NVMe, or options.controller
   bool nvme = false;
   std::uint32_t nsid = 0;
   std::uint64_t capacity = 0;  // whole MiB
@@ -257,6 +271,15 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
   const auto refuse = [](std::string why) { return Error{EPERM, -1, std::move(why)}; };
   OpenedTarget t;
   const bool reads_only = !config::PhaseKindWrites(phase.params);
+  // A phase that changes the drive's power settings needs to know which
+  // drive: a block device target, which names its serial.
+  if (config::PhaseKindChangesPowerState(phase.params) &&
+      (target.block_device.empty() || target.serial.empty())) {
+    return refuse("phase kind " + std::string(config::PhaseKindName(phase.params)) +
+                  " changes the drive's power settings, but target " + target.name +
+                  " names no drive (expected an [[aging.targets]] entry with block_device "
+                  "and serial)");
+  }
   t.path = target.block_device;
   if (t.path.empty() && reads_only) {
     t.path = AgingFilePath(target);
@@ -326,9 +349,11 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
         }
       }
       if (!options.health) t.health = NvmeHealthSource((*io)->fd());
+      if (!options.controller) t.controller = NvmeControllerOn((*io)->fd(), t.path);
     }
   }
   if (options.health) t.health = options.health((*io)->fd());
+  if (options.controller) t.controller = options.controller(t.path);
   t.capacity = (*io)->size() >> 20 << 20;
   if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
   t.io = std::move(*io);
@@ -351,7 +376,7 @@ Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& 
       if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
     }
   });
-  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid);
+  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid, t.controller.get());
   const Status status = RunPhaseKind(ctx, report);
   watcher.request_stop();
   watcher.join();
@@ -461,7 +486,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   // the daemon) went on is put on record before this run's replaces it.
   {
     Status leftover = Ok{};
-    if (auto r = RecordInterrupted(options.state_directory, phase->name, target->name, &leftover);
+    if (auto r = RecordInterrupted(options.state_directory, phase->name, target->name, &leftover,
+                                   options.controller);
         r && observer) {
       observer->OnInterruptedRecorded(*r);
     }

@@ -35,6 +35,7 @@
 #include "aging/json.h"
 #include "aging/workload.h"
 #include "config/config.h"
+#include "probes/drive_layer.h"
 
 namespace drivewatch::aging {
 
@@ -64,6 +65,13 @@ class PhaseObserver {
   virtual void OnInterruptedRecorded(const Json& record) { (void)record; }
 };
 
+// Opens the NVMe controller behind a block device, for the phases that
+// send admin commands (power-states) and for recovery, which puts back
+// what such a run changed (PhaseReport::restore). Unset (drivewatch):
+// NvmeControllerOn on the device. Set (tests): a fake controller, since
+// no real drive at hand has the power states a test needs.
+using ControllerOpener = std::function<std::unique_ptr<Controller>(const std::string& device)>;
+
 struct PhaseRunnerOptions {
   std::string state_directory;
   SystemPaths paths;
@@ -77,6 +85,9 @@ struct PhaseRunnerOptions {
   // the daemon can pause its light probes there (DESIGN.md decision 8).
   std::function<void(const std::string& serial, const std::string& phase)> on_drive_busy;
   std::function<void(const std::string& serial)> on_drive_idle;
+  // Used for every target when set; unset, NVMe namespace targets get
+  // NvmeControllerOn on the run's descriptor, other targets none.
+  ControllerOpener controller;
 };
 
 // Paths in the state directory.
@@ -97,7 +108,11 @@ Expected<Json> RunPhase(const config::Config& config,
 // "interrupted", and removes it. Returns the records appended. A checkpoint
 // whose target lock another process holds is left alone: its run is still
 // going.
-std::vector<Json> RecoverInterrupted(const std::string& state_directory);
+// A checkpoint carrying what its run changed on the drive (power-states)
+// has it put back first, through `open` (unset: the device's own
+// controller), if the device still shows the drive's serial.
+std::vector<Json> RecoverInterrupted(const std::string& state_directory,
+                                     const ControllerOpener& open = {});
 
 // The fraction of `target` that the last completed fill left written, from
 // the history; negative when no fill is on record.

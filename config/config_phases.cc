@@ -139,6 +139,15 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
                      " will be destroyed (expected destroy_data = true in its "
                      "[[aging.targets]] entry at " + At(named->where) + ")");
         }
+        if (kind_known && PhaseKindChangesPowerState(phase.params) &&
+            named->target.serial.empty()) {
+          Report(target->source().begin, std::string(kPath) + ".target",
+                 "phase kind " + Quote(PhaseKindName(phase.params)) +
+                     " changes the power settings of the drive of target " +
+                     Quote(phase.target) + ", which names no drive serial (expected an "
+                     "[[aging.targets]] entry with block_device and serial, not the one at " +
+                     At(named->where) + ")");
+        }
       }
     } else {
       Report(e.source().begin, std::string(kPath) + ".target",

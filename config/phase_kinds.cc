@@ -56,6 +56,19 @@ bool PhaseKindWrites(const PhaseParams& params) {
   return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kWrites; }, params);
 }
 
+bool PhaseKindChangesPowerState(const PhaseParams& params) {
+  return std::visit(
+      [](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (requires { P::kChangesPowerState; }) {
+          return P::kChangesPowerState;
+        } else {
+          return false;
+        }
+      },
+      params);
+}
+
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name) {
   return std::visit(
       [&](const auto& p) {

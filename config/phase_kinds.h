@@ -134,6 +134,19 @@ inline constexpr PhaseKey kStorageTemperatureKey{
     .expected = "a temperature in °C from -40 to 125",
     .doc = "Where the drive sat powered off, in °C; unset leaves that part of the age unknown."};
 
+// power-states' keys (docs/aging.md "power-states").
+inline constexpr PhaseKey kDwellKey{
+    .name = "dwell", .type = PhaseKeyType::kDuration, .min = 100, .max = 3'600'000,
+    .doc = "How long the drive stays in each power state while its power is measured; "
+           "also the idle and 10-IOPS power windows."};
+inline constexpr PhaseKey kExitSamplesKey{
+    .name = "exit_samples", .type = PhaseKeyType::kInteger, .min = 1, .max = 1000,
+    .doc = "How many timed 4 KiB reads measure each power state's exit latency."};
+inline constexpr PhaseKey kSettleKey{
+    .name = "settle", .type = PhaseKeyType::kDuration, .min = 1, .max = 3'600'000,
+    .doc = "How long to wait after entering a power state before each timed read, so "
+           "the drive is in it (at least its ENLAT)."};
+
 // Each struct's Keys(self, f) calls f(key, member) for every key of the
 // kind, in the order ToToml() writes them; `Self` is the struct, const or
 // not.
@@ -252,7 +265,7 @@ struct RetentionWriteParams {
   bool operator==(const RetentionWriteParams&) const = default;
 };
 
-// retention-verify: reads a study back. The only kind that does not write.
+// retention-verify: reads a study back. It writes nothing.
 struct RetentionVerifyParams {
   static constexpr std::string_view kName = "retention-verify";
   static constexpr bool kWrites = false;
@@ -273,9 +286,32 @@ struct RetentionVerifyParams {
   bool operator==(const RetentionVerifyParams&) const = default;
 };
 
+// power-states: enters each power state the drive lists (Set Features 02h,
+// APST off for the while), measures its power and its exit latency, then
+// power at idle and at 10 IOPS. It writes no data but changes the drive's
+// power settings (restored after, and by recovery after a crash), so it
+// runs only on a block device target, which names the drive's serial.
+struct PowerStatesParams {
+  static constexpr std::string_view kName = "power-states";
+  static constexpr bool kWrites = false;
+  static constexpr bool kChangesPowerState = true;
+  std::chrono::milliseconds dwell{10'000};
+  std::uint32_t exit_samples = 20;
+  std::chrono::milliseconds settle{1'000};
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kDwellKey, p.dwell);
+    f(kExitSamplesKey, p.exit_samples);
+    f(kSettleKey, p.settle);
+  }
+  bool operator==(const PowerStatesParams&) const = default;
+};
+
 // The registry of kinds.
 using PhaseParams = std::variant<FillParams, ReclaimParams, PerfParams, TrimParams,
-                                 RetentionWriteParams, RetentionVerifyParams>;
+                                 RetentionWriteParams, RetentionVerifyParams,
+                                 PowerStatesParams>;
 
 // Calls f(P{}) once for each kind's struct P, in registry order.
 template <class F>
@@ -290,9 +326,12 @@ std::span<const std::string_view> PhaseKindNames();
 // A kind's parameters with their defaults, by its name.
 std::optional<PhaseParams> DefaultPhaseParams(std::string_view kind);
 std::string_view PhaseKindName(const PhaseParams& params);
-// Whether a phase of this kind writes its target (all but retention-verify):
+// Whether a phase of this kind writes its target (all but retention-verify and power-states):
 // it then needs destroy_data on a block device, and passes the write gate.
 bool PhaseKindWrites(const PhaseParams& params);
+// Whether a phase of this kind changes the drive's power settings
+// (power-states): it then needs a target that names the drive's serial.
+bool PhaseKindChangesPowerState(const PhaseParams& params);
 // Whether the kind of `params` has the key `name`.
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name);
 // Every kind's keys, each once, in registry order.

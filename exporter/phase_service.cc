@@ -74,6 +74,11 @@ const ResultFamily kResults[] = {
       "A latency or duration the phase's last completed run measured, such "
       "as qd1_rand_read_p99_9 or trim_max.",
       MetricType::kGauge}},
+    {"_watts",
+     {"drivewatch_phase_result_watts",
+      "A power the phase's last completed run measured, such as "
+      "ps3_power_psd_estimate (power-states: the key names its source).",
+      MetricType::kGauge}},
     {"_ratio",
      {"drivewatch_phase_result_ratio",
       "A ratio the phase's last completed run measured, such as fill or "

@@ -72,12 +72,22 @@ class Controller {
   // with SV=0: the value lasts until the next controller reset, so callers
   // that need it re-apply it (a reset also makes the kernel rewrite some
   // features, e.g. Asynchronous Event Configuration 0Bh). Returns dword 0 of
-  // the completion. drivewatch changes only what monitoring needs (today the
-  // AEN enables of feature 0Bh); it never touches data or power settings.
+  // the completion. The light probes change only what monitoring needs (the
+  // AEN enables of feature 0Bh); only the power-states heavy phase
+  // (aging/power_states_phase.cc) changes power settings (Power Management
+  // 02h, APST 0Ch), and it restores them. Nothing changes data settings.
   // Controllers that cannot change features (recordings) keep this default,
   // which fails the way a controller lacking the command does (EOPNOTSUPP).
   virtual Expected<std::uint32_t> SetFeature(std::uint8_t /*fid*/,
                                              std::uint32_t /*cdw11*/) {
+    return Error{EOPNOTSUPP, -1,
+                 "set feature: this controller cannot change features"};
+  }
+  // Set Features with a data buffer sent to the controller (e.g. the
+  // 256-byte APST table of feature 0Ch), SV=0. Same default as SetFeature.
+  virtual Expected<std::uint32_t> SetFeatureWithData(std::uint8_t /*fid*/,
+                                                     std::uint32_t /*cdw11*/,
+                                                     const Bytes& /*data*/) {
     return Error{EOPNOTSUPP, -1,
                  "set feature: this controller cannot change features"};
   }

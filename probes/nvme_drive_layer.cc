@@ -119,6 +119,34 @@ class NvmeController : public Controller {
     return result;
   }
 
+  Expected<std::uint32_t> SetFeatureWithData(std::uint8_t fid, std::uint32_t cdw11,
+                                             const Bytes& data) override {
+    if (data.empty() || data.size() > UINT32_MAX) {
+      return Error{EINVAL, -1,
+                   device_ + ": set feature " + Hex2(fid) + ": data of " +
+                       std::to_string(data.size()) + " bytes (expected 1 byte to 4 GiB)"};
+    }
+    Bytes buffer = data;  // libnvme takes a non-const buffer
+    std::uint32_t result = 0;
+    nvme_set_features_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.result = &result;
+    args.cdw11 = cdw11;
+    args.fid = fid;
+    args.save = false;
+    args.data_len = static_cast<std::uint32_t>(buffer.size());
+    args.data = buffer.data();
+    const int rc = nvme_set_features(&args);
+    const int saved_errno = errno;
+    if (rc != 0) {
+      return detail::AdminCommandError(device_, "set feature " + Hex2(fid), rc,
+                                       saved_errno);
+    }
+    return result;
+  }
+
   Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
                                std::size_t length, std::uint8_t lsp,
                                std::uint64_t offset) override {

@@ -66,6 +66,20 @@ double Seconds(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
+Expected<PowerSample> SampleDrivePower(Controller& ctrl, const IdentifyController& id,
+                                       const SmartLog& smart,
+                                       std::chrono::steady_clock::time_point at) {
+  PowerSample sample{.at = at};
+  sample.drive_watts = smart.IntervalPowerWatts();
+  auto pm = ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
+  if (!pm && !pm.error().Unsupported()) return pm.error();
+  if (pm) {
+    sample.psd_watts = PsdIdleEstimateWatts(
+        id, DecodePowerManagement(pm->result).power_state);
+  }
+  return sample;
+}
+
 PowerDrawProbe::PowerDrawProbe(const DriveLoadBoard* load, NowFn now,
                                MeterFn read_meter, LogFn log)
     : load_(load),
@@ -106,14 +120,9 @@ Expected<bool> PowerDrawProbe::Sample(Controller& ctrl,
   auto smart = DecodeSmartLog(*log_bytes);
   if (!smart) return smart.error();
 
-  PowerSample sample{.at = now_()};
-  sample.drive_watts = smart->IntervalPowerWatts();
-  auto pm = ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
-  if (!pm && !pm.error().Unsupported()) return pm.error();
-  if (pm) {
-    sample.psd_watts = PsdIdleEstimateWatts(
-        *w.id, DecodePowerManagement(pm->result).power_state);
-  }
+  auto drive = SampleDrivePower(ctrl, *w.id, *smart, now_());
+  if (!drive) return drive.error();
+  PowerSample sample = *drive;
   std::optional<PowerMeterSpec> meter;
   {
     std::lock_guard lock(mu_);

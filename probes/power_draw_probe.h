@@ -32,8 +32,19 @@
 #include "probes/power_meter.h"
 #include "probes/probe.h"
 #include "probes/sample_sink.h"
+#include "probes/smart_log.h"
 
 namespace drivewatch {
+
+// One sample of the drive's own sources, as the probe takes them each
+// second: the SMART Interval Power Measurement of `smart` (already read
+// and decoded by the caller) and the PSD estimate of the power state Get
+// Features 02h reports. The meter is the caller's. Fails when Get Features
+// 02h fails other than as unsupported. The power-states heavy phase
+// (aging/power_states_phase.cc) samples through this too.
+Expected<PowerSample> SampleDrivePower(Controller& ctrl, const IdentifyController& id,
+                                       const SmartLog& smart,
+                                       std::chrono::steady_clock::time_point at);
 
 class PowerDrawProbe : public DriveProbe {
  public:

@@ -259,3 +259,39 @@ TEST_F(SafetyConfigTest, TomlLimitsAreSaidInOurWords) {
 
 }  // namespace
 }  // namespace drivewatch::config
+
+namespace drivewatch::config {
+namespace {
+
+// power-states writes nothing (no destroy_data) but changes the drive's
+// power settings: it needs a target that names its drive's serial, so a
+// directory target is refused, and a block device target is enough.
+TEST_F(SafetyConfigTest, PowerStatesNeedsATargetWithASerialButNoDestroyData) {
+  const std::string text = "[[aging.targets]]\nname = \"files\"\ndirectory = \"" +
+                           dir_.string() +
+                           "\"\n\n[[aging.targets]]\nname = \"drive\"\nblock_device = "
+                           "\"/dev/sdzz\"\nserial = \"S4EWNX0R123456\"\n\n"
+                           "[[aging.phases]]\nname = \"ps-files\"\nkind = \"power-states\"\n"
+                           "target = \"files\"\n\n"
+                           "[[aging.phases]]\nname = \"ps-drive\"\nkind = \"power-states\"\n"
+                           "target = \"drive\"\ndwell = \"5s\"\nexit_samples = 10\n";
+  const LoadResult r = LoadString(text, "c.toml");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r),
+            "c.toml:13:10: aging.phases.target: phase kind \"power-states\" changes the power "
+            "settings of the drive of target \"files\", which names no drive serial (expected "
+            "an [[aging.targets]] entry with block_device and serial, not the one at line 1, "
+            "column 1)\n");
+  const std::string ok = text.substr(text.find("[[aging.targets]]\nname = \"drive\""));
+  const LoadResult good = LoadString(ok.substr(0, ok.find("[[aging.phases]]")) +
+                                         ok.substr(ok.find("[[aging.phases]]\nname = \"ps-drive\"")),
+                                     "c.toml");
+  ASSERT_TRUE(good.config) << Errors(good);
+  const auto& p = std::get<PowerStatesParams>(good.config->aging.phases[0].params);
+  EXPECT_EQ(p.dwell, std::chrono::milliseconds{5'000});
+  EXPECT_EQ(p.exit_samples, 10u);
+  EXPECT_EQ(p.settle, std::chrono::milliseconds{1'000});
+}
+
+}  // namespace
+}  // namespace drivewatch::config

@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: Apache-2.0
+// The power-states phase: every power state of a drive with five (the
+// handmade PM981 fixture, tests/fixtures/handmade: ps3 and ps4
+// non-operational, ENLAT/EXLAT 210/1200 and 2000/8000 us), its power and
+// its measured exit latency; APST off while it runs and restored after,
+// also on abort and by crash recovery; an unsupported state recorded and
+// skipped; a target without a serial refused; the drive marked busy. The
+// reads are real (a loop device or a file, O_DIRECT); the controller is a
+// fake (FakeDrive below).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "aging/history.h"
+#include "aging/phase.h"
+#include "aging/phase_runner.h"
+#include "exporter/metric_store.h"
+#include "exporter/phase_service.h"
+#include "probes/features.h"
+#include "probes/identify.h"
+#include "tests/common/recorded_drive_layer.h"
+#include "tests/integration/loop_device.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using drivewatch::testing::LoopDevice;
+using drivewatch::testing::ReadFixture;
+using std::chrono::milliseconds;
+
+const std::filesystem::path kHandmade = std::filesystem::path(DW_FIXTURE_DIR) / "handmade";
+
+// A fake NVMe controller's state, fed with the recorded Identify Controller
+// and APST table of the handmade PM981 fixture. A fake because no real part
+// here can show several power states: QEMU's NVMe implements feature 02h
+// with a single state, and a real drive on the test machine is not ours to
+// put through its states. It keeps the power state and the APST table as
+// Set Features leaves them, refuses the states in `refused` as a drive
+// lacking them would (Invalid Field), serves the recorded SMART log with
+// its Interval Power Measurement cleared (so the PSD estimate is the
+// source), and simulates exit latency: the first read after the drive
+// entered a non-operational state takes that state's EXLAT, and wakes it
+// to the last operational state, as NVMe 2.0 §8.15 says.
+struct FakeDrive {
+  std::mutex mu;
+  Bytes id_ctrl = ReadFixture(kHandmade / "id-ctrl-HANDMADE-PM981.bin");
+  Bytes smart = ReadFixture(kHandmade / "smart-log-HANDMADE-PM981.bin");
+  Bytes apst_table = ReadFixture(kHandmade / "feature-HANDMADE-PM981-0c.bin");
+  bool apst_enabled = true;
+  int state = 3;  // as the fixture's features-HANDMADE-PM981.txt
+  int operational = 0;
+  std::set<int> refused;
+  std::vector<std::uint32_t> set_states;  // every Set Features 02h, in order
+  int apst_sets = 0;
+
+  FakeDrive() { std::fill(smart.begin() + 240, smart.begin() + 244, 0); }
+  IdentifyController Id() { return *DecodeIdentifyController(id_ctrl); }
+  // How long a read issued now waits for the drive to leave its state.
+  std::chrono::microseconds WakeForRead() {
+    std::lock_guard lock(mu);
+    const PowerStateDescriptor psd = Id().power_states[static_cast<std::size_t>(state)];
+    if (!psd.NonOperational()) return {};
+    state = operational;
+    return std::chrono::microseconds{psd.exit_latency_us};
+  }
+};
+
+class FakeController : public Controller {
+ public:
+  explicit FakeController(std::shared_ptr<FakeDrive> d) : d_(std::move(d)) {}
+  Expected<Bytes> Identify(std::uint8_t cns, std::uint32_t) override {
+    if (cns == kIdentifyCnsController) return d_->id_ctrl;
+    return Invalid("identify");
+  }
+  Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t, std::size_t length) override {
+    if (lid != 0x02) return Invalid("get log page");
+    std::lock_guard lock(d_->mu);
+    Bytes out = d_->smart;
+    out.resize(length);
+    return out;
+  }
+  Expected<FeatureValue> GetFeature(std::uint8_t fid, std::uint32_t, std::size_t length) override {
+    std::lock_guard lock(d_->mu);
+    if (fid == kFeaturePowerManagement) return FeatureValue{std::uint32_t(d_->state), {}};
+    if (fid == kFeatureAutonomousPowerStateTransition && length == kApstTableSize) {
+      return FeatureValue{d_->apst_enabled ? 1u : 0u, d_->apst_table};
+    }
+    return Invalid("get features");
+  }
+  Expected<std::uint32_t> SetFeature(std::uint8_t fid, std::uint32_t cdw11) override {
+    std::lock_guard lock(d_->mu);
+    if (fid != kFeaturePowerManagement) return Invalid("set features");
+    d_->set_states.push_back(cdw11);
+    const int ps = static_cast<int>(cdw11 & 0x1f);
+    if (ps >= d_->Id().PowerStateCount() || d_->refused.count(ps)) return Invalid("set features");
+    d_->state = ps;
+    if (!d_->Id().power_states[static_cast<std::size_t>(ps)].NonOperational()) d_->operational = ps;
+    return 0u;
+  }
+  Expected<std::uint32_t> SetFeatureWithData(std::uint8_t fid, std::uint32_t cdw11,
+                                             const Bytes& data) override {
+    std::lock_guard lock(d_->mu);
+    if (fid != kFeatureAutonomousPowerStateTransition || data.size() != kApstTableSize) {
+      return Invalid("set features");
+    }
+    d_->apst_enabled = (cdw11 & 1) != 0;
+    d_->apst_table = data;
+    ++d_->apst_sets;
+    return 0u;
+  }
+
+ private:
+  static Error Invalid(const std::string& what) {
+    return Error{0, 0x4002, "fake: " + what + ": Invalid Field in Command (0x4002)"};
+  }
+  std::shared_ptr<FakeDrive> d_;
+};
+
+// A phase context over a real file read with O_DIRECT and the fake
+// controller: its TimedRead adds the fake drive's wake time to a real
+// read, which the runner's context cannot (its reads reach a real device).
+class FakeDriveContext : public PhaseContext {
+ public:
+  FakeDriveContext(std::shared_ptr<FakeDrive> d, const std::string& file)
+      : d_(d), ctrl_(d) {
+    phase_.name = "ps";
+    phase_.target = "t";
+    target_.name = "t";
+    auto io = WorkloadTarget::Open(file, WorkloadTarget::kReadOnly);
+    EXPECT_TRUE(io) << (io ? "" : io.error().message);
+    if (io) io_ = std::move(*io);
+  }
+  const config::PhaseConfig& phase() const override { return phase_; }
+  std::uint64_t capacity() const override { return io_->size() >> 20 << 20; }
+  std::uint32_t logical_block_size() const override { return io_->logical_block_size(); }
+  double fill_ratio() const override { return -1; }
+  Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view, double,
+                               double) override {
+    return RunWorkload(*io_, spec, stop_.get_token());
+  }
+  bool Idle(std::chrono::nanoseconds d, std::string_view, double, double) override {
+    std::this_thread::sleep_for(d);
+    return !stopped();
+  }
+  bool stopped() const override { return stop_.stop_requested(); }
+  void Checkpoint(const PhaseReport& report) override { checkpoints_.push_back(report.restore); }
+  const config::AgingTarget& target() const override { return target_; }
+  const std::string& state_directory() const override { return dir_; }
+  int fd() const override { return io_->fd(); }
+  bool nvme() const override { return false; }
+  Json DriveFacts() const override { return Json::Object(); }
+  Controller* controller() override { return &ctrl_; }
+  Expected<std::chrono::nanoseconds> TimedRead(std::uint64_t offset, std::uint32_t size) override {
+    const auto wake = d_->WakeForRead();
+    auto r = PhaseContext::TimedRead(offset, size);
+    if (!r) return r;
+    std::this_thread::sleep_for(wake);
+    return *r + std::chrono::duration_cast<std::chrono::nanoseconds>(wake);
+  }
+
+  std::vector<Json> checkpoints_;
+
+ private:
+  std::shared_ptr<FakeDrive> d_;
+  FakeController ctrl_;
+  config::PhaseConfig phase_;
+  config::AgingTarget target_;
+  std::string dir_ = "/nonexistent";
+  std::unique_ptr<WorkloadTarget> io_;
+  std::stop_source stop_;
+};
+
+double Result(const Json& results, const std::string& key) {
+  const Json* v = results.Find(key);
+  return v ? v->AsDouble(-1) : -1;
+}
+
+class PowerStatesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path("/var/tmp") /
+           ("dw-ps-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    file_ = (dir_ / "data").string();
+    std::ofstream(file_).close();
+    std::filesystem::resize_file(file_, 8u << 20);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  config::PowerStatesParams Quick() {
+    config::PowerStatesParams p;
+    p.dwell = milliseconds{1'100};
+    p.exit_samples = 5;
+    p.settle = milliseconds{5};
+    return p;
+  }
+  std::filesystem::path dir_;
+  std::string file_;
+};
+
+TEST_F(PowerStatesTest, EveryStateItsPowerAndExitLatencyAgainstTheDeclaredOnes) {
+  auto drive = std::make_shared<FakeDrive>();
+  drive->refused = {2};
+  FakeDriveContext ctx(drive, file_);
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(Quick(), ctx, report));
+  const Json& r = report.results;
+
+  // PSD estimates: IDLP when reported (ps4 0.0050 W), else MP.
+  EXPECT_DOUBLE_EQ(Result(r, "ps0_power_psd_estimate_watts"), 8.0) << r.Dump(2);
+  EXPECT_DOUBLE_EQ(Result(r, "ps1_power_psd_estimate_watts"), 6.3);
+  EXPECT_DOUBLE_EQ(Result(r, "ps3_power_psd_estimate_watts"), 0.07);
+  EXPECT_DOUBLE_EQ(Result(r, "ps4_power_psd_estimate_watts"), 0.005);
+  EXPECT_DOUBLE_EQ(Result(r, "ps4_exit_latency_declared_seconds"), 0.008);
+  EXPECT_DOUBLE_EQ(Result(r, "ps3_entry_latency_declared_seconds"), 0.00021);
+  // Measured exit latency: the fake's EXLAT plus a real read.
+  EXPECT_GE(Result(r, "ps3_exit_latency_p50_seconds"), 0.0012);
+  EXPECT_LT(Result(r, "ps3_exit_latency_p50_seconds"), 0.0012 + 0.05);
+  EXPECT_GE(Result(r, "ps4_exit_latency_p50_seconds"), 0.008);
+  EXPECT_GE(Result(r, "ps4_exit_latency_max_seconds"), Result(r, "ps4_exit_latency_p50_seconds"));
+  // Operational: no wake, a plain read, faster than either.
+  EXPECT_LT(Result(r, "ps0_exit_latency_p50_seconds"), Result(r, "ps3_exit_latency_p50_seconds"));
+  EXPECT_LT(Result(r, "ps3_exit_latency_p50_seconds"), Result(r, "ps4_exit_latency_p50_seconds"));
+  // ps2 refused: unsupported, skipped, the rest measured.
+  EXPECT_LT(Result(r, "ps2_exit_latency_p50_seconds"), 0);
+  EXPECT_DOUBLE_EQ(Result(r, "power_states_supported_ratio"), 0.8);
+  const auto& states = report.series.Find("power_states")->items();
+  ASSERT_EQ(states.size(), 5u);
+  EXPECT_FALSE(states[2].Find("supported")->AsBool(true));
+  EXPECT_TRUE(states[4].Find("confirmed")->AsBool());
+  EXPECT_FALSE(states[4].Find("operational")->AsBool(true));
+  // Idle and 10 IOPS, measured with the drive's settings back (ps3).
+  EXPECT_DOUBLE_EQ(Result(r, "idle_power_psd_estimate_watts"), 0.07);
+  EXPECT_GT(Result(r, "at_10_iops_iops"), 5);
+  EXPECT_LT(Result(r, "at_10_iops_iops"), 12);
+  EXPECT_GE(Result(r, "at_10_iops_power_psd_estimate_watts"), 0);
+
+  // APST was off while the states ran, and is back, enabled, with its table.
+  EXPECT_TRUE(drive->apst_enabled);
+  EXPECT_EQ(drive->apst_table, ReadFixture(kHandmade / "feature-HANDMADE-PM981-0c.bin"));
+  EXPECT_EQ(drive->apst_sets, 2);
+  EXPECT_EQ(drive->state, 3);
+  // The checkpoint carried the settings until they were back.
+  ASSERT_GE(ctx.checkpoints_.size(), 2u);
+  EXPECT_EQ(ctx.checkpoints_.front().Find("power_state")->AsUint(), 3u);
+  EXPECT_TRUE(ctx.checkpoints_.back().is_null());
+}
+
+// The runner on a loop device with the fake controller: history, metrics,
+// the drive busy while it runs, restore on abort, and recovery restoring a
+// crashed run's settings.
+class PowerStatesRunnerTest : public PowerStatesTest {
+ protected:
+  void SetUp() override {
+    PowerStatesTest::SetUp();
+    config_.state_directory = (dir_ / "state").string();
+    options_.state_directory = config_.state_directory;
+    options_.controller = [this](const std::string&) {
+      return std::make_unique<FakeController>(drive_);
+    };
+  }
+  config::PhaseConfig Phase(config::PowerStatesParams p) {
+    config::PhaseConfig c;
+    c.name = "ps";
+    c.target = "loop";
+    c.params = p;
+    return c;
+  }
+  std::shared_ptr<FakeDrive> drive_ = std::make_shared<FakeDrive>();
+  config::Config config_;
+  PhaseRunnerOptions options_;
+};
+
+config::AgingTarget LoopTarget(const LoopDevice& loop) {
+  config::AgingTarget t;
+  t.name = "loop";
+  t.block_device = loop.device();
+  t.serial = loop.serial();
+  return t;  // no destroy_data: power-states writes nothing
+}
+
+TEST_F(PowerStatesRunnerTest, RunsOnALoopDeviceIntoHistoryAndMetricsWithTheDriveBusy) {
+  LoopDevice loop(16);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  config_.aging.targets = {LoopTarget(loop)};
+  config_.aging.phases = {Phase(Quick())};
+  const std::string before = [&] {
+    std::ifstream in(loop.backing(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+
+  MetricStore store;
+  DriveBusyBoard busy;
+  std::string busy_seen;
+  options_.on_drive_busy = [&](const std::string& serial, const std::string& phase) {
+    busy.SetBusy(serial, "phase " + phase);
+    busy_seen = busy.Busy(serial);
+  };
+  options_.on_drive_idle = [&](const std::string& serial) { busy.ClearBusy(serial); };
+  auto r = RunPhase(config_, "ps", options_, {}, nullptr);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
+  EXPECT_EQ(busy_seen, "phase ps");
+  EXPECT_EQ(busy.Busy(loop.serial()), "");
+  EXPECT_EQ(r->Find("kind")->AsString(), "power-states");
+  EXPECT_DOUBLE_EQ(Result(*r->Find("results"), "ps4_power_psd_estimate_watts"), 0.005);
+  EXPECT_GT(Result(*r->Find("results"), "ps4_exit_latency_p50_seconds"), 0);
+  EXPECT_EQ(r->Find("restore"), nullptr);  // checkpoint only
+  EXPECT_EQ(drive_->state, 3);
+  EXPECT_TRUE(drive_->apst_enabled);
+  const std::string after = [&] {
+    std::ifstream in(loop.backing(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  EXPECT_EQ(after, before) << "power-states wrote to its target";
+
+  PhaseService service(store, nullptr, nullptr);
+  service.Start(config_);
+  const std::string text = *store.Render();
+  service.Stop();
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(drivewatch_phase_result_seconds\{[^}]*measure="ps4_exit_latency_p50"[^}]*phase="ps")")))
+      << text;
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(drivewatch_phase_result_watts\{[^}]*measure="ps3_power_psd_estimate"[^}]*\} 0\.07)")))
+      << text;
+}
+
+TEST_F(PowerStatesRunnerTest, AnAbortedRunRestoresAndACrashedOnesSettingsAreRestoredByRecovery) {
+  LoopDevice loop(16);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  config_.aging.targets = {LoopTarget(loop)};
+  auto p = Quick();
+  p.dwell = milliseconds{30'000};
+  config_.aging.phases = {Phase(p)};
+  std::stop_source stop;
+  std::thread t([&] {
+    std::this_thread::sleep_for(milliseconds{1'500});
+    stop.request_stop();
+  });
+  auto r = RunPhase(config_, "ps", options_, stop.get_token(), nullptr);
+  t.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Find("outcome")->AsString(), "aborted") << r->Dump(2);
+  EXPECT_EQ(drive_->state, 3);
+  EXPECT_TRUE(drive_->apst_enabled);
+
+  // A crash: the checkpoint of a run that had put the drive in ps4 with
+  // APST off. Recovery puts back what it saved.
+  std::filesystem::create_directories(config_.state_directory + "/phases");
+  {
+    std::lock_guard lock(drive_->mu);
+    drive_->state = 4;
+    drive_->apst_enabled = false;
+  }
+  Json restore = Json::Object();
+  restore["kind"] = "power-states";
+  restore["serial"] = drive_->Id().serial;
+  restore["power_state"] = 3;
+  Json apst = Json::Object();
+  apst["enabled"] = true;
+  Json table = Json::Array();
+  for (std::uint8_t b : drive_->apst_table) table.Push(std::uint64_t{b});
+  apst["table"] = table;
+  restore["apst"] = apst;
+  Json c = Json::Object();
+  c["version"] = 1;
+  c["run"] = "ps-crashed";
+  c["phase"] = "ps";
+  c["kind"] = "power-states";
+  c["target"] = "loop";
+  c["device"] = loop.device();
+  c["start"] = 1.0;
+  c["checkpoint"] = 2.0;
+  c["restore"] = restore;
+  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << c.Dump() << "\n";
+  const std::vector<Json> recovered =
+      RecoverInterrupted(config_.state_directory, options_.controller);
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(drive_->state, 3);
+  EXPECT_TRUE(drive_->apst_enabled);
+  EXPECT_EQ(recovered[0].Find("restore"), nullptr);
+  EXPECT_NE(recovered[0].Find("reason")->AsString().find("restored power state 3"), std::string::npos)
+      << recovered[0].Dump(2);
+
+  // Another drive behind the device now: nothing is sent, and it says why.
+  restore["serial"] = "SOMEONE-ELSE";
+  c["restore"] = restore;
+  c["run"] = "ps-crashed-2";
+  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << c.Dump() << "\n";
+  drive_->set_states.clear();
+  const std::vector<Json> again = RecoverInterrupted(config_.state_directory, options_.controller);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(drive_->set_states.empty());
+  EXPECT_NE(again[0].Find("reason")->AsString().find("not restored"), std::string::npos);
+}
+
+TEST_F(PowerStatesRunnerTest, ATargetWithoutASerialIsRefused) {
+  config::AgingTarget t;
+  t.name = "loop";  // a directory target: no drive, no serial
+  t.directory = dir_.string();
+  t.file_size = 8u << 20;
+  t.min_free_ratio = 0.01;
+  config_.aging.targets = {t};
+  config_.aging.phases = {Phase(Quick())};
+  auto r = RunPhase(config_, "ps", options_, {}, nullptr);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->Find("outcome")->AsString(), "refused");
+  EXPECT_NE(r->Find("reason")->AsString().find("names no drive"), std::string::npos)
+      << r->Dump(2);
+  EXPECT_TRUE(drive_->set_states.empty());
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -79,6 +79,7 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx,
                PhaseReport& report);
 Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx,
                PhaseReport& report);
+Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

@@ -76,7 +76,10 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
   constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
   const auto uint = [&](const char* key, std::uint64_t max, std::uint64_t* out) -> Status {
     const Json* v = j.Find(key);
-    const std::uint64_t got = v && v->type() == Json::Type::kNumber ? v->AsUint(kNone) : kNone;
+    // AsUint alone would take 1.5 as 1: a whole number only.
+    const bool whole = v && v->type() == Json::Type::kNumber && v->AsDouble() >= 0 &&
+                       v->AsDouble() == std::floor(v->AsDouble());
+    const std::uint64_t got = whole ? v->AsUint(kNone) : kNone;
     if (got == kNone || got > max) {
       return bad(key, "a whole number from 0 to " + std::to_string(max));
     }

@@ -105,6 +105,7 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx,
 // (power-states: the APST table and the power state), after checking that
 // `ctrl` is still the drive the run changed. Says what it restored.
 Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore);
+Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

@@ -20,7 +20,9 @@
 // 6 (a crash, SIGKILL or power cut): RecoverInterrupted() records it as
 // "interrupted" with the results it had checkpointed. Runs never resume:
 // an SLC fill or a latency measurement split across a reboot would
-// measure something else.
+// measure something else. An endurance test is the one made of many runs:
+// it keeps its own progress file, and its next run goes on from there
+// (aging/endurance.h).
 #pragma once
 
 #include <chrono>

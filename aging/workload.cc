@@ -27,6 +27,7 @@ namespace drivewatch::aging {
 namespace {
 
 using workload_detail::BlockPermutation;
+using workload_detail::DrawnAccess;
 using workload_detail::Op;
 using workload_detail::OpMix;
 using workload_detail::Plan;
@@ -84,6 +85,8 @@ class Engine {
         progress_(progress),
         mix_(spec.read_percent, spec.write_percent, spec.trim_percent),
         permutation_(plan.region_length / spec.block_size, spec.seed),
+        drawn_(spec, plan.region_length, target.logical_block_size()),
+        drawing_(!spec.size_mix.empty() || !spec.lba_zones.empty()),
         seq_pos_(spec.start) {}
   ~Engine();
 
@@ -95,18 +98,20 @@ class Engine {
     Op op = Op::kRead;
     bool late = false;          // waited for a free slot past its due time
     std::uint64_t offset = 0;
+    std::uint32_t size = 0;
     std::uint64_t due_ns = 0;    // paced runs: when it was due
     std::uint64_t start_ns = 0;  // latency counts from here
     std::uint64_t freed_ns = 0;  // when the slot last became free
   };
 
-  // The next offset, or nullopt at the end of a non-wrapping region.
-  std::optional<std::uint64_t> NextOffset();
+  // The next offset and its I/O's size, or nullopt at the end of a
+  // non-wrapping region.
+  std::optional<std::uint64_t> NextOffset(std::uint32_t* size);
   bool IssueAllowed(std::uint64_t now);
   // Returns the time it ended.
-  std::uint64_t Trim(std::uint64_t offset);
+  std::uint64_t Trim(std::uint64_t offset, std::uint32_t size);
   void Complete(std::uint32_t slot_index, int res, std::uint64_t now);
-  void Count(Op op, std::uint64_t latency_ns);
+  void Count(Op op, std::uint64_t latency_ns, std::uint64_t size);
   void RecordError(Op op, std::uint64_t offset, const std::string& what);
   void RollSamples(std::uint64_t now);
   void CloseSample(std::uint64_t end_ns);
@@ -119,6 +124,8 @@ class Engine {
   const ProgressCallback& progress_;
   OpMix mix_;
   BlockPermutation permutation_;
+  DrawnAccess drawn_;
+  bool drawing_;  // size_mix or lba_zones
   std::uint64_t seq_pos_;  // sequential: next offset relative to the region
 
   io_uring ring_{};
@@ -228,8 +235,10 @@ Status Engine::Setup() {
   return Ok{};
 }
 
-std::optional<std::uint64_t> Engine::NextOffset() {
+std::optional<std::uint64_t> Engine::NextOffset(std::uint32_t* size) {
   const std::uint64_t bs = spec_.block_size;
+  *size = spec_.block_size;
+  if (drawing_) return plan_.region_offset + drawn_.Next(size);
   if (spec_.access == Access::kRandom) {
     return plan_.region_offset + permutation_.Next() * bs;
   }
@@ -262,8 +271,7 @@ bool Engine::IssueAllowed(std::uint64_t now) {
   return true;
 }
 
-void Engine::Count(Op op, std::uint64_t latency_ns) {
-  const std::uint64_t bs = spec_.block_size;
+void Engine::Count(Op op, std::uint64_t latency_ns, std::uint64_t bs) {
   done_bytes_ += bs;
   switch (op) {
     case Op::kRead:
@@ -295,8 +303,8 @@ void Engine::RecordError(Op op, std::uint64_t offset, const std::string& what) {
 // has an io_uring operation on 6.1 kernels. Reads and writes already in
 // the ring keep going meanwhile; their completions wait to be reaped, which
 // can add up to the trim's duration to their measured latency (as in fio).
-std::uint64_t Engine::Trim(std::uint64_t offset) {
-  const std::uint64_t len = spec_.block_size;
+std::uint64_t Engine::Trim(std::uint64_t offset, std::uint32_t size) {
+  const std::uint64_t len = size;
   const std::uint64_t start_ns = NowNs();
   int rc;
   if (target_.is_block_device()) {
@@ -309,7 +317,7 @@ std::uint64_t Engine::Trim(std::uint64_t offset) {
   const int err = rc == 0 ? 0 : errno;
   const std::uint64_t now = NowNs();
   if (err == 0) {
-    Count(Op::kTrim, now - start_ns);
+    Count(Op::kTrim, now - start_ns, len);
   } else {
     RecordError(Op::kTrim, offset, std::strerror(err));
   }
@@ -322,11 +330,11 @@ void Engine::Complete(std::uint32_t index, int res, std::uint64_t now) {
   if (s.op == Op::kRead && spec_.on_read) {
     const std::uint32_t bs = spec_.block_size;
     const std::uint32_t buf = separate_read_buffers_ ? spec_.queue_depth + index : index;
-    spec_.on_read(s.offset, static_cast<const char*>(memory_) + std::size_t{buf} * bs, bs, res,
+    spec_.on_read(s.offset, static_cast<const char*>(memory_) + std::size_t{buf} * bs, s.size, res,
                   now - s.start_ns);
   }
-  if (res == static_cast<int>(spec_.block_size)) {
-    Count(s.op, now - s.start_ns);
+  if (res == static_cast<int>(s.size)) {
+    Count(s.op, now - s.start_ns, s.size);
   } else if (res < 0) {
     RecordError(s.op, s.offset, std::strerror(-res));
   } else {
@@ -334,7 +342,7 @@ void Engine::Complete(std::uint32_t index, int res, std::uint64_t now) {
     // part way. The block was not transferred as asked.
     RecordError(s.op, s.offset,
                 "short transfer, " + std::to_string(res) + " of " +
-                    std::to_string(spec_.block_size) + " bytes");
+                    std::to_string(s.size) + " bytes");
   }
   s.freed_ns = now;
   free_.push_back(index);
@@ -412,23 +420,25 @@ Expected<WorkloadResult> Engine::Run() {
         // counts from when it was due (no coordinated omission).
         pacer_->Advance(pacer_->next());
       }
-      const std::optional<std::uint64_t> offset = NextOffset();
+      std::uint32_t size = 0;
+      const std::optional<std::uint64_t> offset = NextOffset(&size);
       if (!offset) {
         region_done_ = true;
         issuing = false;
         break;
       }
-      issued_bytes_ += bs;
+      issued_bytes_ += size;
       const Op op = mix_.Next();
       if (op == Op::kTrim) {
         // A trim needs no slot, so it is never late for want of one.
-        now = Trim(*offset);
+        now = Trim(*offset, size);
       } else {
         const std::uint32_t index = free_.back();
         free_.pop_back();
         Slot& s = slots_[index];
         s.op = op;
         s.offset = *offset;
+        s.size = size;
         s.due_ns = due;
         s.late = pacer_ && s.freed_ns > due;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
@@ -436,13 +446,13 @@ Expected<WorkloadResult> Engine::Run() {
             op == Op::kRead && separate_read_buffers_ ? qd + index : index;
         void* addr = static_cast<char*>(memory_) + buf * bs;
         if (op == Op::kWrite && spec_.fill) {
-          spec_.fill(*offset, addr, bs);
-          io_uring_prep_write_fixed(sqe, 0, addr, bs, *offset, buf);
+          spec_.fill(*offset, addr, size);
+          io_uring_prep_write_fixed(sqe, 0, addr, size, *offset, buf);
         } else if (op == Op::kWrite) {
           pattern_->Stamp(index, *offset, write_sequence_++);
-          io_uring_prep_write_fixed(sqe, 0, addr, bs, *offset, buf);
+          io_uring_prep_write_fixed(sqe, 0, addr, size, *offset, buf);
         } else {
-          io_uring_prep_read_fixed(sqe, 0, addr, bs, *offset, buf);
+          io_uring_prep_read_fixed(sqe, 0, addr, size, *offset, buf);
         }
         sqe->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data64(sqe, index);
@@ -454,7 +464,7 @@ Expected<WorkloadResult> Engine::Run() {
         // a quarter. Large I/Os (64 KiB and up) are few enough per second
         // that the batch's saved system calls matter more: they are
         // submitted together below (tests/bench/workload_vs_fio.sh).
-        const int submitted = bs >= kBatchSubmitBytes
+        const int submitted = size >= kBatchSubmitBytes
                                   ? 0
                                   : (s.start_ns = s.late ? s.due_ns : NowNs(),
                                      io_uring_submit(&ring_));

@@ -91,6 +91,18 @@ class WorkloadTarget {
 // region's worth of bytes touches each block exactly once.
 enum class Access { kSequential, kRandom };
 
+// A mixed-size workload's share: `percent` of the I/Os are `size` bytes.
+struct SizeShare {
+  std::uint32_t size = 0;
+  std::uint32_t percent = 0;
+};
+// A skewed workload's zone: `access_percent` of the I/Os fall in the next
+// `region_percent` of the region (zones follow one another from its start).
+struct LbaZone {
+  double region_percent = 0;
+  std::uint32_t access_percent = 0;
+};
+
 struct WorkloadSpec {
   // The operation mix in percent; the three sum to 100. Each I/O's kind is
   // drawn so that over any 100 I/Os the shares hold within one I/O (a
@@ -133,6 +145,19 @@ struct WorkloadSpec {
   // give the same offsets and the same bytes.
   std::uint64_t seed = 1;
   std::uint64_t data_seed = 1;
+
+  // Random access only, each optional (JESD219-style workloads,
+  // aging/endurance_phase.cc). With either set, offsets are drawn at random
+  // from `seed` instead of visiting each block once per pass. size_mix:
+  // each I/O's size is drawn from these shares (percents summing to 100;
+  // each size a multiple of the logical block size, block_size the largest
+  // of them). lba_zones: each I/O first draws its zone by access_percent,
+  // then an offset uniformly within it. An I/O of 4 KiB or more starts on
+  // a 4 KiB boundary, a smaller one on a logical block (without size_mix,
+  // every I/O starts on a block_size boundary); none crosses the region's
+  // end, and one that starts near a zone's end may run into the next zone.
+  std::vector<SizeShare> size_mix;
+  std::vector<LbaZone> lba_zones;
 
   // Hooks for workloads whose bytes mean something (retention studies).
   // `fill`, when set, writes each write's bytes instead of the data

@@ -95,6 +95,39 @@ Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
                 " below the region's length " +
                 std::to_string(plan.region_length));
   }
+  if (!s.size_mix.empty() || !s.lba_zones.empty()) {
+    if (s.access != Access::kRandom) return fail("size_mix, lba_zones: expected random access");
+    std::uint32_t sum = 0, largest = 0;
+    for (const SizeShare& share : s.size_mix) {
+      if (share.size < kMinBlockSize || share.size > kMaxBlockSize || share.size % lbs != 0) {
+        return fail("size_mix size " + std::to_string(share.size) +
+                    ": expected a multiple of the logical block size " + std::to_string(lbs) +
+                    " from " + std::to_string(kMinBlockSize) + " to " +
+                    std::to_string(kMaxBlockSize));
+      }
+      sum += share.percent;
+      largest = std::max(largest, share.size);
+    }
+    if (!s.size_mix.empty() && (sum != 100 || largest != s.block_size)) {
+      return fail("size_mix: percents sum to " + std::to_string(sum) + ", largest size " +
+                  std::to_string(largest) + ": expected 100, and block_size " +
+                  std::to_string(s.block_size) + " the largest size");
+    }
+    double region = 0;
+    sum = 0;
+    for (const LbaZone& z : s.lba_zones) {
+      if (!(z.region_percent > 0) || !std::isfinite(z.region_percent)) {
+        return fail("lba_zones region_percent " + std::to_string(z.region_percent) +
+                    ": expected above 0");
+      }
+      region += z.region_percent;
+      sum += z.access_percent;
+    }
+    if (!s.lba_zones.empty() && (sum != 100 || std::fabs(region - 100) > 1e-6)) {
+      return fail("lba_zones: access_percent sums to " + std::to_string(sum) +
+                  ", region_percent to " + std::to_string(region) + ": expected 100 and 100");
+    }
+  }
   const bool endless = s.access == Access::kRandom || s.wrap;
   if (endless && s.max_bytes == 0 && s.max_time.count() <= 0) {
     return fail(std::string(s.access == Access::kRandom ? "random access"
@@ -147,7 +180,10 @@ std::string Describe(const WorkloadSpec& spec) {
     ++kinds;
   }
   out += kinds > 1 ? shares + " " + names : names;
-  out += " " + SizeText(spec.block_size) + " QD" + std::to_string(spec.queue_depth);
+  out += spec.size_mix.empty() ? " " + SizeText(spec.block_size)
+                               : " mixed sizes up to " + SizeText(spec.block_size);
+  if (!spec.lba_zones.empty()) out += " skewed over " + std::to_string(spec.lba_zones.size()) + " zones";
+  out += " QD" + std::to_string(spec.queue_depth);
   if (spec.rate_iops > 0) {
     char rate[32];
     std::snprintf(rate, sizeof(rate), "%g", spec.rate_iops);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <vector>
 
 #include "aging/data_pattern.h"
 #include "aging/workload.h"
@@ -91,6 +92,67 @@ class BlockPermutation {
   bool wrapped_ = false;
   std::uint64_t mul_[kRounds] = {};
   std::uint64_t add_[kRounds] = {};
+};
+
+// Drawn access (WorkloadSpec::size_mix, lba_zones): each I/O's size by its
+// share, its zone by its share of accesses, then an aligned offset
+// uniformly in the zone, all from one SplitMix64 stream seeded by `seed`.
+class DrawnAccess {
+ public:
+  DrawnAccess(const WorkloadSpec& s, std::uint64_t region_length, std::uint32_t lbs)
+      : region_(region_length), lbs_(lbs), state_(s.seed) {
+    std::uint32_t cum = 0;
+    for (const SizeShare& share : s.size_mix) sizes_.push_back({share.size, cum += share.percent});
+    if (sizes_.empty()) sizes_.push_back({s.block_size, 100});
+    fixed_size_ = s.size_mix.empty();
+    double region_cum = 0;
+    cum = 0;
+    for (const LbaZone& z : s.lba_zones) {
+      const std::uint64_t begin = static_cast<std::uint64_t>(region_ * region_cum / 100);
+      region_cum += z.region_percent;
+      const std::uint64_t end = std::min(region_, static_cast<std::uint64_t>(region_ * region_cum / 100));
+      zones_.push_back({begin, end, cum += z.access_percent});
+    }
+    if (zones_.empty() || region_cum >= 100 - 1e-9) {
+      if (zones_.empty()) zones_.push_back({0, region_, 100});
+      zones_.back().end = region_;
+    }
+  }
+  // The next I/O's offset (relative to the region) and size.
+  std::uint64_t Next(std::uint32_t* size) {
+    const std::uint64_t s = Pick(sizes_)->size;
+    *size = static_cast<std::uint32_t>(s);
+    const std::uint64_t align = fixed_size_ ? s : std::max<std::uint64_t>(lbs_, s >= 4096 ? 4096 : lbs_);
+    const Zone& z = *Pick(zones_);
+    const std::uint64_t last = (region_ - s) / align * align;  // the last start that fits
+    const std::uint64_t lo = std::min(last, (z.begin + align - 1) / align * align);
+    const std::uint64_t hi = z.end > lo + s ? std::min(last, (z.end - s) / align * align) : lo;
+    return lo + detail::SplitMix64(state_) % ((hi - lo) / align + 1) * align;
+  }
+
+ private:
+  struct Share {
+    std::uint64_t size;
+    std::uint32_t below;  // cumulative percent up to and including this one
+  };
+  struct Zone {
+    std::uint64_t begin, end;
+    std::uint32_t below;
+  };
+  template <class T>
+  const T* Pick(const std::vector<T>& v) {
+    const std::uint32_t r = static_cast<std::uint32_t>(detail::SplitMix64(state_) % 100);
+    for (const T& e : v) {
+      if (r < e.below) return &e;
+    }
+    return &v.back();
+  }
+  std::uint64_t region_;
+  std::uint32_t lbs_;
+  std::uint64_t state_;
+  bool fixed_size_ = true;
+  std::vector<Share> sizes_;
+  std::vector<Zone> zones_;
 };
 
 // The region and bounds after validation.

@@ -266,6 +266,10 @@ void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string
                       c == '.';
              })) {
     BadName(*node, name);
+  } else if (!key.choices.empty() &&
+             std::find(key.choices.begin(), key.choices.end(), v->get()) == key.choices.end()) {
+    Report(node->source().begin, name,
+           Quote(v->get()) + " is not one of its values (expected " + PhaseKeyRange(key) + ")");
   } else {
     out = v->get();
   }

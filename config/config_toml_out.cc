@@ -309,8 +309,14 @@ std::string PhaseKeyRange(const PhaseKey& key) {
       return ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
     case PhaseKeyType::kDurationList:
       return "1 to 100 durations, each " + ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
-    case PhaseKeyType::kName:
-      return "letters, digits, _, - and . only";
+    case PhaseKeyType::kName: {
+      if (key.choices.empty()) return "letters, digits, _, - and . only";
+      std::string one_of = "one of";
+      for (std::string_view c : key.choices) {
+        one_of += std::string(one_of.size() > 6 ? ", " : " ") + "\"" + std::string(c) + "\"";
+      }
+      return one_of;
+    }
   }
   return "";
 }

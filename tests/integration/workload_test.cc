@@ -260,6 +260,91 @@ TEST_F(WorkloadFile, MixedRatioIsExactOver100Ios) {
   EXPECT_EQ(r.trim_latency.count(), 10u);
 }
 
+TEST_F(WorkloadFile, SizeMixAndLbaZonesHoldTheirSharesAndAlignment) {
+  // 20000 reads of a 4/8/64 KiB mix over a 50/30/20 skew of a 15 MiB region:
+  // every I/O seen as it completes (on_read) for its size and offset.
+  WorkloadSpec s = Spec(100, 0, 0, 64 * kKiB, 16);
+  s.access = Access::kRandom;
+  s.offset = 1 * kMiB;
+  s.length = 15 * kMiB;
+  s.size_mix = {{4 * kKiB, 60}, {8 * kKiB, 30}, {64 * kKiB, 10}};
+  s.lba_zones = {{5, 50}, {15, 30}, {80, 20}};
+  s.seed = 9;
+  std::uint64_t by_size[3] = {}, by_zone[3] = {}, bytes = 0, misaligned = 0, outside = 0;
+  std::uint64_t reads = 0;
+  s.on_read = [&](std::uint64_t offset, const void*, std::uint32_t size, int result,
+                  std::uint64_t) {
+    ++reads;
+    bytes += size;
+    by_size[size == 4 * kKiB ? 0 : size == 8 * kKiB ? 1 : 2]++;
+    misaligned += offset % (4 * kKiB) != 0 || result != static_cast<int>(size);
+    outside += offset < s.offset || offset + size > s.offset + s.length;
+    const double at = static_cast<double>(offset - s.offset) / static_cast<double>(s.length);
+    by_zone[at < 0.05 ? 0 : at < 0.20 ? 1 : 2]++;
+  };
+  s.max_time = std::chrono::seconds(30);  // a safety bound; the bytes end it
+  // About 20000 I/Os: max_bytes of their mean size.
+  s.max_bytes = 20000ull * (4 * 60 + 8 * 30 + 64 * 10) * kKiB / 100;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  ASSERT_GT(reads, 15000u);
+  EXPECT_EQ(r.total.read_ios, reads);
+  EXPECT_EQ(r.total.read_bytes, bytes);  // each I/O counts its own size
+  EXPECT_EQ(misaligned, 0u);
+  EXPECT_EQ(outside, 0u);
+  const double n = static_cast<double>(reads);
+  EXPECT_NEAR(by_size[0] / n, 0.60, 0.02);
+  EXPECT_NEAR(by_size[1] / n, 0.30, 0.02);
+  EXPECT_NEAR(by_size[2] / n, 0.10, 0.02);
+  EXPECT_NEAR(by_zone[0] / n, 0.50, 0.02);
+  EXPECT_NEAR(by_zone[1] / n, 0.30, 0.02);
+  EXPECT_NEAR(by_zone[2] / n, 0.20, 0.02);
+  EXPECT_NE(Describe(s).find("mixed sizes up to 64KiB skewed over 3 zones"), std::string::npos)
+      << Describe(s);
+
+  // Writes of the same mix land whole: the bytes counted are the bytes asked.
+  WorkloadSpec w = s;
+  w.on_read = nullptr;
+  w.read_percent = 0;
+  w.write_percent = 100;
+  w.max_bytes = 4 * kMiB;
+  const WorkloadResult wr = RunOk(*target_, w);
+  EXPECT_EQ(wr.errors, 0u) << wr.first_error;
+  EXPECT_GE(wr.total.write_bytes, 4 * kMiB);
+  EXPECT_LT(wr.total.write_bytes, 4 * kMiB + 64 * kKiB);
+  // Nothing before the region was written.
+  for (const ChunkVerdict& v : Verify(path_, 0, 1 * kMiB, w.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+}
+
+TEST_F(WorkloadFile, SizeMixAndLbaZonesAreChecked) {
+  WorkloadSpec s = Spec(0, 100, 0, 64 * kKiB, 4);
+  s.access = Access::kRandom;
+  s.max_bytes = 1 * kMiB;
+  s.size_mix = {{4 * kKiB, 50}, {64 * kKiB, 40}};
+  auto r = RunWorkload(*target_, s, {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("size_mix: percents sum to 90"), std::string::npos)
+      << r.error().message;
+  s.size_mix = {{4 * kKiB, 60}, {8 * kKiB, 40}};  // block_size 64 KiB is not the largest
+  r = RunWorkload(*target_, s, {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("the largest size"), std::string::npos) << r.error().message;
+  s.size_mix = {};
+  s.lba_zones = {{5, 50}, {15, 30}, {70, 20}};
+  r = RunWorkload(*target_, s, {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("region_percent to 90"), std::string::npos)
+      << r.error().message;
+  s.lba_zones = {{100, 100}};
+  s.access = Access::kSequential;
+  r = RunWorkload(*target_, s, {});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("expected random access"), std::string::npos)
+      << r.error().message;
+}
+
 TEST_F(WorkloadFile, TrimPunchesHoles) {
   WorkloadSpec w = Spec(0, 100, 0, 64 * kKiB, 8);
   w.length = 4 * kMiB;

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+// endurance: write the target over and over, pass after pass (one pass is
+// one drive write), sequentially or with JESD219's enterprise mix, until
+// drive_writes passes, SMART Percentage Used at percentage_used, or
+// bytes_written; the runner's abort conditions stop it on a new critical
+// warning, and so does the phase itself once available spare is at or
+// below its threshold. A pass runs in chunks of at most kChunkTime, each
+// one workload through ctx.Run (so the write gate is passed again) and
+// followed by a checkpoint and the progress file (aging/endurance.h): a run
+// killed mid-pass is recorded "interrupted" by the runner, and the next run
+// of the phase resumes from the last chunk's end. docs/aging.md tells it.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "aging/data_pattern.h"
+#include "aging/durable_file.h"
+#include "aging/endurance.h"
+#include "aging/phase.h"
+#include "probes/identify.h"
+#include "probes/log.h"
+#include "probes/nvme_drive_layer.h"
+#include "probes/smart_log.h"
+
+namespace drivewatch::aging {
+namespace {
+
+// The longest chunk of writes between two checkpoints: 30 s, and at most a
+// 16th of a pass (so a small or paced target still checkpoints mid-pass).
+constexpr std::chrono::seconds kChunkTime{30};
+constexpr std::uint64_t kChunksPerPass = 16;
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The drive's wear, from SMART / Health (02h) on the phase's descriptor;
+// nullopt on a target that is not an NVMe namespace, or when the read fails
+// (logged: the drive may be busy, and the abort conditions count failures).
+std::optional<SmartLog> ReadWear(PhaseContext& ctx) {
+  if (!ctx.nvme()) return std::nullopt;
+  auto page = NvmeControllerOn(ctx.fd())->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  auto smart = page ? DecodeSmartLog(*page) : Expected<SmartLog>(page.error());
+  if (!smart) {
+    log::Warn("phase " + ctx.phase().name + ": cannot read SMART / Health: " +
+              smart.error().message);
+    return std::nullopt;
+  }
+  return *smart;
+}
+
+// The record of one pass, for the history.
+Json PassRecord(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
+                std::optional<double> physical) {
+  Json r = Json::Object();
+  r["pass"] = p.pass;
+  r["end"] = UnixNow();
+  r["host_bytes"] = p.host_bytes - p.pass_start_host_bytes;
+  if (wear) {
+    r["percentage_used"] = std::uint64_t{wear->percentage_used};
+    r["media_errors"] = static_cast<double>(wear->media_errors);
+    r["available_spare_percent"] = std::uint64_t{wear->available_spare_percent};
+    r["temperature_celsius"] = static_cast<double>(wear->composite_temperature_k) - 273.15;
+  }
+  if (physical && p.pass_start_physical_bytes) {
+    if (auto waf = WriteAmplification(*physical - *p.pass_start_physical_bytes,
+                                      static_cast<double>(p.host_bytes - p.pass_start_host_bytes))) {
+      r["waf_ratio"] = *waf;
+    }
+  }
+  return r;
+}
+
+// Why the test is over, or "" while it goes on.
+std::string EndReached(const config::EnduranceParams& phase, const EnduranceProgress& p,
+                       const std::optional<SmartLog>& wear) {
+  if (phase.drive_writes > 0 && p.pass >= phase.drive_writes) {
+    return "drive_writes: " + std::to_string(p.pass) + " full passes done";
+  }
+  if (phase.bytes_written > 0 && p.host_bytes >= phase.bytes_written) {
+    return "bytes_written: " + std::to_string(p.host_bytes) + " bytes written";
+  }
+  if (wear && phase.percentage_used && wear->percentage_used >= *phase.percentage_used) {
+    return "percentage_used: SMART Percentage Used is " + std::to_string(wear->percentage_used);
+  }
+  if (wear && wear->available_spare_percent <= wear->available_spare_threshold_percent) {
+    return "available spare " + std::to_string(wear->available_spare_percent) +
+           "% is at or below its threshold " +
+           std::to_string(wear->available_spare_threshold_percent) + "%";
+  }
+  return "";
+}
+
+// How far the test is toward its nearest end, 0..1.
+double Fraction(const config::EnduranceParams& phase, const EnduranceProgress& p,
+                std::uint64_t extra_bytes) {
+  const double written = static_cast<double>(p.host_bytes + extra_bytes);
+  double f = 0;
+  if (phase.drive_writes > 0) {
+    f = std::max(f, written / (static_cast<double>(p.capacity) * phase.drive_writes));
+  }
+  if (phase.bytes_written > 0) f = std::max(f, written / static_cast<double>(phase.bytes_written));
+  return std::min(f, 1.0);
+}
+
+void Report(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
+            double fraction, std::uint64_t run_bytes, double run_seconds, PhaseReport& report) {
+  report.results["host_written_bytes"] = p.host_bytes;
+  report.results["run_written_bytes"] = run_bytes;
+  report.results["drive_writes_ratio"] =
+      static_cast<double>(p.host_bytes) / static_cast<double>(p.capacity);
+  report.results["target_progress_ratio"] = fraction;
+  report.results["write_mean_bytes_per_second"] =
+      run_seconds > 0 ? static_cast<double>(run_bytes) / run_seconds : 0.0;
+  if (wear) report.results["percentage_used_ratio"] = wear->percentage_used / 100.0;
+  if (!p.passes.items().empty()) {
+    if (const Json* waf = p.passes.items().back().Find("waf_ratio")) {
+      report.results["waf_ratio"] = waf->AsDouble();
+    }
+  }
+  report.series["passes"] = p.passes;
+}
+
+Status Save(const EnduranceProgress& p, const std::string& path) {
+  if (Status s = WriteFileAtomically(path, ToJson(p).Dump() + "\n"); !s) {
+    return Error{s.error().errnum, -1, "cannot save the progress file: " + s.error().message};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report) {
+  const std::string& name = ctx.phase().name;
+  const auto refuse = [&](const std::string& why) {
+    return Error{EPERM, -1, "endurance " + name + ": " + why};
+  };
+  if (phase.drive_writes == 0 && !phase.percentage_used && phase.bytes_written == 0) {
+    return refuse("no end set (expected drive_writes above 0, percentage_used or bytes_written)");
+  }
+  if (phase.percentage_used && !ctx.nvme()) {
+    return refuse("percentage_used needs an NVMe namespace target, whose SMART log reports it");
+  }
+  const bool jesd = phase.workload == "jesd219";
+  WorkloadSpec spec;
+  spec.queue_depth = phase.queue_depth;
+  if (jesd) {
+    spec.access = Access::kRandom;
+    spec.size_mix = Jesd219Sizes(ctx.logical_block_size());
+    spec.lba_zones = Jesd219Zones();
+    spec.block_size = spec.size_mix.back().size;  // the largest: they are sorted
+  } else {
+    spec.access = Access::kSequential;
+    spec.block_size = phase.block_size;
+  }
+  const std::uint64_t capacity = ctx.capacity() / spec.block_size * spec.block_size;
+  spec.length = capacity;
+  if (phase.max_drive_writes_per_day) {
+    double mean = spec.block_size;
+    if (jesd) {
+      mean = 0;
+      for (const SizeShare& s : spec.size_mix) mean += s.size * (s.percent / 100.0);
+    }
+    spec.rate_iops = *phase.max_drive_writes_per_day * static_cast<double>(capacity) / 86400.0 / mean;
+  }
+
+  // The test so far, if one was begun and not ended.
+  const std::string dir = ctx.state_directory() + "/endurance";
+  const std::string path = EnduranceProgressPath(ctx.state_directory(), name);
+  if (Status s = EnsureDirectory(dir); !s) return refuse(s.error().message);
+  EnduranceProgress p;
+  bool resumed = false;
+  if (access(path.c_str(), F_OK) == 0) {
+    auto text = ReadWholeFile(path);
+    auto loaded = text ? ParseEnduranceProgress(*text, path)
+                       : Expected<EnduranceProgress>(text.error());
+    if (!loaded) {
+      return refuse(loaded.error().message + " (remove it to start the test over)");
+    }
+    if (loaded->workload != phase.workload || loaded->capacity != capacity) {
+      return refuse(path + " is a test of workload \"" + loaded->workload + "\" over " +
+                    std::to_string(loaded->capacity) + " bytes, and the phase is now \"" +
+                    phase.workload + "\" over " + std::to_string(capacity) +
+                    " (expected the same; remove it to start the test over)");
+    }
+    if (loaded->ended) {
+      return refuse("the test already ended (" + loaded->end_reason + "); remove " + path +
+                    " to start a new one");
+    }
+    p = std::move(*loaded);
+    resumed = true;
+  } else {
+    p.workload = phase.workload;
+    p.capacity = capacity;
+    p.seed = static_cast<std::uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count());
+    p.started = UnixNow();
+    p.pass_start_physical_bytes = ReadPhysicalMediaBytesWritten(ctx);
+  }
+  std::optional<SmartLog> wear = ReadWear(ctx);
+  if (resumed && wear && (wear->critical_warning & ~p.critical_warning) != 0) {
+    p.ended = true;
+    p.end_reason = "critical warning bits " + std::to_string(wear->critical_warning) +
+                   " set since the last run (were " + std::to_string(p.critical_warning) + ")";
+    if (Status s = Save(p, path); !s) return s.error();
+    Report(p, wear, Fraction(phase, p, 0), 0, 0, report);
+    return Error{EIO, -1, "endurance " + name + ": " + p.end_reason};
+  }
+  if (wear) p.critical_warning = wear->critical_warning;
+  report.results["resumed_at_bytes"] = p.host_bytes;
+  if (resumed) {
+    log::Info("phase " + name + ": resuming the endurance test at pass " +
+              std::to_string(p.pass + 1) + ", " + std::to_string(p.pass_bytes) +
+              " bytes into it (" + std::to_string(p.host_bytes) + " bytes written so far)");
+  }
+
+  // The rate cap holds over the whole run: each chunk is paced by the
+  // engine, and a chunk that ends ahead of the rate is followed by an idle.
+  const double cap_bytes_per_second =
+      phase.max_drive_writes_per_day
+          ? *phase.max_drive_writes_per_day * static_cast<double>(capacity) / 86400.0
+          : 0;
+  const auto run_start = std::chrono::steady_clock::now();
+  std::uint64_t run_bytes = 0;
+  double run_seconds = 0;
+  for (;;) {
+    const std::string end = EndReached(phase, p, wear);
+    if (!end.empty()) {
+      p.ended = true;
+      p.end_reason = end;
+      report.results["target_progress_ratio"] = 1.0;
+      if (Status s = Save(p, path); !s) return s.error();
+      Report(p, wear, 1.0, run_bytes, run_seconds, report);
+      log::Info("phase " + name + ": the endurance test ended: " + end);
+      return Ok{};
+    }
+    if (ctx.stopped()) return Ok{};
+
+    WorkloadSpec chunk = spec;
+    const std::uint64_t most = std::max<std::uint64_t>(
+        spec.block_size, capacity / kChunksPerPass / spec.block_size * spec.block_size);
+    std::uint64_t bytes = std::min(capacity - p.pass_bytes, most);
+    if (phase.bytes_written > 0) bytes = std::min(bytes, phase.bytes_written - p.host_bytes);
+    chunk.max_bytes = bytes;
+    chunk.max_time = kChunkTime;
+    chunk.data_seed = p.seed + p.pass;
+    if (jesd) {
+      std::uint64_t mix = p.seed ^ (p.pass * 0x9e3779b97f4a7c15ULL) ^ (p.chunk + 1);
+      chunk.seed = aging::detail::SplitMix64(mix);
+    } else {
+      chunk.start = p.pass_bytes;
+    }
+    const double from = Fraction(phase, p, 0);
+    auto r = ctx.Run(chunk, "pass " + std::to_string(p.pass + 1), from,
+                     Fraction(phase, p, bytes));
+    if (!r) return r.error();
+    const std::uint64_t written = r->total.write_bytes;
+    p.pass_bytes += written;
+    p.host_bytes += written;
+    run_bytes += written;
+    ++p.chunk;
+    wear = ReadWear(ctx);
+    if (wear) p.critical_warning = wear->critical_warning;
+    if (p.pass_bytes >= capacity) {
+      const std::optional<double> physical = ReadPhysicalMediaBytesWritten(ctx);
+      ++p.pass;
+      p.passes.Push(PassRecord(p, wear, physical));
+      p.pass_bytes = 0;
+      p.chunk = 0;
+      p.pass_start_host_bytes = p.host_bytes;
+      p.pass_start_physical_bytes = physical;
+    }
+    if (Status s = Save(p, path); !s) return s.error();
+    run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
+    ctx.Checkpoint(report);
+    if (r->errors > 0) {
+      return Error{EIO, -1, "endurance " + name + ": " + std::to_string(r->errors) +
+                                " write errors, first: " + r->first_error};
+    }
+    if (cap_bytes_per_second > 0) {
+      const double ahead = static_cast<double>(run_bytes) / cap_bytes_per_second - run_seconds;
+      const double f = Fraction(phase, p, 0);
+      if (ahead > 0.001 &&
+          !ctx.Idle(std::chrono::nanoseconds(static_cast<std::int64_t>(ahead * 1e9)),
+                    "paced to max_drive_writes_per_day", f, f)) {
+        return Ok{};
+      }
+      run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    }
+  }
+}
+
+}  // namespace drivewatch::aging

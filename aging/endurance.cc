@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "aging/phase.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/units.h"
 

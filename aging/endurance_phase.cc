@@ -41,8 +41,9 @@ double UnixNow() {
 // nullopt on a target that is not an NVMe namespace, or when the read fails
 // (logged: the drive may be busy, and the abort conditions count failures).
 std::optional<SmartLog> ReadWear(PhaseContext& ctx) {
-  if (!ctx.nvme()) return std::nullopt;
-  auto page = NvmeControllerOn(ctx.fd())->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  Controller* ctrl = ctx.controller();
+  if (ctrl == nullptr) return std::nullopt;  // not an NVMe namespace
+  auto page = ctrl->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
   auto smart = page ? DecodeSmartLog(*page) : Expected<SmartLog>(page.error());
   if (!smart) {
     log::Warn("phase " + ctx.phase().name + ": cannot read SMART / Health: " +
@@ -86,6 +87,12 @@ std::string EndReached(const config::EnduranceParams& phase, const EnduranceProg
   if (wear && phase.percentage_used && wear->percentage_used >= *phase.percentage_used) {
     return "percentage_used: SMART Percentage Used is " + std::to_string(wear->percentage_used);
   }
+  return "";
+}
+
+// Why the test must abort, or "": the drive's spare has run down to its
+// threshold (new critical warnings abort every phase, aging/abort_conditions.h).
+std::string SpareExhausted(const std::optional<SmartLog>& wear) {
   if (wear && wear->available_spare_percent <= wear->available_spare_threshold_percent) {
     return "available spare " + std::to_string(wear->available_spare_percent) +
            "% is at or below its threshold " +
@@ -141,7 +148,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   if (phase.drive_writes == 0 && !phase.percentage_used && phase.bytes_written == 0) {
     return refuse("no end set (expected drive_writes above 0, percentage_used or bytes_written)");
   }
-  if (phase.percentage_used && !ctx.nvme()) {
+  if (phase.percentage_used && ctx.controller() == nullptr) {
     return refuse("percentage_used needs an NVMe namespace target, whose SMART log reports it");
   }
   const bool jesd = phase.workload == "jesd219";
@@ -227,6 +234,13 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   std::uint64_t run_bytes = 0;
   double run_seconds = 0;
   for (;;) {
+    if (const std::string spare = SpareExhausted(wear); !spare.empty()) {
+      p.ended = true;
+      p.end_reason = spare;
+      if (Status s = Save(p, path); !s) return s.error();
+      Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
+      return Error{EIO, -1, "endurance " + name + ": aborted: " + spare};
+    }
     const std::string end = EndReached(phase, p, wear);
     if (!end.empty()) {
       p.ended = true;

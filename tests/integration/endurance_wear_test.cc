@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// The endurance phase's view of the drive: the SMART counters it stops on
+// (percentage_used, available spare) and the write amplification it records
+// per pass from the OCP SMART / Health Information Extended log (C0h). The
+// writes are real (io_uring, O_DIRECT, on a file target); the controller is
+// a fake (WearingDrive below).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "aging/phase_runner.h"
+#include "probes/drive_layer.h"
+#include "probes/ocp_smart_log.h"
+#include "probes/smart_log.h"
+
+namespace drivewatch::aging {
+namespace {
+
+constexpr std::uint64_t kTargetBytes = 16u << 20;
+
+// A fake controller that wears as it is written. A fake because no real
+// part here wears on cue: QEMU's NVMe keeps Percentage Used at 0, has no
+// C0h log, and a real drive on the test machine is not ours to wear out.
+// Each SMART / Health read adds `used_step` to Percentage Used and takes
+// `spare_step` off Available Spare (threshold 10 %); the n-th C0h read (from
+// 0) reports n * waf * kTargetBytes physical media bytes written, above
+// 2^64, so a run whose passes each write kTargetBytes of host data sees
+// `waf` per pass.
+struct WearingDrive {
+  int used_step = 0;
+  int spare_step = 0;
+  double waf = 3;
+  int used = 0;
+  int spare = 100;
+  int c0_reads = 0;
+  bool has_c0 = true;
+};
+
+class WearingController : public Controller {
+ public:
+  explicit WearingController(std::shared_ptr<WearingDrive> d) : d_(std::move(d)) {}
+  Expected<Bytes> Identify(std::uint8_t, std::uint32_t) override {
+    return Bytes(4096, 0);  // CTRATT 0: no UUID List, so the C0h log is read at UUID index 0
+  }
+  Expected<Bytes> GetLogPage(std::uint8_t lid, std::uint32_t, std::size_t length) override {
+    Bytes page(length, 0);
+    if (lid == kSmartLogId && length >= kSmartLogSize) {
+      d_->used += d_->used_step;
+      d_->spare = std::max(0, d_->spare - d_->spare_step);
+      page[1] = 0x36;  // 310 K
+      page[2] = 0x01;
+      page[3] = static_cast<std::uint8_t>(d_->spare);
+      page[4] = 10;
+      page[5] = static_cast<std::uint8_t>(d_->used);
+      return page;
+    }
+    if (lid == kOcpSmartExtendedLogId && d_->has_c0 && length >= kOcpSmartExtendedLogSize) {
+      unsigned __int128 physical =
+          static_cast<unsigned __int128>(d_->c0_reads++ * d_->waf * kTargetBytes) +
+          (static_cast<unsigned __int128>(1) << 64);
+      for (int i = 0; i < 16; ++i) page[i] = static_cast<std::uint8_t>(physical >> (8 * i));
+      page[494] = 3;  // Log Page Version 0003h
+      std::copy(kOcpSmartExtendedGuid.begin(), kOcpSmartExtendedGuid.end(), page.begin() + 496);
+      return page;
+    }
+    return Error{EINVAL, 0x4002, "get log page: invalid log page"};
+  }
+  Expected<FeatureValue> GetFeature(std::uint8_t, std::uint32_t, std::size_t) override {
+    return Error{EINVAL, 0x4002, "get features: invalid field"};
+  }
+
+ private:
+  std::shared_ptr<WearingDrive> d_;
+};
+
+class EnduranceWearTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path("/var/tmp") /
+           ("dw-endurance-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "data");
+    config_.state_directory = (dir_ / "state").string();
+    options_.state_directory = config_.state_directory;
+    options_.controller = [this](const std::string&) {
+      return std::make_unique<WearingController>(drive_);
+    };
+    config::AgingTarget t;
+    t.name = "t";
+    t.directory = (dir_ / "data").string();
+    t.file_size = kTargetBytes;
+    t.min_free_ratio = 0.01;
+    config_.aging.targets = {t};
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Json Run(config::EnduranceParams p) {
+    config::PhaseConfig c;
+    c.name = "wear";
+    c.target = "t";
+    c.params = p;
+    config_.aging.phases = {c};
+    auto r = RunPhase(config_, "wear", options_, {}, nullptr);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? *r : Json();
+  }
+
+  std::filesystem::path dir_;
+  std::shared_ptr<WearingDrive> drive_ = std::make_shared<WearingDrive>();
+  config::Config config_;
+  PhaseRunnerOptions options_;
+};
+
+TEST_F(EnduranceWearTest, EachPassRecordsItsWriteAmplificationFromTheOcpLog) {
+  config::EnduranceParams p;
+  p.drive_writes = 2;
+  const Json r = Run(p);
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  const Json* passes = r.Find("series")->Find("passes");
+  ASSERT_NE(passes, nullptr) << r.Dump(2);
+  ASSERT_EQ(passes->items().size(), 2u) << r.Dump(2);
+  for (const Json& pass : passes->items()) {
+    EXPECT_EQ(pass.Find("host_bytes")->AsDouble(), static_cast<double>(kTargetBytes));
+    ASSERT_NE(pass.Find("waf_ratio"), nullptr) << pass.Dump(2);
+    EXPECT_NEAR(pass.Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
+    EXPECT_EQ(pass.Find("available_spare_percent")->AsDouble(), 100);
+    EXPECT_NEAR(pass.Find("temperature_celsius")->AsDouble(), 310 - 273.15, 1e-9);
+  }
+  EXPECT_NEAR(r.Find("results")->Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
+}
+
+TEST_F(EnduranceWearTest, ADriveWithoutTheOcpLogHasNoWriteAmplification) {
+  drive_->has_c0 = false;
+  config::EnduranceParams p;
+  p.drive_writes = 1;
+  const Json r = Run(p);
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  const Json* passes = r.Find("series")->Find("passes");
+  ASSERT_EQ(passes->items().size(), 1u);
+  EXPECT_EQ(passes->items()[0].Find("waf_ratio"), nullptr);
+  EXPECT_NE(passes->items()[0].Find("percentage_used"), nullptr);
+  EXPECT_EQ(r.Find("results")->Find("waf_ratio"), nullptr);
+}
+
+TEST_F(EnduranceWearTest, StopsWhenPercentageUsedReachesItsTarget) {
+  drive_->used_step = 1;
+  config::EnduranceParams p;
+  p.drive_writes = 0;  // no bound: only the wear target ends it
+  p.percentage_used = 5;
+  const Json r = Run(p);
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  EXPECT_EQ(drive_->used, 5);
+  EXPECT_DOUBLE_EQ(r.Find("results")->Find("percentage_used_ratio")->AsDouble(), 0.05);
+  EXPECT_LT(r.Find("results")->Find("host_written_bytes")->AsDouble(),
+            static_cast<double>(kTargetBytes)) << "it wrote on past the wear target";
+  // The test is over: the next run is refused until the progress file goes.
+  const Json again = Run(p);
+  EXPECT_NE(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+}
+
+TEST_F(EnduranceWearTest, AbortsWhenAvailableSpareReachesItsThreshold) {
+  drive_->spare_step = 30;  // 70, 40, 10: at the threshold on the third read
+  config::EnduranceParams p;
+  p.drive_writes = 100;
+  const Json r = Run(p);
+  const std::string outcome = r.Find("outcome")->AsString();
+  EXPECT_TRUE(outcome == "failed" || outcome == "aborted") << r.Dump(2);
+  EXPECT_NE(r.Dump().find("available spare 10% is at or below its threshold 10%"),
+            std::string::npos) << r.Dump(2);
+  EXPECT_LT(r.Find("results")->Find("host_written_bytes")->AsDouble(),
+            static_cast<double>(kTargetBytes));
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -110,10 +110,16 @@ Expected<Saved> FromJson(const Json& j) {
 
 // The power state first (with APST still off, nothing moves it), then the
 // APST table with its enable as it was.
+// A drive already in its saved state is not sent Set Features 02h: one
+// that refuses it (QEMU's, "Feature Not Changeable") was never moved.
 Expected<std::string> PutBack(Controller& ctrl, const Saved& s) {
   std::string errors;
-  if (auto r = ctrl.SetFeature(kFeaturePowerManagement, std::uint32_t(s.power_state)); !r) {
-    errors += "power state " + std::to_string(s.power_state) + ": " + r.error().message;
+  auto now = ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
+  const bool in_place = now && DecodePowerManagement(now->result).power_state == s.power_state;
+  if (!in_place) {
+    if (auto r = ctrl.SetFeature(kFeaturePowerManagement, std::uint32_t(s.power_state)); !r) {
+      errors += "power state " + std::to_string(s.power_state) + ": " + r.error().message;
+    }
   }
   if (s.has_apst) {
     if (auto r = ctrl.SetFeatureWithData(kFeatureAutonomousPowerStateTransition,
@@ -123,7 +129,8 @@ Expected<std::string> PutBack(Controller& ctrl, const Saved& s) {
     }
   }
   if (!errors.empty()) return Error{EIO, -1, errors};
-  return "restored power state " + std::to_string(s.power_state) +
+  return std::string(in_place ? "power state " + std::to_string(s.power_state) + " was in place"
+                               : "restored power state " + std::to_string(s.power_state)) +
          (s.has_apst ? std::string(" and the APST table (APST ") +
                            (s.apst_enabled ? "enabled" : "disabled") + ")"
                      : std::string());

@@ -255,6 +255,29 @@ TEST_F(PowerStatesTest, EveryStateItsPowerAndExitLatencyAgainstTheDeclaredOnes) 
   EXPECT_TRUE(ctx.checkpoints_.back().is_null());
 }
 
+// QEMU's case (its feature 02h is not changeable): every state refused, the
+// phase completes with each recorded unsupported, and the drive, never
+// moved, is not sent a Set Features 02h to restore it.
+TEST_F(PowerStatesTest, ADriveRefusingEveryStateIsRecordedAndNotRestored) {
+  auto drive = std::make_shared<FakeDrive>();
+  drive->refused = {0, 1, 2, 3, 4};
+  FakeDriveContext ctx(drive, file_);
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(Quick(), ctx, report));
+  EXPECT_DOUBLE_EQ(Result(report.results, "power_states_supported_ratio"), 0);
+  const auto& states = report.series.Find("power_states")->items();
+  ASSERT_EQ(states.size(), 5u);
+  for (const Json& st : states) {
+    EXPECT_FALSE(st.Find("supported")->AsBool(true));
+    EXPECT_NE(st.Find("error")->AsString().find("Invalid Field"), std::string::npos);
+  }
+  EXPECT_EQ(drive->set_states, (std::vector<std::uint32_t>{0, 1, 2, 3, 4}))
+      << "a Set Features 02h beyond one try per state";
+  EXPECT_EQ(drive->state, 3);
+  EXPECT_TRUE(drive->apst_enabled);
+  EXPECT_GE(Result(report.results, "idle_power_psd_estimate_watts"), 0);
+}
+
 // The runner on a loop device with the fake controller: history, metrics,
 // the drive busy while it runs, restore on abort, and recovery restoring a
 // crashed run's settings.

@@ -17,6 +17,7 @@
 #                 the path DWSN0005's namespace now has
 #   s3            fill DWSN0003's 1 GiB namespace (the host throttles it)
 #   s4            a longer fill of it (the host sets a critical warning)
+#   s5            the power-states phase on it (QEMU's single power state)
 #   finish        send `drivewatch history --format json`
 
 AGING_FILL_PERCENT=${DWVM_AGING_FILL_PERCENT:-90}
@@ -103,6 +104,12 @@ ag_config s4 "/dev/$ns3" DWSN0003 1
 dw_wait_host s4 60
 ag_run s4 longfill
 dw_mark s4-done
+
+# ---------------------------------------------------------------- S5
+ag_config s5 "/dev/$ns3" DWSN0003 1
+dw_wait_host s5 60
+ag_run s5 pstates
+dw_mark s5-done
 
 # ---------------------------------------------------------------- history
 dw_wait_host finish 60

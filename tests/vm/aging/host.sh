@@ -38,8 +38,13 @@
 #      smart_critical_warning 4 while it writes -> outcome aborted, exit 1,
 #      the reason says "critical warning", within AGING_ABORT_MAX seconds of
 #      the qom-set (host clock, to the guest's marker)
-#   S5 the history: `drivewatch history --format json` has one record per
-#      run, in order, with its outcome (refused x3, completed, aborted)
+#   S5 the power-states phase on DWSN0003 through the kernel's driver:
+#      QEMU lists one state and refuses Set Features 02h (Feature Not
+#      Changeable) -> that state recorded unsupported, no restore tried,
+#      idle power measured, completed, QEMU's wr_bytes unchanged
+#   S6 the history: `drivewatch history --format json` has one record per
+#      run, in order, with its outcome (refused x3, completed, aborted,
+#      completed)
 # Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt; every run's
 # record, stderr and config in OUTDIR/files/, the QMP trigger's samples in
 # OUTDIR/trigger-samples.txt.
@@ -307,6 +312,55 @@ aging_s4() {
 }
 
 # ---------------------------------------------------------------- S5
+# power-states on DWSN0003 through the kernel's NVMe driver: QEMU's one
+# power state (NPSS 0, no APST) entered with Set Features 02h, confirmed
+# with Get Features 02h, its exit timed by real reads; nothing written.
+aging_s5() {
+	local m rc outcome before after err idle ok=1
+	vm_wait_marker wait-host-s5 60 >/dev/null || return 1
+	before=$(ag_wr c2)
+	vm_send s5
+	vm_wait_marker s5-done 180 >/dev/null || return 1
+	after=$(ag_wr c2)
+	ag_files s5.json s5.err || true
+	m=$(ag_run_marker s5)
+	rc=${m%% *}
+	outcome=$(ag_get s5 outcome)
+	err=$(ag_get s5 series.power_states.0.error)
+	idle=$(ag_get s5 results.idle_power_psd_estimate_watts)
+	vm_measure "S5 run: exit, outcome, duration (s)" "$rc $outcome $(ag_get s5 duration_seconds)"
+	vm_measure "S5 ps0: supported, error; supported ratio; idle / 10-IOPS power (W)" \
+		"$(ag_get s5 series.power_states.0.supported), '$err'; $(ag_get s5 results.power_states_supported_ratio); $idle / $(ag_get s5 results.at_10_iops_power_psd_estimate_watts)"
+	vm_measure "S5 DWSN0003 bytes written during the run" "$((after - before))"
+	if [[ $rc != 0 || $outcome != completed ]]; then
+		vm_fail "S5 power-states" "exit $rc, outcome '$outcome' (wanted 0, completed): $(head -c 300 "$AG_OUT/files/s5.err" 2>/dev/null | tr '\n' '|')"
+		ok=0
+	fi
+	# QEMU answers Get Features 02h but refuses Set Features 02h (Feature
+	# Not Changeable): its one state is recorded as unsupported, the phase
+	# goes on to idle and 10-IOPS power, and nothing is restored.
+	if [[ $(ag_get s5 series.power_states.0.supported) != False || $err != *"Feature Not Changeable"* ||
+		$(ag_get s5 results.power_states_supported_ratio) != 0 || -z $idle ]]; then
+		vm_fail "S5 power-states" "ps0 supported '$(ag_get s5 series.power_states.0.supported)', error '$err', ratio '$(ag_get s5 results.power_states_supported_ratio)', idle power '$idle' (wanted False, Feature Not Changeable, 0, a figure)"
+		ok=0
+	fi
+	if [[ -n $(ag_get s5 series.power_states.1) ]]; then
+		vm_fail "S5 power-states" "a second power state on a controller with NPSS 0"
+		ok=0
+	fi
+	if grep -q "cannot restore" "$AG_OUT/files/s5.err" 2>/dev/null; then
+		vm_fail "S5 power-states" "it tried to restore a state it never changed: $(grep "cannot restore" "$AG_OUT/files/s5.err" | head -c 300)"
+		ok=0
+	fi
+	if ((after != before)); then
+		vm_fail "S5 power-states" "the phase wrote $((after - before)) bytes to its target"
+		ok=0
+	fi
+	((ok)) && vm_pass "S5 power-states" "QEMU's single state ps0: Set Features 02h refused (Feature Not Changeable), recorded unsupported, idle power ${idle} W, completed, 0 bytes written"
+	return 0
+}
+
+# ---------------------------------------------------------------- S6
 aging_history() {
 	local out m
 	vm_wait_marker wait-host-finish 60 >/dev/null || return 1
@@ -314,12 +368,12 @@ aging_history() {
 	vm_wait_marker aging-done 60 >/dev/null || return 1
 	m=$(vm_wait_marker history-rc 5)
 	ag_files history.jsonl state.txt || true
-	vm_measure "S5 drivewatch history exit" "$m"
+	vm_measure "S6 drivewatch history exit" "$m"
 	if out=$(ag_py history "$AG_OUT/files/history.jsonl" fill:refused fill:refused fill:refused \
-		slcfill:completed longfill:aborted 2>&1); then
-		vm_pass "S5 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted"
+		slcfill:completed longfill:aborted pstates:completed 2>&1); then
+		vm_pass "S6 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted, pstates completed"
 	else
-		vm_fail "S5 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
+		vm_fail "S6 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
 	fi
 	return 0
 }
@@ -353,6 +407,7 @@ aging_run() {
 	aging_s2 || return 1
 	aging_s3 || return 1
 	aging_s4 || return 1
+	aging_s5 || return 1
 	aging_history || return 1
 	wall=$(vm_wait_exit 60) || return 1
 	vm_measure "QEMU start -> exit (s)" "$wall"

@@ -65,4 +65,9 @@ std::chrono::steady_clock::time_point FirstShareArrival(
                           Seconds(offset + rounds * n / rate));
 }
 
+std::uint32_t ShareRate(std::uint32_t rate, const DrivePacing::Share& share) {
+  const auto n = static_cast<std::uint32_t>(share.count);
+  return rate / n + (share.index < rate % n ? 1 : 0);
+}
+
 }  // namespace drivewatch

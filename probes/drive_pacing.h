@@ -59,6 +59,10 @@ Turn TurnAt(std::chrono::steady_clock::time_point epoch, std::size_t rates,
             std::chrono::steady_clock::duration idle,
             std::chrono::steady_clock::time_point now);
 
+// The member's part of the drive's `rate`, for the drive load board, which
+// adds the parts up: rate / count, the remainder to the first members.
+std::uint32_t ShareRate(std::uint32_t rate, const DrivePacing::Share& share);
+
 // The member's first arrival at or after `now` on the drive's fixed
 // schedule turn_start + k / rate, k = share.index mod share.count.
 std::chrono::steady_clock::time_point FirstShareArrival(

@@ -351,11 +351,9 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint turn_
   // The load observer hears of this rate's turn, its pauses and its end.
   struct LoadTurn {
     LoadObserver* load;
-    ~LoadTurn() {
-      if (load) load->LoadStopped(Clock::now());
-    }
+    ~LoadTurn() { if (load) load->LoadStopped(Clock::now()); }
   } turn{load_.get()};
-  if (load_) load_->LoadStarted(rate, Clock::now());
+  if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
   while (done < max_reads) {
     bool was_paused;
     {
@@ -367,13 +365,14 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint turn_
       if (!WaitWhilePaused(stop)) return false;
       // The drive was busy with something else: start a fresh schedule.
       pacer = make_pacer(Clock::now());
-      if (load_) load_->LoadStarted(rate, Clock::now());
+      if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
       continue;
     }
     if (shared) {  // a namespace of the drive opened or closed: deal again
       if (const auto now_share = pacing_->ShareOf(this); now_share.generation != share.generation) {
         share = now_share;
         pacer = make_pacer(Clock::now());
+        if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
       }
     }
     if (pacer.next() >= until) return true;

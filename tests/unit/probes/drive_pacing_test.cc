@@ -79,5 +79,18 @@ TEST(DrivePacingTest, SharesInterleaveIntoTheDrivesSchedule) {
   EXPECT_NEAR(std::chrono::duration<double>(late - start).count(), 0.5, 1e-6);
 }
 
+// The load board adds the members' parts up to the drive's rate.
+TEST(DrivePacingTest, PartsOfTheRateAddUpToIt) {
+  for (std::uint32_t rate : {10u, 100u, 7u}) {
+    for (std::size_t n = 1; n <= 4; ++n) {
+      std::uint32_t sum = 0;
+      for (std::size_t i = 0; i < n; ++i) sum += ShareRate(rate, {i, n, 0});
+      EXPECT_EQ(sum, rate) << rate << " over " << n;
+    }
+  }
+  EXPECT_EQ(ShareRate(10, {0, 3, 0}), 4u);
+  EXPECT_EQ(ShareRate(10, {2, 3, 0}), 3u);
+}
+
 }  // namespace
 }  // namespace drivewatch

@@ -211,6 +211,9 @@ struct Config {
   ProbeSettings power{true, std::chrono::milliseconds{60'000}};
   // [probes.power] meters
   std::vector<PowerMeter> power_meters;
+  // [probes.power] at_load_max_age: drivewatch_power_at_load_watts goes
+  // away when no window has been measured for this long.
+  std::chrono::milliseconds power_at_load_max_age{900'000};
 
   // [probes.read_latency]
   ReadLatencySettings read_latency;

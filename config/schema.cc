@@ -123,6 +123,16 @@ const std::array kPowerKeys{
     "How often the descriptors and APST are read on each drive; also how\n"
     "often power is sampled on a drive drivewatch does not read (read latency\n"
     "off), each such interval being one idle window. Duration, 1s to 24h."),
+    SchemaKey{"at_load_max_age",
+              "drivewatch_power_at_load_watts shows the last 10-IOPS window's power;\n"
+              "when no window has been measured for this long (the read latency\n"
+              "probe paused by a heavy phase or off, or other host I/O spoiling every\n"
+              "window), the series goes away rather than showing an old figure as\n"
+              "current. Longer than the read latency probe's cycle of rates and idle\n"
+              "period. Duration, 10s to 24h.",
+              Field<milliseconds>{
+                  [](Config& c) -> milliseconds& { return c.power_at_load_max_age; }},
+              Range{milliseconds{10'000}, std::chrono::hours{24}}},
     SchemaKey{"meters",
               "External power meters, one per drive serial (exact serial, not a glob),\n"
               "each with exactly one of:\n"

@@ -99,7 +99,7 @@ std::vector<ProbeRegistration> MakeProbeRegistry(const DriveLoadBoard* load,
           },
           [](PowerDrawProbe& probe, const config::Config& c,
              const ControllerInfo& info) {
-            probe.Configure(MeterOf(c, info), c.power.interval);
+            probe.Configure(MeterOf(c, info), c.power.interval, c.power_at_load_max_age);
           }),
       // Device self-tests: results, progress and the schedule.
       ConfiguredProbe<SelfTestProbe>(

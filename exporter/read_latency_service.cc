@@ -154,6 +154,11 @@ void ReadLatencyService::SyncLocked(const Targets& wanted, bool park) {
       if (load_board_ != nullptr && !worker->serial.empty()) {
         worker->probe->SetLoadObserver(load_board_->Observe(worker->serial));
       }
+      if (!worker->serial.empty()) {  // the drive's rate, shared by its namespaces
+        auto& pacing = pacing_[worker->serial];
+        if (!pacing) pacing = std::make_shared<DrivePacing>(std::chrono::steady_clock::now());
+        worker->probe->SetDrivePacing(pacing);
+      }
       if (auto p = paused_.find(worker->serial); p != paused_.end()) {
         for (int i = 0; i < p->second; ++i) worker->probe->Pause();
       }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wiring for the read latency probe (probes/read_latency_probe.h): one
-// probe and one thread per target, started and stopped as namespaces come
-// and go (it listens to DriveMonitor's discovery passes) and as the config
+// probe and one thread per target (a drive's namespaces share the drive's
+// rate, dealt round-robin: probes/drive_pacing.h), started and stopped as
+// namespaces come and go (it listens to DriveMonitor's discovery passes) and as the config
 // changes, and a scheduler job that publishes every target's snapshot into
 // the metric store every few seconds. The scheduler stays the owner of
 // time for publishing; the pacing itself needs precise sleeps on each
@@ -115,6 +116,9 @@ class ReadLatencyService : public DriveListener, public Service {
     std::chrono::steady_clock::time_point since;
   };
   std::map<std::string, Parked> parked_;         // mu_, by scope
+  // Each drive's pacing, shared by its namespaces' probes: the configured
+  // rate is per drive (probes/drive_pacing.h).
+  std::map<std::string, std::shared_ptr<DrivePacing>> pacing_;  // mu_, by serial
   std::optional<Scheduler::JobId> publish_job_;  // mu_
 };
 

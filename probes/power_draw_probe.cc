@@ -22,7 +22,8 @@ constexpr MetricDesc kAtLoad{
     "from the best source: source=meter (external meter), drive (SMART "
     "Interval Power Measurement) or psd_estimate (idle power, else max "
     "power, of the power state read by Get Features 02h; an estimate, an "
-    "upper bound when only max power is known).",
+    "upper bound when only max power is known). Absent once no window has "
+    "been measured for [probes.power] at_load_max_age.",
     kGauge};
 constexpr MetricDesc kIdle{
     "drivewatch_idle_power_watts",
@@ -92,10 +93,12 @@ PowerDrawProbe::PowerDrawProbe(const DriveLoadBoard* load, NowFn now,
 }
 
 void PowerDrawProbe::Configure(std::optional<PowerMeterSpec> meter,
-                               std::chrono::milliseconds unread_interval) {
+                               std::chrono::milliseconds unread_interval,
+                               std::chrono::milliseconds at_load_max_age) {
   std::lock_guard lock(mu_);
   meter_ = std::move(meter);
   unread_interval_ = unread_interval;
+  at_load_max_age_ = at_load_max_age;
 }
 
 std::span<const MetricDesc* const> PowerDrawProbe::Metrics() {
@@ -173,7 +176,7 @@ void PowerDrawProbe::Close(const Window& w, TimePoint end, bool load_changed) {
   } else if (!estimate) {
     result = "no_source";
   } else {
-    last_[w.rate] = Result{*estimate, Seconds(end - w.start)};
+    last_[w.rate] = Result{*estimate, Seconds(end - w.start), end};
   }
   ++windows_[{w.rate, result}];
 }
@@ -182,10 +185,11 @@ Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
                            SampleSink& sink) {
   const TimePoint now = now_();
   const DriveLoadState load = load_ ? load_->State(info.serial) : DriveLoadState{};
-  std::chrono::milliseconds unread_interval;
+  std::chrono::milliseconds unread_interval, at_load_max_age;
   {
     std::lock_guard lock(mu_);
     unread_interval = unread_interval_;
+    at_load_max_age = at_load_max_age_;
     if (!meter_) meter_ok_.reset();
   }
 
@@ -247,6 +251,10 @@ Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
     for (auto& l : extra) labels.push_back(std::move(l));
     return labels;
   };
+  // A power at load not measured again within at_load_max_age expires.
+  std::erase_if(last_, [&](const auto& entry) {
+    return entry.first != 0 && now - entry.second.ended > at_load_max_age;
+  });
   for (const auto& [rate, r] : last_) {
     const Labels by_rate = with({{"rate", std::to_string(rate)}});
     const Labels source = {{"source", PowerSourceName(r.estimate.source)}};

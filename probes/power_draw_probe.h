@@ -77,8 +77,13 @@ class PowerDrawProbe : public DriveProbe {
   // drivewatch has no reader on the drive ([probes.power] interval): then
   // the drive is idle all the time as far as drivewatch knows, and each
   // such interval is one window. Any thread; takes effect at the next run.
+  // `at_load_max_age` ([probes.power] at_load_max_age): a power-at-load
+  // figure whose window ended longer ago than this is no longer emitted,
+  // with its window's duration and samples (the probe paused or off, or no
+  // clean window since), rather than shown as current for ever.
   void Configure(std::optional<PowerMeterSpec> meter,
-                 std::chrono::milliseconds unread_interval);
+                 std::chrono::milliseconds unread_interval,
+                 std::chrono::milliseconds at_load_max_age = std::chrono::minutes(15));
 
   // Reads the load state; inside a 10-IOPS or idle window, when a sample
   // is due, sends Get Log Page 02h and Get Features 02h (Identify
@@ -109,6 +114,7 @@ class PowerDrawProbe : public DriveProbe {
   struct Result {
     PowerWindow::Estimate estimate;
     double seconds = 0;
+    TimePoint ended{};  // when its window ended (at_load_max_age)
   };
 
   // Takes one sample into `w` for the run that began at `run`; false when
@@ -132,6 +138,7 @@ class PowerDrawProbe : public DriveProbe {
   std::mutex mu_;
   std::optional<PowerMeterSpec> meter_;           // mu_
   std::chrono::milliseconds unread_interval_{60'000};  // mu_
+  std::chrono::milliseconds at_load_max_age_{std::chrono::minutes(15)};  // mu_
 };
 
 }  // namespace drivewatch

@@ -148,22 +148,6 @@ const char* KindName(ReadTarget::Kind kind) {
 
 }  // namespace
 
-IdleGap ClassifyIdleGap(std::chrono::nanoseconds gap) {
-  using namespace std::chrono_literals;
-  if (gap < 1ms) return IdleGap::kUnder1ms;
-  if (gap < 10ms) return IdleGap::k1to10ms;
-  if (gap < 100ms) return IdleGap::k10to100ms;
-  if (gap < 1s) return IdleGap::k100msTo1s;
-  if (gap < 10s) return IdleGap::k1to10s;
-  return IdleGap::kOver10s;
-}
-
-const char* IdleGapName(IdleGap gap) {
-  static constexpr const char* kNames[] = {"0-1ms",    "1-10ms", "10-100ms",
-                                           "100ms-1s", "1-10s",  "10s+"};
-  return kNames[static_cast<int>(gap)];
-}
-
 struct ReadLatencyProbe::RateState {
   RateState(const std::vector<std::chrono::milliseconds>& windows, TimePoint start)
       : windows(windows, start) {}
@@ -272,6 +256,10 @@ void ReadLatencyProbe::SetLoadObserver(std::unique_ptr<LoadObserver> observer) {
   load_ = std::move(observer);
 }
 
+void ReadLatencyProbe::SetDrivePacing(std::shared_ptr<DrivePacing> pacing) {
+  pacing_ = std::move(pacing);
+}
+
 void ReadLatencyProbe::Pause() {
   std::lock_guard lock(mu_);
   ++paused_;
@@ -340,22 +328,32 @@ void ReadLatencyProbe::Record(std::uint32_t rate, const ReadOutcome& outcome) {
   last_completion_ = outcome.completed;
 }
 
-bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until,
-                             const std::stop_token& stop, std::size_t max_reads) {
+bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint turn_start,
+                             TimePoint until, const std::stop_token& stop,
+                             std::size_t max_reads, bool shared) {
   using namespace std::chrono_literals;
   const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.timeout);
   std::random_device seed;
-  Pacer pacer(rate, settings_.arrivals, Clock::now(), (std::uint64_t{seed()} << 32) | seed());
+  // This target's share of the drive's arrivals: every count-th of the
+  // fixed schedule, or a Poisson process of rate / count (the drive's
+  // namespaces together make one of the rate).
+  DrivePacing::Share share = shared ? pacing_->ShareOf(this) : DrivePacing::Share{};
+  const auto make_pacer = [&](TimePoint now) {
+    const TimePoint first = settings_.arrivals == ArrivalProcess::kFixed
+                                ? FirstShareArrival(turn_start, rate, share, now)
+                                : now;
+    return Pacer(static_cast<double>(rate) / static_cast<double>(share.count),
+                 settings_.arrivals, first, (std::uint64_t{seed()} << 32) | seed());
+  };
+  Pacer pacer = make_pacer(Clock::now());
   auto next_check = Clock::now() + 1s;
   std::size_t done = 0;
   // The load observer hears of this rate's turn, its pauses and its end.
   struct LoadTurn {
     LoadObserver* load;
-    ~LoadTurn() {
-      if (load) load->LoadStopped(Clock::now());
-    }
+    ~LoadTurn() { if (load) load->LoadStopped(Clock::now()); }
   } turn{load_.get()};
-  if (load_) load_->LoadStarted(rate, Clock::now());
+  if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
   while (done < max_reads) {
     bool was_paused;
     {
@@ -366,9 +364,16 @@ bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint until
       if (load_) load_->LoadStopped(Clock::now());
       if (!WaitWhilePaused(stop)) return false;
       // The drive was busy with something else: start a fresh schedule.
-      pacer = Pacer(rate, settings_.arrivals, Clock::now(), seed());
-      if (load_) load_->LoadStarted(rate, Clock::now());
+      pacer = make_pacer(Clock::now());
+      if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
       continue;
+    }
+    if (shared) {  // a namespace of the drive opened or closed: deal again
+      if (const auto now_share = pacing_->ShareOf(this); now_share.generation != share.generation) {
+        share = now_share;
+        pacer = make_pacer(Clock::now());
+        if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
+      }
     }
     if (pacer.next() >= until) return true;
     if (!SleepUntil(pacer.next(), stop)) return false;
@@ -438,16 +443,18 @@ Status ReadLatencyProbe::OpenTarget(Reader& reader) {
 
 void ReadLatencyProbe::Run(std::stop_token stop) {
   using namespace std::chrono_literals;
+  if (!pacing_) pacing_ = std::make_shared<DrivePacing>(start_);
   Reader reader(target_, settings_.block_size, settings_.min_free_ratio);
+  struct Member {
+    DrivePacing& pacing;
+    const void* self;
+    ~Member() { pacing.Leave(self); }
+  } member{*pacing_, this};
   auto backoff = Clock::duration(1s);
   bool failing = false;
-  std::size_t rate_index = 0;
-  // The rate being read and when its turn ends. A reopen in the middle of a
-  // turn (a new path from discovery, a target that went away) goes on with
-  // the same turn: it does not end it early, nor start the idle period.
-  std::uint32_t rate = 0;
-  TimePoint turn_end{};
-  bool in_turn = false;
+  // The turn comes from the drive's clock (TurnAt), so a reopen in the
+  // middle of a turn (a new path from discovery, a target that went away)
+  // goes on with the same turn, and every namespace of the drive is in it.
   while (!stop.stop_requested()) {
     if (!reader.open()) {
       Status s = OpenTarget(reader);
@@ -473,26 +480,21 @@ void ReadLatencyProbe::Run(std::stop_token stop) {
         continue;
       }
       if (failing) log::Info("read latency: " + device + " readable again");
-      // Away past its turn's end: a new turn starts, at the next rate.
-      if (in_turn && Clock::now() >= turn_end) in_turn = false;
       failing = false;
       backoff = 1s;
+      pacing_->Join(this);
     }
-    if (!in_turn) {
-      rate = settings_.rates[rate_index];
-      rate_index = (rate_index + 1) % settings_.rates.size();
-      turn_end = Clock::now() + settings_.rate_period;
-      in_turn = true;
-    }
-    if (!Paced(reader, rate, turn_end, stop, static_cast<std::size_t>(-1))) {
+    const Turn turn = TurnAt(pacing_->epoch(), settings_.rates.size(), settings_.rate_period,
+                             settings_.idle_period, Clock::now());
+    if (!turn.idle && !Paced(reader, settings_.rates[turn.rate_index], turn.start, turn.end,
+                             stop, static_cast<std::size_t>(-1), /*shared=*/true)) {
       return;
     }
-    if (!reader.open() && Clock::now() < turn_end) continue;  // reopen, same turn
-    in_turn = false;
-    if (rate_index == 0 && settings_.idle_period.count() > 0 &&
-        !SleepUntil(Clock::now() + settings_.idle_period, stop)) {
-      return;
+    if (!reader.open()) {  // reopen, same turn
+      pacing_->Leave(this);
+      continue;
     }
+    if (!SleepUntil(turn.end, stop)) return;  // the turn's last share, or idle
   }
 }
 
@@ -508,7 +510,10 @@ bool ReadLatencyProbe::RunBurst(std::size_t reads, std::stop_token stop) {
   std::size_t done = 0;
   while (done < reads && !stop.stop_requested() && reader.open()) {
     const auto before = stats();
-    if (!Paced(reader, rate, TimePoint::max(), stop, reads - done)) break;
+    if (!Paced(reader, rate, Clock::now(), TimePoint::max(), stop, reads - done,
+               /*shared=*/false)) {
+      break;
+    }
     const auto after = stats();
     done += (after.reads + after.errors + after.timeouts) -
             (before.reads + before.errors + before.timeouts);

@@ -26,6 +26,7 @@
 
 #include "probes/expected.h"
 #include "probes/drive_load.h"
+#include "probes/drive_pacing.h"
 #include "probes/latency_window.h"
 #include "probes/pacing.h"
 #include "probes/sample_sink.h"
@@ -110,6 +111,10 @@ class ReadLatencyProbe {
   // Tells `observer` when reading at a rate starts and stops and about
   // every read (drive_load.h), from the Run() thread. Set before Run().
   void SetLoadObserver(std::unique_ptr<LoadObserver> observer);
+  // Shares the drive's rates with the drive's other namespaces
+  // (drive_pacing.h): the probe joins `pacing` while its target is open.
+  // Set before Run(); without it the probe paces alone from its creation.
+  void SetDrivePacing(std::shared_ptr<DrivePacing> pacing);
 
   // The pause hook for heavy phases: after Pause() returns, no new read is
   // submitted until the matching Resume() (pauses nest). A read already in
@@ -147,8 +152,10 @@ class ReadLatencyProbe {
   // One read: pace-independent part. Returns false when stopped.
   bool ReadOnce(Reader& reader, std::uint32_t rate, const std::stop_token& stop);
   bool WaitWhilePaused(const std::stop_token& stop);
-  bool Paced(Reader& reader, std::uint32_t rate, TimePoint until,
-             const std::stop_token& stop, std::size_t max_reads);
+  // Reads at `rate` (the drive's) until `until`; with `shared`, only this
+  // target's share of the turn that began at `turn_start`.
+  bool Paced(Reader& reader, std::uint32_t rate, TimePoint turn_start, TimePoint until,
+             const std::stop_token& stop, std::size_t max_reads, bool shared);
   void Record(std::uint32_t rate, const struct ReadOutcome& outcome);
   // Opens the target and records whether it is up; counts an identity
   // mismatch.
@@ -172,6 +179,7 @@ class ReadLatencyProbe {
   TimePoint last_completion_{};                           // mu_
   std::string device_path_;                               // mu_
   std::unique_ptr<LoadObserver> load_;  // set before Run(); Run() thread
+  std::shared_ptr<DrivePacing> pacing_;  // set before Run(); Run() thread
   bool moved_ = false;                                    // mu_, device_path_ changed
 };
 

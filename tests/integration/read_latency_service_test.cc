@@ -163,6 +163,50 @@ TEST_F(ServiceHotPlugTest, TargetsFollowDiscovery) {
   EXPECT_TRUE(WaitFor([&] { return Reads("SNB") >= b + 20; }));
 }
 
+// The rate is the drive's: two namespaces of one serial are read at 100
+// IOPS together (about 50 each, dealt round-robin), counted by the kernel
+// on the loop devices themselves, and each keeps its own histogram.
+TEST_F(ServiceHotPlugTest, TwoNamespacesShareTheDrivesRate) {
+  Identity(0, "SNA", 1);
+  Identity(1, "SNA", 2);
+  ControllerInfo drive = Drive("SNA", loops_[0]);
+  NamespaceInfo second;
+  second.nsid = 2;
+  second.block_device = loops_[1];
+  second.name = fs::path(loops_[1]).filename();
+  drive.namespaces.push_back(second);
+  service_->DrivesPresent({drive});
+  const auto ns_reads = [&](const char* nsid) {
+    return Find(Metrics(), "drivewatch_read_latency_seconds_count",
+                {"serial=\"SNA\"", std::string("nsid=\"") + nsid + "\""});
+  };
+  // Both open and sharing before the window starts.
+  ASSERT_TRUE(WaitFor([&] { return ns_reads("1") >= 10 && ns_reads("2") >= 10; }))
+      << Metrics();
+  const std::uint64_t k0 = KernelReads(0), k1 = KernelReads(1);
+  const double h0 = ns_reads("1"), h1 = ns_reads("2");
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(4s);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double kernel0 = static_cast<double>(KernelReads(0) - k0);
+  const double kernel1 = static_cast<double>(KernelReads(1) - k1);
+  const double total = (kernel0 + kernel1) / seconds;
+  EXPECT_NEAR(total, 100, 12) << kernel0 << " + " << kernel1 << " reads in " << seconds << " s";
+  EXPECT_NEAR(kernel0 / seconds, 50, 8);
+  EXPECT_NEAR(kernel1 / seconds, 50, 8);
+  // Per-namespace histograms, each with only its own reads.
+  EXPECT_NEAR((ns_reads("1") - h0) / seconds, 50, 8);
+  EXPECT_NEAR((ns_reads("2") - h1) / seconds, 50, 8);
+
+  // One namespace goes: the other takes the drive's whole rate.
+  service_->DrivesPresent({Drive("SNA", loops_[0])});
+  std::this_thread::sleep_for(500ms);
+  const std::uint64_t alone = KernelReads(0);
+  std::this_thread::sleep_for(3s);
+  EXPECT_NEAR(static_cast<double>(KernelReads(0) - alone) / 3.0, 100, 12);
+}
+
 // Unplugged and plugged back within the grace period, under another kernel
 // name: the namespace's series go while it is away and come back counting
 // on, not from zero (so a read that failed at the unplug stays counted).

@@ -96,6 +96,20 @@ TEST(ReadLatencyConfigTest, IdlePeriodDefaultsTo30sAndZeroTurnsItOff) {
                   "of range (expected 0s to 1d)"));
 }
 
+TEST(ReadLatencyConfigTest, PowerAtLoadMaxAgeDefaultsTo15mAndIsRangeChecked) {
+  EXPECT_EQ(Defaults().power_at_load_max_age, milliseconds{900'000});
+  const LoadResult r = LoadString("[probes.power]\nat_load_max_age = \"1h\"\n", "t.toml");
+  ASSERT_TRUE(r.config) << r.errors.front().ToString();
+  EXPECT_EQ(r.config->power_at_load_max_age, milliseconds{3'600'000});
+  const LoadResult again = LoadString(ToToml(*r.config), "u.toml");
+  ASSERT_TRUE(again.config);
+  EXPECT_EQ(again.config->power_at_load_max_age, milliseconds{3'600'000});
+  EXPECT_THAT(Errors("[probes.power]\nat_load_max_age = \"5s\"\n"),
+              ::testing::ElementsAre(
+                  "t.toml:2:19: probes.power.at_load_max_age: \"5s\" is out "
+                  "of range (expected 10s to 1d)"));
+}
+
 TEST(SizeTest, FormatAndParseAgree) {
   for (std::uint64_t v : {0ull, 512ull, 4096ull, 1ull << 20, 3ull << 30, 1000ull}) {
     EXPECT_EQ(ParseSize(FormatSize(v)), v) << FormatSize(v);

@@ -248,6 +248,45 @@ TEST_F(PowerDrawProbeTest, TenIopsWindowIsAveragedAndReportedWhenItEnds) {
   EXPECT_EQ(Power(), std::vector<std::string>{"load drive=3.5"});
 }
 
+// [probes.power] at_load_max_age: a power at load not measured again within
+// it goes away (with its window's duration and samples); idle power stays.
+TEST_F(PowerDrawProbeTest, PowerAtLoadExpiresWhenNoWindowIsMeasured) {
+  probe_.Configure(std::nullopt, seconds(60), seconds(100));
+  auto reader = board_.Observe(kHandmadeSerial);
+  reader->LoadStarted(10, clock_.Now());
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(Run().ok());
+    Second(reader.get(), 10);
+  }
+  reader->LoadStopped(clock_.Now());  // the window ends: reported
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(Power(), std::vector<std::string>{"load drive=3.5"});
+  // A heavy phase holds the probe paused: no reads, but other host I/O, so
+  // no window of any kind is measured.
+  for (int i = 0; i < 99; ++i) {
+    AddHostReads(1000);
+    clock_.Advance(seconds(1));
+    ASSERT_TRUE(Run().ok());
+  }
+  EXPECT_EQ(Power(), std::vector<std::string>{"load drive=3.5"}) << "still within 100 s";
+  AddHostReads(1000);
+  clock_.Advance(seconds(2));
+  ASSERT_TRUE(Run().ok());
+  EXPECT_TRUE(Power().empty());
+  const auto e = Emitted();
+  EXPECT_EQ(e.count(Key("drivewatch_power_window_samples", {{"rate", "10"}})), 0u);
+  EXPECT_EQ(e.count(Key("drivewatch_power_window_duration_seconds", {{"rate", "10"}})), 0u);
+  // A new window brings it back.
+  reader->LoadStarted(10, clock_.Now());
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(Run().ok());
+    Second(reader.get(), 10);
+  }
+  reader->LoadStopped(clock_.Now());
+  ASSERT_TRUE(Run().ok());
+  EXPECT_EQ(Power(), std::vector<std::string>{"load drive=3.5"});
+}
+
 TEST_F(PowerDrawProbeTest, PsdEstimateIsWeightedByTimeInEachPowerState) {
   NoDrivePower();
   auto reader = board_.Observe(kHandmadeSerial);

@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 TEST(DrivePacingTest, MembersAreNumberedInJoiningOrderAndRenumberedOnLeave) {
   DrivePacing p(Clock::time_point{});
-  int a, b, c;
+  int a = 0, b = 0, c = 0;  // only their addresses name the members
   EXPECT_EQ(p.ShareOf(&a).count, 1u);  // not joined: alone
   p.Join(&a);
   p.Join(&b);

@@ -145,6 +145,8 @@ NOT_IN_THIS_SETUP = OrderedDict([
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
     ("drivewatch_phase_result_ratio",
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
+    ("drivewatch_phase_result_watts",
+     "only with a power-states phase run; the e2e guest has none (tests/integration/power_states_test.cc covers it)"),
     ("drivewatch_retention_study_info",
      "only with a retention study in the state directory; the e2e guest has none (tests/vm/retention covers them)"),
     ("drivewatch_retention_study_damaged",

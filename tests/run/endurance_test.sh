@@ -93,7 +93,11 @@ assert [p["pass"] for p in passes] == [1, 2], passes
 assert all(p["host_bytes"] >= 64 * mib for p in passes), passes
 assert "waf_ratio" not in passes[0]  # no OCP log on a file
 rate = res["write_mean_bytes_per_second"]
-assert 6.5 * mib < rate < 8.8 * mib, rate / mib
+# The cap is the bound that matters (never above 8 MiB/s, plus the last
+# chunk's rounding); below, the run must not be throttled to a crawl, but a
+# loaded machine (the sanitizer stage, a parallel build) can fall behind
+# the pace for a while (5.7 MiB/s seen beside a build), so the floor is loose.
+assert 4 * mib < rate < 8.8 * mib, rate / mib
 prog = json.load(open(sys.argv[4]))
 assert prog["ended"] is True and prog["end_reason"].startswith("drive_writes: 2"), prog
 print("%.2f MiB/s" % (rate / mib))

@@ -33,9 +33,7 @@ class NvmeSource : public HealthSource {
       wctemp_k_ = decoded->wctemp_k;
     }
     r.wctemp_k = static_cast<std::uint16_t>(wctemp_k_);
-    auto log = controller_->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-    if (!log) return log.error();
-    auto smart = DecodeSmartLog(*log);
+    auto smart = ReadSmartLog(*controller_);
     if (!smart) return smart.error();
     r.composite_k = smart->composite_temperature_k;
     r.critical_warning = smart->critical_warning;

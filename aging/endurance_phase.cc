@@ -43,8 +43,7 @@ double UnixNow() {
 std::optional<SmartLog> ReadWear(PhaseContext& ctx) {
   Controller* ctrl = ctx.controller();
   if (ctrl == nullptr) return std::nullopt;  // not an NVMe namespace
-  auto page = ctrl->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-  auto smart = page ? DecodeSmartLog(*page) : Expected<SmartLog>(page.error());
+  auto smart = ReadSmartLog(*ctrl);
   if (!smart) {
     log::Warn("phase " + ctx.phase().name + ": cannot read SMART / Health: " +
               smart.error().message);

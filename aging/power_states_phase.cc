@@ -174,9 +174,7 @@ Expected<std::optional<PowerWindow::Estimate>> MeasurePower(
   PowerWindow window;
   std::string meter_error;
   const auto sample = [&]() -> Status {
-    auto log = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-    if (!log) return log.error();
-    auto smart = DecodeSmartLog(*log);
+    auto smart = ReadSmartLog(ctrl);
     if (!smart) return smart.error();
     auto s = SampleDrivePower(ctrl, id, *smart, Clock::now());
     if (!s) return s.error();

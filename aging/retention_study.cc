@@ -206,9 +206,7 @@ RetentionPattern PatternOf(const Json& study) {
 }
 
 Expected<Json> ReadSmartSnapshot(int fd) {
-  auto log = NvmeControllerOn(fd)->GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-  if (!log) return log.error();
-  auto smart = DecodeSmartLog(*log);
+  auto smart = ReadSmartLog(*NvmeControllerOn(fd));
   if (!smart) return smart.error();
   auto u = [](unsigned __int128 v) {
     return static_cast<std::uint64_t>(std::min<unsigned __int128>(v, ~std::uint64_t{0}));

@@ -101,22 +101,7 @@ class NvmeController : public Controller {
 
   Expected<std::uint32_t> SetFeature(std::uint8_t fid,
                                      std::uint32_t cdw11) override {
-    std::uint32_t result = 0;
-    nvme_set_features_args args{};
-    args.args_size = sizeof(args);
-    args.fd = fd_;
-    args.timeout = kAdminCommandTimeoutMs;
-    args.result = &result;
-    args.cdw11 = cdw11;
-    args.fid = fid;
-    args.save = false;
-    const int rc = nvme_set_features(&args);
-    const int saved_errno = errno;
-    if (rc != 0) {
-      return detail::AdminCommandError(device_, "set feature " + Hex2(fid), rc,
-                                       saved_errno);
-    }
-    return result;
+    return SetFeatures(fid, cdw11, nullptr);
   }
 
   Expected<std::uint32_t> SetFeatureWithData(std::uint8_t fid, std::uint32_t cdw11,
@@ -127,24 +112,7 @@ class NvmeController : public Controller {
                        std::to_string(data.size()) + " bytes (expected 1 byte to 4 GiB)"};
     }
     Bytes buffer = data;  // libnvme takes a non-const buffer
-    std::uint32_t result = 0;
-    nvme_set_features_args args{};
-    args.args_size = sizeof(args);
-    args.fd = fd_;
-    args.timeout = kAdminCommandTimeoutMs;
-    args.result = &result;
-    args.cdw11 = cdw11;
-    args.fid = fid;
-    args.save = false;
-    args.data_len = static_cast<std::uint32_t>(buffer.size());
-    args.data = buffer.data();
-    const int rc = nvme_set_features(&args);
-    const int saved_errno = errno;
-    if (rc != 0) {
-      return detail::AdminCommandError(device_, "set feature " + Hex2(fid), rc,
-                                       saved_errno);
-    }
-    return result;
+    return SetFeatures(fid, cdw11, &buffer);
   }
 
   Expected<Bytes> GetLogPageAt(std::uint8_t lid, std::uint32_t nsid,
@@ -185,6 +153,30 @@ class NvmeController : public Controller {
 
  private:
   // Get Log Page with every field drivewatch sets (LSP, LPO, UUID index).
+  // Set Features with SV=0, with a data buffer when `data` is set.
+  Expected<std::uint32_t> SetFeatures(std::uint8_t fid, std::uint32_t cdw11, Bytes* data) {
+    std::uint32_t result = 0;
+    nvme_set_features_args args{};
+    args.args_size = sizeof(args);
+    args.fd = fd_;
+    args.timeout = kAdminCommandTimeoutMs;
+    args.result = &result;
+    args.cdw11 = cdw11;
+    args.fid = fid;
+    args.save = false;
+    if (data != nullptr) {
+      args.data_len = static_cast<std::uint32_t>(data->size());
+      args.data = data->data();
+    }
+    const int rc = nvme_set_features(&args);
+    const int saved_errno = errno;
+    if (rc != 0) {
+      return detail::AdminCommandError(device_, "set feature " + Hex2(fid), rc,
+                                       saved_errno);
+    }
+    return result;
+  }
+
   Expected<Bytes> ReadLog(std::uint8_t lid, std::uint32_t nsid,
                           std::size_t length, std::uint8_t lsp,
                           std::uint64_t offset, std::uint8_t uuid_index) {

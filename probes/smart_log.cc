@@ -5,6 +5,7 @@
 #include <string>
 
 #include "probes/byte_order.h"
+#include "probes/identify.h"
 #include "probes/units.h"
 
 namespace drivewatch {
@@ -55,6 +56,12 @@ Expected<SmartLog> DecodeSmartLog(std::span<const std::uint8_t> bytes) {
   log.lifetime_energy_watt_hours = LoadLe<std::uint64_t>(bytes, 232);
   log.interval_power_measurement = LoadLe<std::uint32_t>(bytes, 240);
   return log;
+}
+
+Expected<SmartLog> ReadSmartLog(Controller& ctrl) {
+  auto bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  if (!bytes) return bytes.error();
+  return DecodeSmartLog(*bytes);
 }
 
 }  // namespace drivewatch

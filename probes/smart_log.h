@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 
+#include "probes/drive_layer.h"
 #include "probes/expected.h"
 
 namespace drivewatch {
@@ -89,5 +90,9 @@ struct SmartLog {
 // Decodes the first kSmartLogSize bytes of `bytes`. Fails with EBADMSG when
 // fewer than kSmartLogSize bytes are given; reserved bytes are ignored.
 Expected<SmartLog> DecodeSmartLog(std::span<const std::uint8_t> bytes);
+
+// Reads the controller's SMART / Health log (02h, NSID FFFFFFFFh) and
+// decodes it.
+Expected<SmartLog> ReadSmartLog(Controller& ctrl);
 
 }  // namespace drivewatch

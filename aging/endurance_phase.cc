@@ -74,6 +74,19 @@ Json PassRecord(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
   return r;
 }
 
+// The history record of the test's last pass (a step record, once: see
+// PhaseContext::RecordStep), the test named by its seed.
+Status RecordLastPass(PhaseContext& ctx, const EnduranceProgress& p) {
+  if (p.passes.items().empty()) return Ok{};
+  Status s = ctx.RecordStep(std::to_string(p.seed), p.pass, p.passes.items().back());
+  if (!s) {
+    return Error{s.error().errnum, -1,
+                 "endurance " + ctx.phase().name + ": pass " + std::to_string(p.pass) +
+                     " could not be put on the history: " + s.error().message};
+  }
+  return Ok{};
+}
+
 // Why the test is over, or "" while it goes on.
 std::string EndReached(const config::EnduranceParams& phase, const EnduranceProgress& p,
                        const std::optional<SmartLog>& wear) {
@@ -218,6 +231,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   if (wear) p.critical_warning = wear->critical_warning;
   report.results["resumed_at_bytes"] = p.host_bytes;
   if (resumed) {
+    if (Status s = RecordLastPass(ctx, p); !s) return s.error();
     log::Info("phase " + name + ": resuming the endurance test at pass " +
               std::to_string(p.pass + 1) + ", " + std::to_string(p.pass_bytes) +
               " bytes into it (" + std::to_string(p.host_bytes) + " bytes written so far)");
@@ -277,7 +291,8 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     ++p.chunk;
     wear = ReadWear(ctx);
     if (wear) p.critical_warning = wear->critical_warning;
-    if (p.pass_bytes >= capacity) {
+    const bool pass_done = p.pass_bytes >= capacity;
+    if (pass_done) {
       const std::optional<double> physical = ReadPhysicalMediaBytesWritten(ctx);
       ++p.pass;
       p.passes.Push(PassRecord(p, wear, physical));
@@ -287,6 +302,11 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
       p.pass_start_physical_bytes = physical;
     }
     if (Status s = Save(p, path); !s) return s.error();
+    // The pass is in the progress file first, then in the history: a crash
+    // between the two leaves it to RecordLastPass when the test resumes.
+    if (pass_done) {
+      if (Status s = RecordLastPass(ctx, p); !s) return s.error();
+    }
     run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
     ctx.Checkpoint(report);
@@ -305,6 +325,10 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
       run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     }
   }
+}
+
+Status PhaseContext::RecordStep(const std::string&, std::uint64_t, const Json&) {
+  return Error{ENOTSUP, -1, "this phase context keeps no history"};
 }
 
 }  // namespace drivewatch::aging

@@ -298,4 +298,14 @@ Status HistoryFile::Append(const Json& record) {
   return Ok{};
 }
 
+bool IsRunRecord(const Json& record) {
+  const Json* kind = record.Find("record");
+  return kind == nullptr || (kind->type() == Json::Type::kString && kind->AsString() == "run");
+}
+
+bool IsStepRecord(const Json& record) {
+  const Json* kind = record.Find("record");
+  return kind != nullptr && kind->type() == Json::Type::kString && kind->AsString() == "step";
+}
+
 }  // namespace drivewatch::aging

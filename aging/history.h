@@ -86,6 +86,14 @@ class HistoryFile {
 };
 
 
+// Besides one record per run, a run may put steps of itself on record
+// (endurance: one per pass, PhaseContext::RecordStep): those carry
+// "record": "step", the run's id, phase, kind, target and serial, "time"
+// (Unix seconds), "test" (what the steps belong to: an endurance test spans
+// runs) and "step" (its number). A record without "record" is a run's.
+bool IsRunRecord(const Json& record);
+bool IsStepRecord(const Json& record);
+
 // How `drivewatch history` prints records.
 enum class HistoryFormat { kTable, kJson, kCsv };
 struct HistoryFilter {

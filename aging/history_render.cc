@@ -174,6 +174,12 @@ std::string RenderTable(const std::vector<const Json*>& records) {
   rows.push_back({"START (UTC)", "PHASE", "KIND", "TARGET", "SERIAL",
                   "OUTCOME", "DURATION", "RESULTS"});
   for (const Json* r : records) {
+    if (IsStepRecord(*r)) {  // a step of a run (an endurance pass): when it ended, its number
+      rows.push_back({FormatUtc(r->Find("time")), Cell(*r, "phase"), Cell(*r, "kind"),
+                      Cell(*r, "target"), Cell(*r, "serial"), "step " + Cell(*r, "step"), "-",
+                      ResultsText(*r)});
+      continue;
+    }
     rows.push_back({FormatUtc(r->Find("start")), Cell(*r, "phase"),
                     Cell(*r, "kind"), Cell(*r, "target"), Cell(*r, "serial"),
                     Cell(*r, "outcome"), RecordDuration(*r), ResultsText(*r)});

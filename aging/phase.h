@@ -83,6 +83,13 @@ class PhaseContext {
   // aging/power_states_phase.cc).
   virtual Expected<std::chrono::nanoseconds> TimedRead(std::uint64_t offset,
                                                        std::uint32_t size);
+  // Puts one step of the run on the history (endurance: a pass), as a
+  // step record (aging/history.h) with `fields`, durably, once: a step
+  // record of this phase with the same `test` and `step` already there is
+  // not appended again (a run killed between the append and its next
+  // progress save does the step's append again when it resumes). The
+  // default, for contexts that keep no history, refuses.
+  virtual Status RecordStep(const std::string& test, std::uint64_t step, const Json& fields);
 };
 
 // Each kind's story, one overload per kind of config::PhaseParams

@@ -43,6 +43,7 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
   auto h = history.Read();
   if (at < 0 || !h) return false;
   for (const Json& r : h->records) {
+    if (!IsRunRecord(r)) continue;
     const Json* run = r.Find("run");
     const Json* began = r.Find("start");
     // Both starts went through the same JSON number formatting; allow for

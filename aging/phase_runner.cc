@@ -204,6 +204,36 @@ class Context : public PhaseContext {
                        });
   }
 
+  Status RecordStep(const std::string& test, std::uint64_t step, const Json& fields) override {
+    HistoryFile history(HistoryPath(run_.options->state_directory));
+    auto contents = history.Read();
+    if (!contents) return contents.error();
+    for (const Json& r : contents->records) {
+      if (!IsStepRecord(r)) continue;
+      const Json* phase = r.Find("phase");
+      const Json* t = r.Find("test");
+      const Json* n = r.Find("step");
+      if (phase && phase->type() == Json::Type::kString && phase->AsString() == run_.phase->name &&
+          t && t->type() == Json::Type::kString && t->AsString() == test && n &&
+          n->type() == Json::Type::kNumber && n->AsDouble(-1) == static_cast<double>(step)) {
+        return Ok{};  // on record already
+      }
+    }
+    Json r = Json::Object();
+    r["version"] = 1;
+    r["record"] = "step";
+    r["run"] = run_.id;
+    r["phase"] = run_.phase->name;
+    r["kind"] = std::string(config::PhaseKindName(run_.phase->params));
+    r["target"] = run_.target->name;
+    r["serial"] = run_.serial;
+    r["time"] = UnixSeconds(std::chrono::system_clock::now());
+    r["test"] = test;
+    r["step"] = step;
+    r["results"] = fields;
+    return history.Append(r);
+  }
+
   bool Idle(std::chrono::nanoseconds duration, std::string_view step, double from,
             double to) override {
     const auto start = Clock::now();
@@ -420,7 +450,7 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
     if (it->Find("target") == nullptr || it->Find("target")->AsString() != target) continue;
     const Json* kind = it->Find("kind");
     const Json* outcome = it->Find("outcome");
-    if (kind == nullptr || outcome == nullptr) continue;
+    if (kind == nullptr || outcome == nullptr || !IsRunRecord(*it)) continue;
     // A trim phase or an unfinished fill leaves the fill level unknown.
     if (kind->AsString() == "trim") return -1;
     if (kind->AsString() != "fill") continue;

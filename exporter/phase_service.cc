@@ -160,6 +160,7 @@ void PhaseService::Start(const config::Config& config) {
     }
     std::lock_guard lock(mu_);
     for (const Json& r : contents->records) {
+      if (!aging::IsRunRecord(r)) continue;  // a pass of an endurance run, not a run
       const std::string phase = StringOf(r, "phase");
       last_[phase] = r;
       outcomes_[phase][StringOf(r, "outcome")] += 1;

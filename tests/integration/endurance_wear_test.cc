@@ -8,8 +8,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
+#include "aging/endurance.h"
+#include "aging/history.h"
 #include "aging/phase_runner.h"
 #include "probes/drive_layer.h"
 #include "probes/ocp_smart_log.h"
@@ -130,6 +134,106 @@ TEST_F(EnduranceWearTest, EachPassRecordsItsWriteAmplificationFromTheOcpLog) {
     EXPECT_NEAR(pass.Find("temperature_celsius")->AsDouble(), 310 - 273.15, 1e-9);
   }
   EXPECT_NEAR(r.Find("results")->Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
+}
+
+// The step records of the history (one per endurance pass), by pass.
+std::vector<Json> PassRecords(const std::string& state_directory) {
+  auto h = HistoryFile(HistoryPath(state_directory)).Read();
+  EXPECT_TRUE(h) << (h ? "" : h.error().message);
+  std::vector<Json> out;
+  if (h) {
+    for (const Json& r : h->records) {
+      if (IsStepRecord(r)) out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// Lets an ended test go on (as if it had stopped short of its end), so a
+// second run resumes it.
+void Reopen(const std::string& state_directory) {
+  const std::string path = EnduranceProgressPath(state_directory, "wear");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto j = Json::Parse(text.str());
+  ASSERT_TRUE(j) << path;
+  (*j)["ended"] = false;
+  (*j)["end_reason"] = "";
+  std::ofstream(path, std::ios::trunc) << j->Dump() << "\n";
+}
+
+TEST_F(EnduranceWearTest, EachPassIsARecordOfTheHistoryOnce) {
+  config::EnduranceParams p;
+  p.drive_writes = 2;
+  const Json r = Run(p);
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  std::vector<Json> passes = PassRecords(config_.state_directory);
+  ASSERT_EQ(passes.size(), 2u);
+  for (std::size_t i = 0; i < passes.size(); ++i) {
+    const Json& pass = passes[i];
+    EXPECT_EQ(pass.Find("run")->AsString(), r.Find("run")->AsString());
+    EXPECT_EQ(pass.Find("phase")->AsString(), "wear");
+    EXPECT_EQ(pass.Find("kind")->AsString(), "endurance");
+    EXPECT_EQ(pass.Find("step")->AsDouble(), static_cast<double>(i + 1));
+    EXPECT_EQ(pass.Find("test")->AsString(), passes[0].Find("test")->AsString());
+    const Json* results = pass.Find("results");
+    ASSERT_NE(results, nullptr) << pass.Dump(2);
+    EXPECT_EQ(results->Find("host_bytes")->AsDouble(), static_cast<double>(kTargetBytes));
+    EXPECT_NEAR(results->Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
+    EXPECT_NE(results->Find("percentage_used"), nullptr);
+    EXPECT_NE(results->Find("media_errors"), nullptr);
+    EXPECT_EQ(results->Find("available_spare_percent")->AsDouble(), 100);
+    EXPECT_NEAR(results->Find("temperature_celsius")->AsDouble(), 310 - 273.15, 1e-9);
+  }
+  // A step is not a run: the table shows it as one, and the phase's last
+  // run is still the run record.
+  auto h = HistoryFile(HistoryPath(config_.state_directory)).Read();
+  ASSERT_TRUE(h);
+  const std::string table = RenderHistory(h->records, {}, HistoryFormat::kTable);
+  EXPECT_NE(table.find("step 1"), std::string::npos) << table;
+  EXPECT_NE(table.find("step 2"), std::string::npos) << table;
+  EXPECT_TRUE(IsRunRecord(h->records.back())) << h->records.back().Dump(2);
+
+  // Resumed, the test does not put its last pass on record again (the
+  // resume's catch-up finds it there), and goes on with pass 3.
+  Reopen(config_.state_directory);
+  p.drive_writes = 3;
+  const Json again = Run(p);
+  ASSERT_EQ(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+  passes = PassRecords(config_.state_directory);
+  ASSERT_EQ(passes.size(), 3u);
+  EXPECT_EQ(passes[2].Find("step")->AsDouble(), 3);
+  EXPECT_EQ(passes[2].Find("run")->AsString(), again.Find("run")->AsString());
+  EXPECT_EQ(passes[2].Find("test")->AsString(), passes[0].Find("test")->AsString());
+}
+
+TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes) {
+  // A crash after the progress file took pass 1 and before the history
+  // did: the history has the run, not the pass.
+  config::EnduranceParams p;
+  p.drive_writes = 1;
+  ASSERT_EQ(Run(p).Find("outcome")->AsString(), "completed");
+  const std::string path = HistoryPath(config_.state_directory);
+  auto h = HistoryFile(path).Read();
+  ASSERT_TRUE(h);
+  std::filesystem::remove(path);
+  HistoryFile rewritten(path);
+  for (const Json& r : h->records) {
+    if (!IsStepRecord(r)) ASSERT_TRUE(rewritten.Append(r));
+  }
+  ASSERT_TRUE(PassRecords(config_.state_directory).empty());
+
+  Reopen(config_.state_directory);
+  p.drive_writes = 2;
+  const Json again = Run(p);
+  ASSERT_EQ(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+  const std::vector<Json> passes = PassRecords(config_.state_directory);
+  ASSERT_EQ(passes.size(), 2u);
+  EXPECT_EQ(passes[0].Find("step")->AsDouble(), 1);
+  EXPECT_EQ(passes[1].Find("step")->AsDouble(), 2);
+  EXPECT_EQ(passes[0].Find("run")->AsString(), again.Find("run")->AsString())
+      << "the resumed run records the pass it found missing";
 }
 
 TEST_F(EnduranceWearTest, ADriveWithoutTheOcpLogHasNoWriteAmplification) {

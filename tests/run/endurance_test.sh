@@ -107,12 +107,19 @@ PY
   python3 - "$work/h.jsonl" "$phase" "$at" <<'PY' || fail "$phase: history: $(cat "$work/h.jsonl")"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-mine = [r for r in recs if r["phase"] == sys.argv[2]]
+mine = [r for r in recs if r["phase"] == sys.argv[2] and "record" not in r]
 assert [r["outcome"] for r in mine] == ["interrupted", "completed"], [r["outcome"] for r in mine]
 # The killed run's record keeps what it had checkpointed.
 assert mine[0]["results"]["host_written_bytes"] == int(sys.argv[3]), mine[0]["results"]
+# One step record per pass, each once, of one test, by the run that ended it.
+steps = [r for r in recs if r["phase"] == sys.argv[2] and r.get("record") == "step"]
+assert [s["step"] for s in steps] == [1, 2], steps
+assert len({s["test"] for s in steps}) == 1, steps
+runs = {r["run"] for r in mine}
+assert all(s["run"] in runs for s in steps), steps
+assert all(s["results"]["host_bytes"] > 0 for s in steps), steps
 PY
-  pass "$phase: history: the killed run interrupted (with its bytes), then the resumed run completed"
+  pass "$phase: history: the killed run interrupted (with its bytes), then the resumed run completed; one step record per pass"
 
   set +e
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >"$work/$phase.again" 2>"$work/$phase.err3"

@@ -25,6 +25,7 @@
 #include "exporter/phase_service.h"
 #include "probes/features.h"
 #include "probes/identify.h"
+#include "probes/read_latency_probe.h"
 #include "tests/common/recorded_drive_layer.h"
 #include "tests/integration/loop_device.h"
 
@@ -59,6 +60,8 @@ struct FakeDrive {
   std::set<int> refused;
   std::vector<std::uint32_t> set_states;  // every Set Features 02h, in order
   int apst_sets = 0;
+  // Called (under mu) with every Set Features the drive takes.
+  std::function<void()> on_set_features;
 
   FakeDrive() { std::fill(smart.begin() + 240, smart.begin() + 244, 0); }
   IdentifyController Id() { return *DecodeIdentifyController(id_ctrl); }
@@ -98,6 +101,7 @@ class FakeController : public Controller {
     std::lock_guard lock(d_->mu);
     if (fid != kFeaturePowerManagement) return Invalid("set features");
     d_->set_states.push_back(cdw11);
+    if (d_->on_set_features) d_->on_set_features();
     const int ps = static_cast<int>(cdw11 & 0x1f);
     if (ps >= d_->Id().PowerStateCount() || d_->refused.count(ps)) return Invalid("set features");
     d_->state = ps;
@@ -110,6 +114,7 @@ class FakeController : public Controller {
     if (fid != kFeatureAutonomousPowerStateTransition || data.size() != kApstTableSize) {
       return Invalid("set features");
     }
+    if (d_->on_set_features) d_->on_set_features();
     d_->apst_enabled = (cdw11 & 1) != 0;
     d_->apst_table = data;
     ++d_->apst_sets;
@@ -360,6 +365,76 @@ TEST_F(PowerStatesRunnerTest, RunsOnALoopDeviceIntoHistoryAndMetricsWithTheDrive
       std::regex(R"(drivewatch_phase_result_watts\{[^}]*measure="ps3_power_psd_estimate"[^}]*\} ([0-9.e-]+))")))
       << text;
   EXPECT_NEAR(std::stod(ps3[1].str()), 0.07, 1e-9) << text;
+}
+
+// The drive is busy while its state changes: the read latency probe (real,
+// reading the same loop device at 100 IOPS) submits nothing from the moment
+// the phase marks the drive busy until it is idle again, and every Set
+// Features the phase sends, the APST ones included, falls in that span.
+TEST_F(PowerStatesRunnerTest, TheReadLatencyProbePausesWhileTheDriveChangesState) {
+  LoopDevice loop(16);
+  if (loop.device().empty()) GTEST_SKIP() << "losetup failed (needs root)";
+  config_.aging.targets = {LoopTarget(loop)};
+  config_.aging.phases = {Phase(Quick())};
+
+  ReadTarget target;
+  target.kind = ReadTarget::Kind::kBlockDevice;
+  target.labels = {{"target", "loop"}};
+  target.path = loop.device();
+  ReadLatencySettings settings;
+  settings.rates = {100};
+  ReadLatencyProbe probe(target, settings);
+  std::jthread reader([&](std::stop_token stop) { probe.Run(stop); });
+  for (int i = 0; i < 300 && probe.stats().reads < 5; ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  ASSERT_GE(probe.stats().reads, 5u) << "the probe does not read the loop device";
+
+  DriveBusyBoard busy;
+  std::mutex mu;
+  std::chrono::steady_clock::time_point paused_at{};
+  std::uint64_t reads_at_pause = 0, reads_at_idle = 0;
+  int sets = 0, sets_while_busy = 0, sets_with_a_read_after_pause = 0;
+  options_.on_drive_busy = [&](const std::string& serial, const std::string& phase) {
+    busy.SetBusy(serial, "phase " + phase);
+    probe.Pause();
+    std::lock_guard lock(mu);
+    paused_at = std::chrono::steady_clock::now();
+    reads_at_pause = probe.stats().reads;
+  };
+  options_.on_drive_idle = [&](const std::string& serial) {
+    busy.ClearBusy(serial);
+    {
+      std::lock_guard lock(mu);
+      reads_at_idle = probe.stats().reads;
+    }
+    probe.Resume();
+  };
+  drive_->on_set_features = [&] {
+    std::lock_guard lock(mu);
+    ++sets;
+    if (busy.Busy(loop.serial()) == "phase ps") ++sets_while_busy;
+    if (probe.stats().last_submit > paused_at) ++sets_with_a_read_after_pause;
+  };
+  auto r = RunPhase(config_, "ps", options_, {}, nullptr);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
+  drive_->on_set_features = nullptr;
+  {
+    std::lock_guard lock(mu);
+    EXPECT_GT(sets, 5) << "every state entered, APST off and back";
+    EXPECT_EQ(sets_while_busy, sets);
+    EXPECT_EQ(sets_with_a_read_after_pause, 0)
+        << "the read latency probe submitted a read while the phase held the drive";
+    // At most the one read in flight when the pause came completed after it.
+    EXPECT_LE(reads_at_idle, reads_at_pause + 1);
+  }
+  // Idle again, the probe reads again.
+  const std::uint64_t after = probe.stats().reads;
+  for (int i = 0; i < 300 && probe.stats().reads < after + 5; ++i) {
+    std::this_thread::sleep_for(milliseconds{10});
+  }
+  EXPECT_GE(probe.stats().reads, after + 5) << "the probe did not resume";
 }
 
 TEST_F(PowerStatesRunnerTest, AnAbortedRunRestoresAndACrashedOnesSettingsAreRestoredByRecovery) {

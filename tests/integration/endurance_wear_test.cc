@@ -10,11 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <sstream>
 
 #include "aging/endurance.h"
 #include "aging/history.h"
 #include "aging/phase_runner.h"
+#include "exporter/metric_store.h"
+#include "exporter/phase_service.h"
 #include "probes/drive_layer.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/smart_log.h"
@@ -206,6 +209,69 @@ TEST_F(EnduranceWearTest, EachPassIsARecordOfTheHistoryOnce) {
   EXPECT_EQ(passes[2].Find("step")->AsDouble(), 3);
   EXPECT_EQ(passes[2].Find("run")->AsString(), again.Find("run")->AsString());
   EXPECT_EQ(passes[2].Find("test")->AsString(), passes[0].Find("test")->AsString());
+}
+
+// The value of `name`{...phase="wear"...} in `text`, or -1.
+double PhaseSample(const std::string& text, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(text, m,
+                         std::regex(name + R"(\{[^}]*phase="wear"[^}]*\} ([0-9.e+-]+))"))) {
+    return -1;
+  }
+  return std::stod(m[1].str());
+}
+
+TEST_F(EnduranceWearTest, TheTestsProgressIsExportedFromItsProgressFileBetweenRuns) {
+  config::EnduranceParams p;
+  p.drive_writes = 2;
+  ASSERT_EQ(Run(p).Find("outcome")->AsString(), "completed");
+  {
+    MetricStore store;
+    PhaseService service(store, nullptr, nullptr);
+    service.Start(config_);  // a daemon started after the run: the file is all it has
+    const std::string text = *store.Render();
+    service.Stop();
+    EXPECT_EQ(PhaseSample(text, "drivewatch_endurance_host_written_bytes"),
+              2.0 * static_cast<double>(kTargetBytes)) << text;
+    EXPECT_EQ(PhaseSample(text, "drivewatch_endurance_drive_writes"), 2) << text;
+    EXPECT_EQ(PhaseSample(text, "drivewatch_endurance_ended"), 1) << text;
+    EXPECT_NEAR(PhaseSample(text, "drivewatch_endurance_last_pass_write_amplification_ratio"), 3.0,
+                1e-9) << text;
+    EXPECT_GE(PhaseSample(text, "drivewatch_endurance_last_pass_percentage_used_ratio"), 0) << text;
+  }
+  // Mid-pass: the fraction of the current pass counts.
+  const std::string path = EnduranceProgressPath(config_.state_directory, "wear");
+  {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto j = Json::Parse(text.str());
+    ASSERT_TRUE(j);
+    (*j)["ended"] = false;
+    (*j)["end_reason"] = "";
+    (*j)["pass_bytes"] = kTargetBytes / 4;
+    std::ofstream(path, std::ios::trunc) << j->Dump() << "\n";
+  }
+  {
+    MetricStore store;
+    PhaseService service(store, nullptr, nullptr);
+    service.Start(config_);
+    const std::string text = *store.Render();
+    service.Stop();
+    EXPECT_DOUBLE_EQ(PhaseSample(text, "drivewatch_endurance_drive_writes"), 2.25) << text;
+    EXPECT_EQ(PhaseSample(text, "drivewatch_endurance_ended"), 0) << text;
+  }
+  // A damaged file exports nothing of the test, and the service goes on.
+  std::ofstream(path, std::ios::trunc) << "{\"workload\": 7}\n";
+  {
+    MetricStore store;
+    PhaseService service(store, nullptr, nullptr);
+    service.Start(config_);
+    const std::string text = *store.Render();
+    service.Stop();
+    EXPECT_EQ(PhaseSample(text, "drivewatch_endurance_drive_writes"), -1) << text;
+    EXPECT_NE(text.find("drivewatch_phase_state"), std::string::npos) << text;
+  }
 }
 
 TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes) {

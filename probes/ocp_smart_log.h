@@ -35,12 +35,15 @@ inline constexpr std::array<std::uint8_t, 16> kOcpUuid = {
 inline constexpr std::array<std::uint8_t, 16> kOcpSmartExtendedGuid = {
     0xc5, 0xaf, 0x10, 0x28, 0xea, 0xbf, 0xf2, 0xa4,
     0x9c, 0x4f, 0x6f, 0x7c, 0xc9, 0x14, 0xd5, 0xaf};
-// Log Page Versions drivewatch decodes: 0001h to 0003h (0003h is OCP 2.0).
-// Fields are never moved between versions; a field a version predates is
-// reserved there and reads 0. Later versions are refused until their
-// additions are decoded from their specification.
-inline constexpr std::uint16_t kOcpSmartExtendedMinVersion = 1;
-inline constexpr std::uint16_t kOcpSmartExtendedMaxVersion = 3;
+// Log Page Versions drivewatch decodes: the published ones, 0002h (OCP
+// 1.0, then the "NVMe Cloud SSD Specification"), 0003h (OCP 2.0) and 0004h
+// (OCP 2.5). No version moved a field this decoder reads: a field a version
+// predates (the DSSD version, 2.0) is reserved there and reads 0, and 2.5's
+// additions fall in bytes this decoder leaves alone. Anything else (0001h
+// was never published; 0005h and later are not known) is refused until it
+// is decoded from its specification.
+inline constexpr std::uint16_t kOcpSmartExtendedMinVersion = 2;
+inline constexpr std::uint16_t kOcpSmartExtendedMaxVersion = 4;
 
 // Every field drivewatch exports, in the units the log reports them.
 struct OcpSmartExtended {

@@ -126,16 +126,16 @@ TEST(OcpSmartLogTest, RefusesShortPagesOtherGuidsAndUnknownVersions) {
             "AFD514C97C6F4F9CA4F2BFEA2810AFC5: the drive's log C0h is not "
             "the OCP one");
 
-  for (std::uint16_t v : {0, 4, 0xffff}) {
+  for (std::uint16_t v : {0, 1, 5, 0xffff}) {
     auto r = DecodeOcpSmartExtended(OcpPage(v));
     ASSERT_FALSE(r.ok()) << v;
     EXPECT_EQ(r.error().errnum, ENOMSG);
     EXPECT_NE(r.error().message.find("Log Page Version (bytes 495:494) is " +
-                                     std::to_string(v) + ", expected 1 to 3"),
+                                     std::to_string(v) + ", expected 2 to 4"),
               std::string::npos)
         << r.error().message;
   }
-  for (std::uint16_t v : {1, 2, 3}) {
+  for (std::uint16_t v : {2, 3, 4}) {  // OCP 1.0, 2.0 and 2.5
     EXPECT_TRUE(DecodeOcpSmartExtended(OcpPage(v)).ok()) << v;
   }
 }

@@ -52,6 +52,36 @@ std::optional<SmartLog> ReadWear(PhaseContext& ctx) {
   return *smart;
 }
 
+// An endurance test spans runs (and months): where it stands comes from its
+// progress file (aging/endurance.h), so it is there between runs and after
+// a restart, and moves with every checkpoint of a run.
+constexpr MetricDesc kEnduranceHostWritten{
+    "drivewatch_endurance_host_written_bytes",
+    "Bytes the endurance test has written to its target so far, all its "
+    "runs (its progress file, saved at every checkpoint).",
+    MetricType::kGauge};
+constexpr MetricDesc kEnduranceDriveWrites{
+    "drivewatch_endurance_drive_writes",
+    "Full passes over the target the endurance test has done, with the "
+    "fraction of the current one.",
+    MetricType::kGauge};
+constexpr MetricDesc kEndurancePassPercentageUsed{
+    "drivewatch_endurance_last_pass_percentage_used_ratio",
+    "SMART Percentage Used at the end of the endurance test's last "
+    "completed pass, as a ratio (1 = the rated endurance).",
+    MetricType::kGauge};
+constexpr MetricDesc kEndurancePassWaf{
+    "drivewatch_endurance_last_pass_write_amplification_ratio",
+    "Physical media bytes written over host bytes written during the "
+    "endurance test's last completed pass (OCP C0h drives only).",
+    MetricType::kGauge};
+constexpr MetricDesc kEnduranceEnded{
+    "drivewatch_endurance_ended",
+    "1 once the endurance test reached an end (drive_writes, "
+    "percentage_used, bytes_written, spare or a critical warning): no run "
+    "writes again until its progress file is removed.",
+    MetricType::kGauge};
+
 // The record of one pass, for the history.
 Json PassRecord(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
                 std::optional<double> physical) {
@@ -329,6 +359,32 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
 
 Status PhaseContext::RecordStep(const std::string&, std::uint64_t, const Json&) {
   return Error{ENOTSUP, -1, "this phase context keeps no history"};
+}
+
+Status ExportKindState(const config::EnduranceParams&, const config::PhaseConfig& phase,
+                       const std::string& state_directory, const Labels& labels,
+                       SampleSink& sink) {
+  const std::string path = EnduranceProgressPath(state_directory, phase.name);
+  if (access(path.c_str(), F_OK) != 0) return Ok{};  // no test begun (or it was removed)
+  auto text = ReadWholeFile(path);
+  auto p = text ? ParseEnduranceProgress(*text, path) : Expected<EnduranceProgress>(text.error());
+  if (!p) return p.error();
+  sink.Add(kEnduranceHostWritten, labels, static_cast<double>(p->host_bytes));
+  sink.Add(kEnduranceDriveWrites, labels,
+           static_cast<double>(p->pass) +
+               static_cast<double>(p->pass_bytes) /
+                   static_cast<double>(std::max<std::uint64_t>(p->capacity, 1)));
+  sink.Add(kEnduranceEnded, labels, p->ended ? 1.0 : 0.0);
+  if (p->passes.items().empty()) return Ok{};
+  const Json& last = p->passes.items().back();
+  if (const Json* used = last.Find("percentage_used");
+      used && used->type() == Json::Type::kNumber) {
+    sink.Add(kEndurancePassPercentageUsed, labels, used->AsDouble() / 100);
+  }
+  if (const Json* waf = last.Find("waf_ratio"); waf && waf->type() == Json::Type::kNumber) {
+    sink.Add(kEndurancePassWaf, labels, waf->AsDouble());
+  }
+  return Ok{};
 }
 
 }  // namespace drivewatch::aging

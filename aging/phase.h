@@ -19,6 +19,7 @@
 #include "probes/drive_layer.h"
 #include "probes/expected.h"
 #include "probes/power_meter.h"
+#include "probes/sample_sink.h"
 
 namespace drivewatch::aging {
 
@@ -113,6 +114,21 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx,
 // `ctrl` is still the drive the run changed. Says what it restored.
 Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore);
 Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
+
+// What a kind keeps outside the history and exports as metrics of its own,
+// between its runs too (endurance: its test's progress file). One overload
+// per kind that keeps such state, in aging/<kind>_phase.cc; the template
+// is every other kind's: nothing. `labels` are the phase's (phase, kind,
+// target, serial). An Error (a damaged file) means nothing was added; the
+// caller logs it.
+template <class Params>
+Status ExportKindState(const Params&, const config::PhaseConfig&, const std::string&,
+                       const Labels&, SampleSink&) {
+  return Ok{};
+}
+Status ExportKindState(const config::EnduranceParams& params, const config::PhaseConfig& phase,
+                       const std::string& state_directory, const Labels& labels,
+                       SampleSink& sink);
 
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.

@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/phase_service.h"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 
-#include "aging/durable_file.h"
-#include "aging/endurance.h"
 #include "aging/history.h"
+#include "aging/phase.h"
 #include "aging/phase_schedule.h"
 #include "exporter/read_latency_service.h"
 #include "probes/log.h"
@@ -51,36 +47,6 @@ constexpr MetricDesc kLastCompleted{
     "drivewatch_phase_last_completed_timestamp_seconds",
     "Unix time the phase's last completed run ended: the time of the "
     "drivewatch_phase_result_* values.",
-    MetricType::kGauge};
-
-// An endurance test spans runs (and months): where it stands comes from its
-// progress file (aging/endurance.h), so it is there between runs and after
-// a restart, and moves with every checkpoint of a run.
-constexpr MetricDesc kEnduranceHostWritten{
-    "drivewatch_endurance_host_written_bytes",
-    "Bytes the endurance test has written to its target so far, all its "
-    "runs (its progress file, saved at every checkpoint).",
-    MetricType::kGauge};
-constexpr MetricDesc kEnduranceDriveWrites{
-    "drivewatch_endurance_drive_writes",
-    "Full passes over the target the endurance test has done, with the "
-    "fraction of the current one.",
-    MetricType::kGauge};
-constexpr MetricDesc kEndurancePassPercentageUsed{
-    "drivewatch_endurance_last_pass_percentage_used_ratio",
-    "SMART Percentage Used at the end of the endurance test's last "
-    "completed pass, as a ratio (1 = the rated endurance).",
-    MetricType::kGauge};
-constexpr MetricDesc kEndurancePassWaf{
-    "drivewatch_endurance_last_pass_write_amplification_ratio",
-    "Physical media bytes written over host bytes written during the "
-    "endurance test's last completed pass (OCP C0h drives only).",
-    MetricType::kGauge};
-constexpr MetricDesc kEnduranceEnded{
-    "drivewatch_endurance_ended",
-    "1 once the endurance test reached an end (drive_writes, "
-    "percentage_used, bytes_written, spare or a critical warning): no run "
-    "writes again until its progress file is removed.",
     MetricType::kGauge};
 
 // The results of the last completed run, by the unit their key ends in
@@ -341,41 +307,24 @@ void PhaseService::StartRun(const config::PhaseConfig& phase) {
   });
 }
 
-void PhaseService::AddEnduranceProgress(const std::string& phase, const Labels& labels,
-                                        std::vector<Sample>& samples) {
-  const std::string path = aging::EnduranceProgressPath(config_.state_directory, phase);
-  if (::access(path.c_str(), F_OK) != 0) {  // no test begun (or it was removed)
-    progress_errors_.erase(phase);
-    return;
-  }
-  auto text = ReadWholeFile(path);
-  auto p = text ? aging::ParseEnduranceProgress(*text, path)
-                : Expected<aging::EnduranceProgress>(text.error());
-  if (!p) {
-    std::string& logged = progress_errors_[phase];
-    if (logged != p.error().message) {
-      logged = p.error().message;
-      log::Error("phase " + phase + ": the endurance test's progress is not exported: " +
-                 p.error().message);
+void PhaseService::AddKindState(const config::PhaseConfig& phase, const Labels& labels,
+                                std::vector<Sample>& samples) {
+  BatchSink sink;
+  const Status s = std::visit(
+      [&](const auto& params) {
+        return aging::ExportKindState(params, phase, config_.state_directory, labels, sink);
+      },
+      phase.params);
+  if (!s) {
+    std::string& logged = kind_state_errors_[phase.name];
+    if (logged != s.error().message) {  // once per error, not at every publish
+      logged = s.error().message;
+      log::Error("phase " + phase.name + ": its state is not exported: " + s.error().message);
     }
     return;
   }
-  progress_errors_.erase(phase);
-  samples.push_back(Sample{&kEnduranceHostWritten, labels, static_cast<double>(p->host_bytes)});
-  samples.push_back(Sample{&kEnduranceDriveWrites, labels,
-                           static_cast<double>(p->pass) +
-                               static_cast<double>(p->pass_bytes) /
-                                   static_cast<double>(std::max<std::uint64_t>(p->capacity, 1))});
-  samples.push_back(Sample{&kEnduranceEnded, labels, p->ended ? 1.0 : 0.0});
-  if (p->passes.items().empty()) return;
-  const Json& last = p->passes.items().back();
-  if (const Json* used = last.Find("percentage_used");
-      used && used->type() == Json::Type::kNumber) {
-    samples.push_back(Sample{&kEndurancePassPercentageUsed, labels, used->AsDouble() / 100});
-  }
-  if (const Json* waf = last.Find("waf_ratio"); waf && waf->type() == Json::Type::kNumber) {
-    samples.push_back(Sample{&kEndurancePassWaf, labels, waf->AsDouble()});
-  }
+  kind_state_errors_.erase(phase.name);
+  for (Sample& sample : sink.samples()) samples.push_back(std::move(sample));
 }
 
 void PhaseService::Publish() {
@@ -422,9 +371,7 @@ void PhaseService::Publish() {
       }
       samples.push_back(Sample{&kRuns, with("outcome", outcome), n});
     }
-    if (std::holds_alternative<config::EnduranceParams>(phase.params)) {
-      AddEnduranceProgress(phase.name, labels, samples);
-    }
+    AddKindState(phase, labels, samples);
     auto completed = last_completed_.find(phase.name);
     if (completed == last_completed_.end()) continue;
     const Json& r = completed->second;

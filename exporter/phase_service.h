@@ -67,9 +67,10 @@ class PhaseService : public Service {
 
   void StartRun(const config::PhaseConfig& phase);
   void Publish();
-  // An endurance phase's test, from its progress file (mu_ held).
-  void AddEnduranceProgress(const std::string& phase, const Labels& labels,
-                            std::vector<Sample>& samples);
+  // What the phase's kind keeps outside the history (aging::ExportKindState;
+  // mu_ held).
+  void AddKindState(const config::PhaseConfig& phase, const Labels& labels,
+                    std::vector<Sample>& samples);
   void ReapFinished();
 
   MetricStore& store_;
@@ -80,9 +81,9 @@ class PhaseService : public Service {
   std::map<std::string, aging::Json> last_;     // phase -> last record
   std::map<std::string, aging::Json> last_completed_;
   std::map<std::string, std::map<std::string, double>> outcomes_;  // phase -> outcome -> n
-  // An endurance phase's progress file that would not read or parse, by
-  // phase, with the error: logged once per error, not on every publish.
-  std::map<std::string, std::string> progress_errors_;  // guarded by mu_
+  // A kind's state that would not export (a damaged endurance progress
+  // file), by phase, with the error: logged once per error.
+  std::map<std::string, std::string> kind_state_errors_;  // guarded by mu_
   std::map<std::string, std::unique_ptr<Running>> running_;  // by phase
   std::function<void()> on_run_end_;
   std::jthread ticker_;

@@ -24,7 +24,6 @@
 //
 //   build/tests/daemon_cost_bench [--seconds=20] [--speed=6] [--drives=8]
 //                                 [--namespaces=1]
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -45,20 +44,16 @@
 #include "exporter/read_latency_service.h"
 #include "probes/drive_load.h"
 #include "probes/io_target.h"
+#include "tests/bench/bench_util.h"
 #include "tests/common/recorded_drive_layer.h"
 #include "tests/common/replicated_drive_layer.h"
 
 using namespace drivewatch;
+using drivewatch::bench::CpuSeconds;
+using drivewatch::bench::Flag;
 using drivewatch::fleet::ReplicatedDriveLayer;
 
 namespace {
-
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 long StatusKiB(const std::string& field) {
   std::ifstream in("/proc/self/status");
@@ -67,14 +62,6 @@ long StatusKiB(const std::string& field) {
     if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
   }
   return -1;
-}
-
-double Flag(int argc, char** argv, const std::string& name, double def) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--" + name + "=", 0) == 0) return std::atof(a.c_str() + name.size() + 3);
-  }
-  return def;
 }
 
 std::string Shell(const std::string& command) {

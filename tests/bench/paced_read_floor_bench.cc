@@ -25,32 +25,30 @@
 // the medians come last.
 #include <fcntl.h>
 #include <liburing.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/bench/bench_util.h"
+#include "tests/integration/loop_device.h"
+
 namespace {
+
+using drivewatch::bench::CpuSeconds;
+using drivewatch::bench::Flag;
 
 constexpr unsigned kBlock = 4096;
 constexpr std::uint64_t kBlocks = (64u << 20) / kBlock;
-
-double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
 
 long long NowNs() {
   timespec t{};
@@ -66,25 +64,6 @@ void SleepUntilNs(long long deadline) {
 
 __kernel_timespec Relative(long long ns) {
   return {ns / 1'000'000'000LL, ns % 1'000'000'000LL};
-}
-
-double Flag(int argc, char** argv, const std::string& name, double def) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--" + name + "=", 0) == 0) return std::atof(a.c_str() + name.size() + 3);
-  }
-  return def;
-}
-
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-  const int status = p ? ::pclose(p) : -1;
-  if (status != 0) return "";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
 }
 
 struct Result {
@@ -213,29 +192,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "paced_read_floor_bench: needs root (loop devices)\n");
     return 2;
   }
-  char dir_name[] = "/var/tmp/dw-floor-bench.XXXXXX";
-  const std::string dir = ::mkdtemp(dir_name);
+  // Written through, not sparse: a read of a hole would reach no blocks.
+  std::vector<std::unique_ptr<drivewatch::testing::LoopDevice>> loops;
   std::vector<std::string> devices;
-  const auto cleanup = [&] {
-    for (const auto& d : devices) Shell("losetup -d " + d);
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-  };
-  std::vector<char> chunk(1 << 20, 0x5a);
+  const std::vector<char> chunk(1 << 20, 0x5a);
   for (int d = 0; d < drives; ++d) {
-    const std::string file = dir + "/d" + std::to_string(d);
-    {
-      std::ofstream out(file, std::ios::binary);
-      for (int m = 0; m < 64; ++m) out.write(chunk.data(), static_cast<long>(chunk.size()));
-    }
-    const std::string dev = Shell("losetup --direct-io=on --show -f " + file);
-    if (dev.empty()) {
-      std::fprintf(stderr, "paced_read_floor_bench: no loop device for %s\n", file.c_str());
-      cleanup();
+    auto loop = std::make_unique<drivewatch::testing::LoopDevice>(64);
+    if (loop->device().empty()) {
+      std::fprintf(stderr, "paced_read_floor_bench: no loop device for drive %d\n", d);
       return 2;
     }
-    devices.push_back(dev);
+    {
+      std::ofstream out(loop->backing(), std::ios::binary);
+      for (int m = 0; m < 64; ++m) out.write(chunk.data(), static_cast<long>(chunk.size()));
+    }
+    devices.push_back(loop->device());
+    loops.push_back(std::move(loop));
   }
+  ::sync();
 
   std::map<std::string, std::vector<double>> per_read_us, per_minute_ms;
   const auto note = [&](const char* mode, int round, const Result& r) {
@@ -253,7 +227,6 @@ int main(int argc, char** argv) {
     note("thread", round, ThreadPerDrive(seconds, rate, devices));
     note("ring", round, OneRing(seconds, rate, devices));
   }
-  cleanup();
   std::printf("medians over %d rounds, %d drives at %.0f reads/s each (%.0f/s in all):\n", rounds,
               drives, rate, rate * drives);
   for (const char* mode : {"sleep", "thread", "ring"}) {

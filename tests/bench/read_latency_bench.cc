@@ -4,7 +4,6 @@
 // reads PATH at RATE IOPS (fixed arrivals, QD1, 4 KiB) READS times and
 // prints "p50 p99 p99.9 cpu_us_per_read reads" (seconds, then µs). CPU is
 // the process's user+system time (getrusage) over the reads only.
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,15 +11,10 @@
 #include <string>
 
 #include "probes/read_latency_probe.h"
+#include "tests/bench/bench_util.h"
 
 using namespace drivewatch;
-
-static double CpuSeconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
+using drivewatch::bench::CpuSeconds;
 
 int main(int argc, char** argv) {
   if (argc != 5) {

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the benchmarks under tests/bench share: the process's CPU time and
+// their --name=value flags.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace drivewatch::bench {
+
+// User + system CPU seconds of the process so far, every thread.
+inline double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+// The value of --`name`=VALUE among the arguments, or `def`.
+inline double Flag(int argc, char** argv, const std::string& name, double def) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--" + name + "=", 0) == 0) return std::atof(a.c_str() + name.size() + 3);
+  }
+  return def;
+}
+
+}  // namespace drivewatch::bench

@@ -152,7 +152,6 @@ class NvmeController : public Controller {
   }
 
  private:
-  // Get Log Page with every field drivewatch sets (LSP, LPO, UUID index).
   // Set Features with SV=0, with a data buffer when `data` is set.
   Expected<std::uint32_t> SetFeatures(std::uint8_t fid, std::uint32_t cdw11, Bytes* data) {
     std::uint32_t result = 0;
@@ -177,6 +176,7 @@ class NvmeController : public Controller {
     return result;
   }
 
+  // Get Log Page with every field drivewatch sets (LSP, LPO, UUID index).
   Expected<Bytes> ReadLog(std::uint8_t lid, std::uint32_t nsid,
                           std::size_t length, std::uint8_t lsp,
                           std::uint64_t offset, std::uint8_t uuid_index) {

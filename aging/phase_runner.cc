@@ -106,8 +106,8 @@ struct RunState {
     return reason;
   }
 
-  Json Record(const std::string& outcome, const std::string& why,
-              const PhaseReport& report) const {
+  // What every history record of this run starts with, run or step.
+  Json Identity() const {
     Json r = Json::Object();
     r["version"] = 1;
     r["run"] = id;
@@ -115,6 +115,12 @@ struct RunState {
     r["kind"] = std::string(config::PhaseKindName(phase->params));
     r["target"] = target->name;
     r["serial"] = serial;
+    return r;
+  }
+
+  Json Record(const std::string& outcome, const std::string& why,
+              const PhaseReport& report) const {
+    Json r = Identity();
     r["model"] = model;
     r["firmware"] = firmware;
     r["device"] = device;
@@ -219,14 +225,8 @@ class Context : public PhaseContext {
         return Ok{};  // on record already
       }
     }
-    Json r = Json::Object();
-    r["version"] = 1;
+    Json r = run_.Identity();
     r["record"] = "step";
-    r["run"] = run_.id;
-    r["phase"] = run_.phase->name;
-    r["kind"] = std::string(config::PhaseKindName(run_.phase->params));
-    r["target"] = run_.target->name;
-    r["serial"] = run_.serial;
     r["time"] = UnixSeconds(std::chrono::system_clock::now());
     r["test"] = test;
     r["step"] = step;

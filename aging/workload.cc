@@ -104,6 +104,18 @@ class Engine {
     std::uint64_t freed_ns = 0;  // when the slot last became free
   };
 
+  // One I/O as the workload plans it: what, where, how much, and when it
+  // is due (0: at once).
+  struct PlannedIo {
+    Op op = Op::kRead;
+    std::uint64_t offset = 0;
+    std::uint32_t size = 0;
+    std::uint64_t due_ns = 0;
+  };
+  // The run's next I/O, or nullopt when there is none left (the end of a
+  // non-wrapping region). The one place that decides what comes next: the
+  // issue loop takes it when it is due and a slot is free.
+  std::optional<PlannedIo> NextIo();
   // The next offset and its I/O's size, or nullopt at the end of a
   // non-wrapping region.
   std::optional<std::uint64_t> NextOffset(std::uint32_t* size);
@@ -149,6 +161,7 @@ class Engine {
   std::uint64_t done_bytes_ = 0;
   std::uint64_t write_sequence_ = 0;
   bool region_done_ = false;
+  std::optional<PlannedIo> pending_;  // planned, waiting to be due
   ThroughputSample sample_;
   WorkloadResult result_;
 };
@@ -249,6 +262,21 @@ std::optional<std::uint64_t> Engine::NextOffset(std::uint32_t* size) {
   const std::uint64_t offset = plan_.region_offset + seq_pos_;
   seq_pos_ += bs;
   return offset;
+}
+
+std::optional<Engine::PlannedIo> Engine::NextIo() {
+  PlannedIo io;
+  if (pacer_) {
+    // Never skip arrivals: a late one is issued and its latency counts
+    // from when it was due (no coordinated omission).
+    io.due_ns = ToNs(pacer_->next());
+    pacer_->Advance(pacer_->next());
+  }
+  const std::optional<std::uint64_t> offset = NextOffset(&io.size);
+  if (!offset) return std::nullopt;
+  io.offset = *offset;
+  io.op = mix_.Next();
+  return io;
 }
 
 // Whether another I/O may start: no bound reached, no stop, not too many
@@ -409,50 +437,44 @@ Expected<WorkloadResult> Engine::Run() {
     // arrival already due).
     std::uint64_t next_due = 0;
     while (issuing && !free_.empty()) {
-      std::uint64_t due = 0;
-      if (pacer_) {
-        due = ToNs(pacer_->next());
-        if (due > now) {
-          next_due = due;
-          break;
-        }
-        // Never skip arrivals: a late one is issued and its latency
-        // counts from when it was due (no coordinated omission).
-        pacer_->Advance(pacer_->next());
-      }
-      std::uint32_t size = 0;
-      const std::optional<std::uint64_t> offset = NextOffset(&size);
-      if (!offset) {
+      if (!pending_ && !(pending_ = NextIo())) {
         region_done_ = true;
         issuing = false;
         break;
       }
+      if (pending_->due_ns > now) {
+        next_due = pending_->due_ns;
+        break;
+      }
+      const PlannedIo io = *pending_;
+      pending_.reset();
+      const Op op = io.op;
+      const std::uint32_t size = io.size;
       issued_bytes_ += size;
-      const Op op = mix_.Next();
       if (op == Op::kTrim) {
         // A trim needs no slot, so it is never late for want of one.
-        now = Trim(*offset, size);
+        now = Trim(io.offset, size);
       } else {
         const std::uint32_t index = free_.back();
         free_.pop_back();
         Slot& s = slots_[index];
         s.op = op;
-        s.offset = *offset;
+        s.offset = io.offset;
         s.size = size;
-        s.due_ns = due;
-        s.late = pacer_ && s.freed_ns > due;
+        s.due_ns = io.due_ns;
+        s.late = io.due_ns != 0 && s.freed_ns > io.due_ns;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
         const std::uint32_t buf =
             op == Op::kRead && separate_read_buffers_ ? qd + index : index;
         void* addr = static_cast<char*>(memory_) + buf * bs;
         if (op == Op::kWrite && spec_.fill) {
-          spec_.fill(*offset, addr, size);
-          io_uring_prep_write_fixed(sqe, 0, addr, size, *offset, buf);
+          spec_.fill(io.offset, addr, size);
+          io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else if (op == Op::kWrite) {
-          pattern_->Stamp(index, *offset, write_sequence_++);
-          io_uring_prep_write_fixed(sqe, 0, addr, size, *offset, buf);
+          pattern_->Stamp(index, io.offset, write_sequence_++);
+          io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else {
-          io_uring_prep_read_fixed(sqe, 0, addr, size, *offset, buf);
+          io_uring_prep_read_fixed(sqe, 0, addr, size, io.offset, buf);
         }
         sqe->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data64(sqe, index);

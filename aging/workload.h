@@ -116,6 +116,8 @@ struct WorkloadSpec {
   std::uint32_t block_size = 128 * 1024;
   // I/Os in flight at once, 1 to 256.
   std::uint32_t queue_depth = 32;
+  // Independent rings on their own threads, each with queue_depth in flight (fio's numjobs).
+  std::uint32_t jobs = 1;
   // 0: as fast as the target goes. Otherwise I/Os start on a fixed
   // schedule of this many per second (probes/pacing.h), never more than
   // queue_depth in flight; arrivals that find the queue full are late, and

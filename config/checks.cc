@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "config/util/sys.h"
 
 namespace drivewatch::config::detail {
 namespace {
@@ -398,6 +401,37 @@ bool NvmeNamespacePath(std::string_view path) {
   if (name.rfind("nvme", 0) != 0 || !digits()) return false;
   if (i < name.size() && name[i] == 'c' && (++i, !digits())) return false;
   return i < name.size() && name[i] == 'n' && (++i, digits()) && i == name.size();
+}
+
+std::optional<LogicalBlockSize> TargetLogicalBlockSize(std::string_view block_device,
+                                                       std::string_view directory,
+                                                       const std::string& sysfs) {
+  const std::string path(block_device.empty() ? directory : block_device);
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  dev_t dev = 0;
+  if (!block_device.empty()) {
+    if (!S_ISBLK(st.st_mode)) return std::nullopt;
+    dev = st.st_rdev;
+  } else {
+    dev = st.st_dev;
+  }
+  const std::string base = sysfs + "/dev/block/" + std::to_string(major(dev)) + ":" +
+                           std::to_string(minor(dev));
+  // A partition has no queue of its own: its disk's is one level up.
+  for (const std::string& attribute : {base + "/queue/logical_block_size",
+                                       base + "/../queue/logical_block_size"}) {
+    auto text = util::ReadAttribute(attribute);
+    if (!text) continue;
+    std::uint32_t bytes = 0;
+    for (char c : *text) {
+      if (c < '0' || c > '9' || bytes > 1'000'000) return std::nullopt;
+      bytes = bytes * 10 + static_cast<std::uint32_t>(c - '0');
+    }
+    if (bytes < 512 || (bytes & (bytes - 1)) != 0) return std::nullopt;
+    return LogicalBlockSize{bytes, path + ": " + attribute};
+  }
+  return std::nullopt;
 }
 
 }  // namespace drivewatch::config::detail

@@ -3,6 +3,7 @@
 // config/; exposed in a header only so the unit tests can reach them.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,5 +37,19 @@ std::optional<std::string> BlockDeviceProblem(std::string_view path);
 // Whether `path` (after following symlinks such as /dev/disk/by-id/...)
 // names an NVMe namespace: nvme<N>n<M> or nvme<N>c<C>n<M>.
 bool NvmeNamespacePath(std::string_view path);
+
+// The logical block size under an aging target, where it can be known
+// without opening it: a block device's queue/logical_block_size in sysfs
+// (its whole disk's, for a partition), or that of the block device under a
+// directory's file system. nullopt when it cannot be known now: the path
+// does not exist (yet), or the file system has no block device of its own
+// (tmpfs, btrfs, overlay); the phase checks again when it opens the target.
+struct LogicalBlockSize {
+  std::uint32_t bytes = 0;
+  std::string source;  // "/dev/loop3: /sys/dev/block/7:3/queue/logical_block_size"
+};
+std::optional<LogicalBlockSize> TargetLogicalBlockSize(std::string_view block_device,
+                                                       std::string_view directory,
+                                                       const std::string& sysfs = "/sys");
 
 }  // namespace drivewatch::config::detail

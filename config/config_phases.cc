@@ -159,6 +159,10 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
     ReadDuration(e, "max_duration", kPath, kMaxDurationRange,
                  phase.max_duration);
     ReadKindKeys(e, phase.params, kind_known);
+    if (const auto* perf = std::get_if<PerfParams>(&phase.params);
+        perf != nullptr && errors_.size() == errors_before) {
+      CheckPerfPhase(e, *perf, FindReadTarget(phase.target));
+    }
     if (errors_.size() == errors_before) {
       CheckStudyOverlaps(phase, e.source().begin);
       read_phases_.push_back(ReadPhase{phase, e.source().begin});
@@ -185,12 +189,13 @@ void Loader::CheckKindKeys(const toml::table& e, const PhaseParams& params) {
 }
 
 void Loader::ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_known) {
+  constexpr std::string_view kPath = "aging.phases";
   std::vector<std::string_view> read;
   if (kind_known) {
     std::visit(
         [&](auto& p) {
           std::decay_t<decltype(p)>::Keys(p, [&](const PhaseKey& key, auto& field) {
-            ReadPhaseKey(e, key, field);
+            ReadPhaseKey(e, kPath, key, field);
             read.push_back(key.name);
           });
         },
@@ -200,25 +205,26 @@ void Loader::ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_k
     decltype(scratch)::Keys(scratch, [&](const PhaseKey& key, auto& field) {
       if (std::find(read.begin(), read.end(), key.name) != read.end()) return;
       read.push_back(key.name);
-      if (e.get(key.name) != nullptr) ReadPhaseKey(e, key, field);
+      if (e.get(key.name) != nullptr) ReadPhaseValue(e, kPath, key, field);
     });
   });
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint32_t& out) {
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            std::uint32_t& out) {
   if (key.type == PhaseKeyType::kInteger) {
-    return ReadInteger(e, key.name, "aging.phases", static_cast<std::int64_t>(key.min),
+    return ReadInteger(e, key.name, path, static_cast<std::int64_t>(key.min),
                        static_cast<std::int64_t>(key.max), out);
   }
   std::uint64_t size = out;
-  ReadPhaseKey(e, key, size);
+  ReadPhaseValue(e, path, key, size);
   out = static_cast<std::uint32_t>(size);  // key.max keeps it in range
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64_t& out) {
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            std::uint64_t& out) {
   const toml::node* node = e.get(key.name);
-  if (node == nullptr) return;
-  const std::string name = "aging.phases." + std::string(key.name);
+  const std::string name = Join(path, key.name);
   const std::optional<std::uint64_t> size = Size(*node, name);
   if (!size) return;
   if (static_cast<double>(*size) < key.min || static_cast<double>(*size) > key.max ||
@@ -229,37 +235,35 @@ void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64
   out = *size;
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, double& out) {
-  ReadNumber(e, key.name, "aging.phases", key.min, key.max, key.expected, out);
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            double& out) {
+  ReadNumber(e, key.name, path, key.min, key.max, key.expected, out);
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::optional<double>& out) {
-  if (e.get(key.name) == nullptr) return;
-  double value = 0;
-  const std::size_t errors_before = errors_.size();
-  ReadPhaseKey(e, key, value);
-  if (errors_.size() == errors_before) out = value;
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            bool& out) {
+  ReadBool(e, key.name, path, out);
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, milliseconds& out) {
-  ReadDuration(e, key.name, "aging.phases", DurationRange(key), out);
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            milliseconds& out) {
+  ReadDuration(e, key.name, path, DurationRange(key), out);
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key,
-                          std::vector<milliseconds>& out) {
-  ReadDurationList(e, key.name, "aging.phases", DurationRange(key), out);
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            std::vector<milliseconds>& out) {
+  ReadDurationList(e, key.name, path, DurationRange(key), out);
 }
 
-void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string& out) {
-  const std::string name = "aging.phases." + std::string(key.name);
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            std::string& out) {
+  const std::string name = Join(path, key.name);
   const toml::node* node = e.get(key.name);
-  if (node == nullptr) {
-    if (!key.missing.empty()) Report(e.source().begin, name, std::string(key.missing));
-    return;
-  }
   const auto* v = node->as_string();
   if (v == nullptr) {
-    WrongType(*node, name, "a non-empty string of letters, digits, _, - and .");
+    WrongType(*node, name,
+              key.choices.empty() ? "a non-empty string of letters, digits, _, - and ."
+                                  : "a string, " + PhaseKeyRange(key));
   } else if (v->get().empty() ||
              !std::all_of(v->get().begin(), v->get().end(), [](char c) {
                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' ||
@@ -273,6 +277,48 @@ void Loader::ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string
   } else {
     out = v->get();
   }
+}
+
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            std::vector<PerfCell>& out) {
+  const std::string name = Join(path, key.name);
+  const toml::node* node = e.get(key.name);
+  const std::string expected = "an array of tables, written [[" + name + "]]";
+  const toml::array* array = node->as_array();
+  if (array == nullptr) return WrongType(*node, name, expected);
+  std::vector<std::string_view> field_names;
+  for (const PhaseKey& field : key.fields) field_names.push_back(field.name);
+  std::vector<PerfCell> cells;
+  std::vector<Located> names;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::node& element = *array->get(i);
+    const std::string at = name + "[" + std::to_string(i) + "]";
+    const toml::table* t = element.as_table();
+    if (t == nullptr) {
+      WrongType(element, at, "a table with name, access, operation and block_size, in " + expected);
+      continue;
+    }
+    const std::size_t errors_before = errors_.size();
+    CheckKeys(*t, at, field_names, "");
+    PerfCell cell;
+    PerfCell::Keys(cell, [&](const PhaseKey& field, auto& value) {
+      ReadPhaseKey(*t, at, field, value);
+    });
+    if (const toml::node* n = t->get("name"); n != nullptr && !cell.name.empty()) {
+      const auto first = std::find_if(names.begin(), names.end(),
+                                      [&](const Located& l) { return l.value == cell.name; });
+      if (first != names.end()) {
+        Report(n->source().begin, at + ".name",
+               Quote(cell.name) + " is already a cell of this phase, at " + At(first->where) +
+                   " (expected unique names)");
+      } else {
+        names.push_back(Located{cell.name, n->source().begin});
+      }
+    }
+    if (errors_.size() == errors_before) CheckPerfCell(*t, at, cell);
+    if (errors_.size() == errors_before) cells.push_back(std::move(cell));
+  }
+  out = std::move(cells);
 }
 
 Range Loader::DurationRange(const PhaseKey& key) {

@@ -267,9 +267,7 @@ std::string PhaseValueText(const PhaseKey& key, std::uint32_t value) {
   return PhaseValueText(key, std::uint64_t{value});
 }
 std::string PhaseValueText(const PhaseKey&, double value) { return Number(value); }
-std::string PhaseValueText(const PhaseKey& key, const std::optional<double>& value) {
-  return value ? PhaseValueText(key, *value) : std::string();
-}
+std::string PhaseValueText(const PhaseKey&, bool value) { return value ? "true" : "false"; }
 std::string PhaseValueText(const PhaseKey&, milliseconds value) {
   return Quote(FormatDuration(value));
 }
@@ -281,6 +279,19 @@ std::string PhaseValueText(const PhaseKey&, const std::vector<milliseconds>& val
   return out + "]";
 }
 std::string PhaseValueText(const PhaseKey&, const std::string& value) { return Quote(value); }
+std::string PhaseValueText(const PhaseKey&, const std::vector<PerfCell>& value) {
+  if (value.empty()) return "[]";
+  std::string out = "[";
+  for (const PerfCell& cell : value) {
+    std::string fields;
+    PerfCell::Keys(cell, [&](const PhaseKey& key, const auto& field) {
+      const std::string text = PhaseValueText(key, field);
+      if (!text.empty()) fields += (fields.empty() ? "" : ", ") + std::string(key.name) + " = " + text;
+    });
+    out += "\n    { " + fields + " },";
+  }
+  return out + "\n  ]";
+}
 
 std::string PhaseKeyRange(const PhaseKey& key) {
   const bool bounded = key.max != kNoLimit;
@@ -309,6 +320,10 @@ std::string PhaseKeyRange(const PhaseKey& key) {
       return ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
     case PhaseKeyType::kDurationList:
       return "1 to 100 durations, each " + ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
+    case PhaseKeyType::kBool:
+      return "true or false";
+    case PhaseKeyType::kTables:
+      return "an array of tables, [[aging.phases." + std::string(key.name) + "]]";
     case PhaseKeyType::kName: {
       if (key.choices.empty()) return "letters, digits, _, - and . only";
       std::string one_of = "one of";

@@ -247,16 +247,54 @@ class Loader {
   // kind's key that is present is checked all the same, into a value thrown
   // away, so one run shows every mistake.
   void ReadKindKeys(const toml::table& e, PhaseParams& params, bool kind_known);
-  // One kind key as its PhaseKey says: sizes and whole numbers.
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint32_t& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::uint64_t& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, double& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::optional<double>& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, milliseconds& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key,
-                    std::vector<milliseconds>& out);
-  void ReadPhaseKey(const toml::table& e, const PhaseKey& key, std::string& out);
+  // One kind key (or a key of one of its tables, at `path`) as its
+  // PhaseKey says; a missing key that the PhaseKey requires is reported.
+  template <class T>
+  void ReadPhaseKey(const toml::table& e, std::string_view path, const PhaseKey& key, T& out) {
+    if (e.get(key.name) == nullptr) {
+      if (!key.missing.empty()) Report(e.source().begin, Join(path, key.name), std::string(key.missing));
+      return;
+    }
+    ReadPhaseValue(e, path, key, out);
+  }
+  // The value of a key that is there, by its type: sizes and whole numbers,
+  // numbers, booleans, durations, names, perf cells.
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::uint32_t& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::uint64_t& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      double& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      bool& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      milliseconds& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::vector<milliseconds>& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::string& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::vector<PerfCell>& out);
+  // An optional value is set only when it reads without a problem.
+  template <class T>
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      std::optional<T>& out) {
+    T value{};
+    const std::size_t errors_before = errors_.size();
+    ReadPhaseValue(e, path, key, value);
+    if (errors_.size() == errors_before) out = std::move(value);
+  }
   static Range DurationRange(const PhaseKey& key);
+
+  // perf (config_perf.cc). One [[aging.phases.cells]] table's own rules
+  // (a mix has its read percent, duration or bytes, the limits of the
+  // engine), after its keys were read without a problem.
+  void CheckPerfCell(const toml::table& t, const std::string& path, const PerfCell& cell);
+  // A perf phase as a whole: cell names unique across its preset and its
+  // cells, block sizes the target's logical block size divides (where it
+  // can be known now), and no reads of a purged, unwritten target.
+  void CheckPerfPhase(const toml::table& e, const PerfParams& perf,
+                      const ReadTarget* target);
   // interval, or window (+ weekdays): see PhaseSchedule.
   void ReadPhaseSchedule(const toml::table& e, PhaseSchedule& out);
 

@@ -40,6 +40,38 @@ std::span<const PhaseKey> PhaseKindKeys() {
   return keys;
 }
 
+std::span<const PerfCell> PresetCells(std::string_view preset) {
+  // Phoronix's storage runs (fio with io_uring and direct I/O): 4 KiB
+  // random read and write at QD1 and QD32, 2 MiB sequential read at QD1,
+  // QD8 and QD32, 2 MiB sequential write at QD8. Durations are the
+  // phase's perf_duration.
+  static const std::vector<PerfCell> phoronix = [] {
+    const auto cell = [](std::string name, std::string access, std::string operation,
+                         std::uint32_t block_size, std::uint32_t queue_depth) {
+      PerfCell c;
+      c.name = std::move(name);
+      c.access = std::move(access);
+      c.operation = std::move(operation);
+      c.block_size = block_size;
+      c.queue_depth = queue_depth;
+      return c;
+    };
+    constexpr std::uint32_t k4k = 4096, k2m = 2u << 20;
+    return std::vector<PerfCell>{
+        cell("rand_read_4k_qd1", "random", "read", k4k, 1),
+        cell("rand_read_4k_qd32", "random", "read", k4k, 32),
+        cell("rand_write_4k_qd1", "random", "write", k4k, 1),
+        cell("rand_write_4k_qd32", "random", "write", k4k, 32),
+        cell("seq_read_2m_qd1", "sequential", "read", k2m, 1),
+        cell("seq_read_2m_qd8", "sequential", "read", k2m, 8),
+        cell("seq_read_2m_qd32", "sequential", "read", k2m, 32),
+        cell("seq_write_2m_qd8", "sequential", "write", k2m, 8),
+    };
+  }();
+  if (preset == "phoronix") return phoronix;
+  return {};
+}
+
 std::optional<PhaseParams> DefaultPhaseParams(std::string_view kind) {
   std::optional<PhaseParams> out;
   ForEachPhaseKind([&](auto params) {

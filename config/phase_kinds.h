@@ -36,6 +36,8 @@ enum class PhaseKeyType {
   kDuration,      // "30s" in [min, max] milliseconds
   kDurationList,  // ["1m", "2m"]: 1 to 100 durations in [min, max] milliseconds
   kName,          // letters, digits, _, - and .
+  kBool,          // true or false
+  kTables,        // [[aging.phases.<name>]]: an array of tables, each with `fields`
 };
 
 // One [[aging.phases]] key of one or more kinds.
@@ -58,6 +60,8 @@ struct PhaseKey {
   std::string_view doc;
   // kName: when not empty, the only values allowed.
   std::span<const std::string_view> choices;
+  // kTables: the keys of each table.
+  std::span<const PhaseKey> fields;
 };
 
 inline constexpr double kNoLimit = std::numeric_limits<double>::infinity();
@@ -175,6 +179,118 @@ inline constexpr PhaseKey kSettleKey{
     .doc = "How long to wait after entering a power state before each timed read, so "
            "the drive is in it (at least its ENLAT)."};
 
+// perf's matrix (docs/aging.md "The perf matrix"): each [[aging.phases.cells]]
+// table is one PerfCell, with these keys.
+inline constexpr std::string_view kCellAccesses[] = {"sequential", "random"};
+inline constexpr std::string_view kCellOperations[] = {"read", "write", "trim", "mix"};
+inline constexpr PhaseKey kCellNameKey{
+    .name = "name", .type = PhaseKeyType::kName,
+    .missing = "missing name (expected the cell's name, unique in the phase, e.g. name = "
+               "\"rand_read_4k_qd1\")",
+    .doc = "The cell's name: its results are <name>_bytes_per_second, <name>_iops, ..., "
+           "and its metrics carry measure=\"<name>\"."};
+inline constexpr PhaseKey kCellAccessKey{
+    .name = "access", .type = PhaseKeyType::kName,
+    .missing = "missing access (expected \"sequential\" or \"random\")",
+    .doc = "How offsets follow one another.", .choices = kCellAccesses};
+inline constexpr PhaseKey kCellOperationKey{
+    .name = "operation", .type = PhaseKeyType::kName,
+    .missing = "missing operation (expected \"read\", \"write\", \"trim\" or \"mix\")",
+    .doc = "What each I/O does; \"mix\" reads read_percent of the I/Os and writes the rest.",
+    .choices = kCellOperations};
+inline constexpr PhaseKey kCellReadPercentKey{
+    .name = "read_percent", .type = PhaseKeyType::kInteger, .min = 1, .max = 99,
+    .doc = "operation = \"mix\" only: the share of reads, in percent."};
+inline constexpr PhaseKey kCellBlockSizeKey{
+    .name = "block_size", .type = PhaseKeyType::kSize, .min = 512, .max = 2 << 20,
+    .multiple = 512, .expected = kBlockSizeKey.expected,
+    .missing = "missing block_size (expected the size of each I/O, e.g. block_size = \"4KiB\")",
+    .doc = "The size of each I/O, a multiple of the target's logical block size."};
+inline constexpr PhaseKey kCellQueueDepthKey{
+    .name = "queue_depth", .type = PhaseKeyType::kInteger, .min = 1, .max = 256,
+    .doc = "How many I/Os each job keeps in flight; queue_depth x jobs is at most 256."};
+inline constexpr PhaseKey kCellJobsKey{
+    .name = "jobs", .type = PhaseKeyType::kInteger, .min = 1, .max = 64,
+    .doc = "Independent rings on their own threads, each with queue_depth in flight (fio's "
+           "numjobs): results summed, latencies merged."};
+inline constexpr PhaseKey kCellRateIopsKey{
+    .name = "rate_iops", .type = PhaseKeyType::kNumber, .min = 1, .max = 1e7,
+    .expected = "I/Os per second from 1 to 10000000",
+    .doc = "Paces the cell at this many I/Os per second (one job); unset: as fast as the "
+           "target goes."};
+inline constexpr PhaseKey kCellDurationKey{
+    .name = "duration", .type = PhaseKeyType::kDuration, .min = 1'000, .max = 86'400'000,
+    .doc = "How long the cell runs (one round of it with steady_state); unset, and without "
+           "bytes: the phase's perf_duration."};
+inline constexpr PhaseKey kCellBytesKey{
+    .name = "bytes", .type = PhaseKeyType::kSize, .min = 4096, .max = kNoLimit,
+    .multiple = 512,
+    .expected = " is not a usable byte count (expected a multiple of 512B, at least 4KiB, "
+                "such as \"1GiB\")",
+    .doc = "Instead of duration: how many bytes the cell moves (per round with "
+           "steady_state)."};
+inline constexpr PhaseKey kCellKeys[] = {
+    kCellNameKey,       kCellAccessKey,  kCellOperationKey, kCellReadPercentKey,
+    kCellBlockSizeKey,  kCellQueueDepthKey, kCellJobsKey,   kCellRateIopsKey,
+    kCellDurationKey,   kCellBytesKey};
+
+// One cell of a perf matrix: a workload and its name.
+struct PerfCell {
+  std::string name;
+  std::string access;     // "sequential" or "random"
+  std::string operation;  // "read", "write", "trim" or "mix"
+  std::optional<std::uint32_t> read_percent;  // "mix" only
+  std::uint32_t block_size = 0;
+  std::uint32_t queue_depth = 1;
+  std::uint32_t jobs = 1;
+  std::optional<double> rate_iops;
+  std::optional<std::chrono::milliseconds> duration;  // neither: perf_duration
+  std::optional<std::uint64_t> bytes;
+
+  template <class Self, class F>
+  static void Keys(Self& c, F&& f) {
+    f(kCellNameKey, c.name);
+    f(kCellAccessKey, c.access);
+    f(kCellOperationKey, c.operation);
+    f(kCellReadPercentKey, c.read_percent);
+    f(kCellBlockSizeKey, c.block_size);
+    f(kCellQueueDepthKey, c.queue_depth);
+    f(kCellJobsKey, c.jobs);
+    f(kCellRateIopsKey, c.rate_iops);
+    f(kCellDurationKey, c.duration);
+    f(kCellBytesKey, c.bytes);
+  }
+  bool operator==(const PerfCell&) const = default;
+};
+
+inline constexpr std::string_view kPerfPresets[] = {"phoronix"};
+inline constexpr PhaseKey kPresetKey{
+    .name = "preset", .type = PhaseKeyType::kName,
+    .doc = "A named matrix run before the listed cells: \"phoronix\", the cells of "
+           "Phoronix's fio storage runs (docs/aging.md); unset: only the cells, or without "
+           "cells the built-in matrix.",
+    .choices = kPerfPresets};
+inline constexpr PhaseKey kCellsKey{
+    .name = "cells", .type = PhaseKeyType::kTables,
+    .doc = "The matrix, one [[aging.phases.cells]] table per workload; with neither cells "
+           "nor preset, the built-in matrix runs (sequential, random, QD1 and mixed).",
+    .fields = kCellKeys};
+// SNIA SSS PTS preconditioning and steady state (docs/aging.md).
+inline constexpr PhaseKey kPurgeKey{
+    .name = "purge", .type = PhaseKeyType::kBool,
+    .doc = "Deallocate the whole target before anything else."};
+inline constexpr PhaseKey kPreconditionKey{
+    .name = "precondition", .type = PhaseKeyType::kBool,
+    .doc = "Workload-independent preconditioning before the cells: twice the target's "
+           "capacity in 128 KiB sequential writes."};
+inline constexpr PhaseKey kSteadyStateKey{
+    .name = "steady_state", .type = PhaseKeyType::kBool,
+    .doc = "Run each cell in rounds until the last five are in steady state (SNIA SSS PTS) or "
+           "max_rounds; the cell's results are the last five rounds'."};
+inline constexpr PhaseKey kMaxRoundsKey{
+    .name = "max_rounds", .type = PhaseKeyType::kInteger, .min = 5, .max = 1000,
+    .doc = "With steady_state: the most rounds a cell runs."};
+
 // Each struct's Keys(self, f) calls f(key, member) for every key of the
 // kind, in the order ToToml() writes them; `Self` is the struct, const or
 // not.
@@ -230,22 +346,41 @@ struct ReclaimParams {
   bool operator==(const ReclaimParams&) const = default;
 };
 
-// perf: the review-style measurements, each perf_duration long.
+// perf: a matrix of measurements at the current fill level, each cell
+// perf_duration long unless it says otherwise. Without cells or a preset,
+// the built-in matrix (whose queue_depth and perf_mixed_iops are the
+// phase's keys).
 struct PerfParams {
   static constexpr std::string_view kName = "perf";
   static constexpr bool kWrites = true;
   std::uint32_t queue_depth = 32;
   std::chrono::milliseconds perf_duration{30'000};
   double perf_mixed_iops = 1000;  // the fixed rate of the mixed loads
+  std::optional<std::string> preset;
+  std::vector<PerfCell> cells;
+  bool purge = false;
+  bool precondition = false;
+  bool steady_state = false;
+  std::uint32_t max_rounds = 25;
 
   template <class Self, class F>
   static void Keys(Self& p, F&& f) {
     f(kQueueDepthKey, p.queue_depth);
     f(kPerfDurationKey, p.perf_duration);
     f(kPerfMixedIopsKey, p.perf_mixed_iops);
+    f(kPresetKey, p.preset);
+    f(kCellsKey, p.cells);
+    f(kPurgeKey, p.purge);
+    f(kPreconditionKey, p.precondition);
+    f(kSteadyStateKey, p.steady_state);
+    f(kMaxRoundsKey, p.max_rounds);
   }
   bool operator==(const PerfParams&) const = default;
 };
+
+// The cells of a preset, in the order they run; empty for a name that is
+// none (config/phase_kinds.cc).
+std::span<const PerfCell> PresetCells(std::string_view preset);
 
 // trim: fill to fill_percent, trim the first trim_percent, measure.
 struct TrimParams {
@@ -401,9 +536,16 @@ std::string PhaseKeyRange(const PhaseKey& key);
 std::string PhaseValueText(const PhaseKey& key, std::uint64_t value);
 std::string PhaseValueText(const PhaseKey& key, std::uint32_t value);
 std::string PhaseValueText(const PhaseKey& key, double value);
-std::string PhaseValueText(const PhaseKey& key, const std::optional<double>& value);
+std::string PhaseValueText(const PhaseKey& key, bool value);
 std::string PhaseValueText(const PhaseKey& key, std::chrono::milliseconds value);
 std::string PhaseValueText(const PhaseKey& key, const std::vector<std::chrono::milliseconds>& value);
 std::string PhaseValueText(const PhaseKey& key, const std::string& value);
+// [{ name = "a", ... }, ...]: one inline table per cell, each on its own
+// line (a value may span lines in TOML, even inside an inline table).
+std::string PhaseValueText(const PhaseKey& key, const std::vector<PerfCell>& value);
+template <class T>
+std::string PhaseValueText(const PhaseKey& key, const std::optional<T>& value) {
+  return value ? PhaseValueText(key, *value) : std::string();
+}
 
 }  // namespace drivewatch::config

@@ -65,11 +65,33 @@ int main(int argc, char** argv) {
         {{"name", Params::kName}, {"writes", Params::kWrites}, {"keys", std::move(defaults)}});
   });
   nlohmann::ordered_json phase_keys = nlohmann::ordered_json::array();
+  const auto describe = [](const drivewatch::config::PhaseKey& key) {
+    return nlohmann::ordered_json{{"name", key.name},
+                                  {"doc", key.doc},
+                                  {"range", drivewatch::config::PhaseKeyRange(key)},
+                                  {"required", !key.missing.empty()}};
+  };
   for (const drivewatch::config::PhaseKey& key : drivewatch::config::PhaseKindKeys()) {
-    phase_keys.push_back({{"name", key.name},
-                          {"doc", key.doc},
-                          {"range", drivewatch::config::PhaseKeyRange(key)},
-                          {"required", !key.missing.empty()}});
+    nlohmann::ordered_json k = describe(key);
+    // The keys of each table of an array of tables (perf's cells), with
+    // their defaults as a table written without them reads.
+    if (!key.fields.empty()) {
+      nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+      nlohmann::ordered_json defaults = nlohmann::ordered_json::object();
+      drivewatch::config::PerfCell::Keys(drivewatch::config::PerfCell{},
+                                         [&](const drivewatch::config::PhaseKey& f,
+                                             const auto& value) {
+                                           defaults[std::string(f.name)] =
+                                               drivewatch::config::PhaseValueText(f, value);
+                                         });
+      for (const drivewatch::config::PhaseKey& f : key.fields) {
+        nlohmann::ordered_json d = describe(f);
+        d["default"] = defaults.value(std::string(f.name), std::string());
+        fields.push_back(std::move(d));
+      }
+      k["fields"] = std::move(fields);
+    }
+    phase_keys.push_back(std::move(k));
   }
   std::ofstream out(argv[1], std::ios::trunc);
   out << nlohmann::ordered_json{{"sections", std::move(sections)},

@@ -259,6 +259,15 @@ def phase_keys_roff(schema):
         out += [".TP",
                 f"\\fB{esc(name)}\\fR ({esc(', '.join(k['name'] for k in users))})",
                 esc(text)]
+        # An array of tables: each table's keys, indented under it.
+        for field in key.get("fields", []):
+            ftext = field["doc"] + " " + field["range"][0].upper() + field["range"][1:] + "."
+            if field["required"]:
+                ftext += " Required."
+            else:
+                ftext += " Default: " + (field["default"] or "unset") + "."
+            out += [".RS", ".TP",
+                    f"\\fB{esc(name)}.{esc(field['name'])}\\fR", esc(ftext), ".RE"]
     return out
 
 

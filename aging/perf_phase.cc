@@ -1,49 +1,301 @@
 // SPDX-License-Identifier: Apache-2.0
-// perf: the review's performance tables at the target's current fill
-// level (run it after fills to 10% and 50%). Each measurement runs for
-// perf_duration over the written part of the target, so reads hit data
-// the drive really stores (an unwritten LBA reads back as zeros without
-// touching the media) and writes overwrite it without changing the fill
-// level:
+// perf: a matrix of measurements at the target's current fill level (run
+// it after fills to 10% and 50%), each cell a workload of its own over the
+// written part of the target, so reads hit data the drive really stores (an
+// unwritten LBA reads back as zeros without touching the media) and writes
+// overwrite it without changing the fill level.
+//
+// The matrix is the phase's cells, after its preset's (config/phase_kinds.h,
+// PresetCells); with neither, the built-in one, whose results keep the keys
+// they have always had:
 //   sequential read and write, 128 KiB at queue_depth: bytes/s
 //   random 4 KiB read and write at queue_depth: IOPS
-//   random 512 B read and write at QD1: p99.9 latency (at the logical block
-//     size when the target's is larger than 512 B)
+//   random 512 B read and write at QD1: p50 and p99.9 latency (at the
+//     logical block size when the target's is larger than 512 B)
 //   mixed random 4 KiB 90/10 and 50/50 read/write at perf_mixed_iops: the
 //     achieved IOPS and each operation's p99.9.
+// A configured cell reports <cell>_bytes_per_second, <cell>_iops and, for
+// each operation it has, <cell>_<op>_p50/_p99/_p99_9_seconds.
+//
+// SNIA SSS PTS preparation (PTS 2.0.2): `purge` deallocates the whole
+// target first; `precondition` then writes it twice over in 128 KiB
+// sequential writes (workload-independent preconditioning), each pass a
+// write pass of its own through the write gate. With `steady_state` each
+// cell runs in rounds of its own workload (workload-dependent
+// preconditioning) until the last five are steady (aging/steady_state.h)
+// or max_rounds, and its results are the last five rounds': the PTS's
+// measurement window.
 #include <algorithm>
+#include <optional>
 
 #include "aging/phase.h"
+#include "aging/steady_state.h"
 
 namespace drivewatch::aging {
 namespace {
 
-struct Measure {
-  const char* name;
-  Access access;
-  std::uint32_t read_percent;
-  std::uint32_t block_size;  // 0: the logical block size, at least 512 B
-  bool qd1;
-  bool paced;
+// How a cell's results are named: a configured cell reports everything; a
+// cell of the built-in matrix the keys it has always had, so dashboards and
+// alert rules written for them keep working.
+enum class Naming { kFull, kThroughput, kIops, kQd1Latency, kPacedMix };
+
+struct Cell {
+  config::PerfCell def;
+  Naming naming = Naming::kFull;
 };
 
-constexpr Measure kMeasures[] = {
-    {"seq_read", Access::kSequential, 100, 128 * 1024, false, false},
-    {"seq_write", Access::kSequential, 0, 128 * 1024, false, false},
-    {"rand_read_4k", Access::kRandom, 100, 4096, false, false},
-    {"rand_write_4k", Access::kRandom, 0, 4096, false, false},
-    {"qd1_rand_read", Access::kRandom, 100, 0, true, false},
-    {"qd1_rand_write", Access::kRandom, 0, 0, true, false},
-    {"mixed_90_10", Access::kRandom, 90, 4096, false, true},
-    {"mixed_50_50", Access::kRandom, 50, 4096, false, true},
+// Preconditioning as the PTS writes it: 128 KiB sequential, twice the
+// capacity, here at QD32 in two passes.
+constexpr std::uint32_t kPreconditionBlock = 128 * 1024;
+constexpr std::uint32_t kPreconditionQueueDepth = 32;
+constexpr int kPreconditionPasses = 2;
+
+std::vector<Cell> BuiltInMatrix(const config::PerfParams& p, std::uint32_t logical_block) {
+  const auto cell = [](const char* name, const char* access, const char* operation,
+                       std::uint32_t block_size, std::uint32_t queue_depth, Naming naming) {
+    Cell c;
+    c.def.name = name;
+    c.def.access = access;
+    c.def.operation = operation;
+    c.def.block_size = block_size;
+    c.def.queue_depth = queue_depth;
+    c.naming = naming;
+    return c;
+  };
+  const std::uint32_t qd = p.queue_depth;
+  const std::uint32_t small = std::max<std::uint32_t>(512, logical_block);
+  std::vector<Cell> m = {
+      cell("seq_read", "sequential", "read", 128 * 1024, qd, Naming::kThroughput),
+      cell("seq_write", "sequential", "write", 128 * 1024, qd, Naming::kThroughput),
+      cell("rand_read_4k", "random", "read", 4096, qd, Naming::kIops),
+      cell("rand_write_4k", "random", "write", 4096, qd, Naming::kIops),
+      cell("qd1_rand_read", "random", "read", small, 1, Naming::kQd1Latency),
+      cell("qd1_rand_write", "random", "write", small, 1, Naming::kQd1Latency),
+      cell("mixed_90_10", "random", "mix", 4096, qd, Naming::kPacedMix),
+      cell("mixed_50_50", "random", "mix", 4096, qd, Naming::kPacedMix),
+  };
+  m[6].def.read_percent = 90;
+  m[7].def.read_percent = 50;
+  m[6].def.rate_iops = m[7].def.rate_iops = p.perf_mixed_iops;
+  return m;
+}
+
+std::vector<Cell> Matrix(const config::PerfParams& p, std::uint32_t logical_block) {
+  if (!p.preset && p.cells.empty()) return BuiltInMatrix(p, logical_block);
+  std::vector<Cell> m;
+  if (p.preset) {
+    for (const config::PerfCell& c : config::PresetCells(*p.preset)) m.push_back(Cell{c});
+  }
+  for (const config::PerfCell& c : p.cells) m.push_back(Cell{c});
+  return m;
+}
+
+std::uint32_t ReadPercent(const config::PerfCell& c) {
+  if (c.operation == "mix") return c.read_percent.value_or(0);
+  return c.operation == "read" ? 100 : 0;
+}
+
+// The cell's workload over [0, region) of the target; `round` varies the
+// random order and the data from one round to the next.
+WorkloadSpec SpecOf(const config::PerfCell& c, std::size_t index, std::size_t round,
+                    std::uint64_t region, std::chrono::milliseconds default_duration) {
+  WorkloadSpec spec;
+  spec.access = c.access == "sequential" ? Access::kSequential : Access::kRandom;
+  spec.read_percent = ReadPercent(c);
+  spec.trim_percent = c.operation == "trim" ? 100 : 0;
+  spec.write_percent = 100 - spec.read_percent - spec.trim_percent;
+  spec.block_size = c.block_size;
+  spec.queue_depth = c.queue_depth;
+  spec.jobs = c.jobs;
+  spec.rate_iops = c.rate_iops.value_or(0);
+  spec.length = region / spec.block_size * spec.block_size;
+  spec.wrap = true;
+  if (c.bytes) {
+    spec.max_bytes = *c.bytes;
+  } else {
+    spec.max_time = c.duration.value_or(default_duration);
+  }
+  spec.seed = index + 1 + round * 0x10000;
+  spec.data_seed = spec.seed;
+  return spec;
+}
+
+// The cell's definition as the record keeps it (series.cells), so a reader
+// of the history knows what each cell measured.
+Json Definition(const config::PerfCell& c, std::chrono::milliseconds default_duration) {
+  Json d = Json::Object();
+  d["name"] = c.name;
+  d["access"] = c.access;
+  d["operation"] = c.operation;
+  d["read_percent"] = ReadPercent(c);
+  d["block_size"] = c.block_size;
+  d["queue_depth"] = c.queue_depth;
+  d["jobs"] = c.jobs;
+  d["rate_iops"] = c.rate_iops.value_or(0);
+  if (c.bytes) {
+    d["bytes"] = *c.bytes;
+  } else {
+    d["duration_seconds"] =
+        std::chrono::duration<double>(c.duration.value_or(default_duration)).count();
+  }
+  return d;
+}
+
+// What a cell's rounds in the measurement window add up to.
+struct Measured {
+  std::uint64_t bytes = 0, ios = 0;
+  double seconds = 0;
+  LatencyHistogram read, write, trim;
+  void Add(const WorkloadResult& r) {
+    bytes += r.total.bytes();
+    ios += r.total.ios();
+    seconds += r.total.seconds;
+    read.Merge(r.read_latency);
+    write.Merge(r.write_latency);
+    trim.Merge(r.trim_latency);
+  }
+  double bytes_per_second() const { return seconds > 0 ? bytes / seconds : 0.0; }
+  double iops() const { return seconds > 0 ? ios / seconds : 0.0; }
 };
+
+// The variable steady state tracks: IOPS for random cells, throughput for
+// sequential ones.
+double Tracked(const config::PerfCell& c, const WorkloadResult& r) {
+  if (c.access == "sequential") return r.total.bytes_per_second();
+  return r.total.seconds > 0 ? r.total.ios() / r.total.seconds : 0.0;
+}
+
+void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json& results) {
+  const std::string& name = cell.def.name;
+  switch (cell.naming) {
+    case Naming::kThroughput:
+      results[name + "_bytes_per_second"] = m.bytes_per_second();
+      return;
+    case Naming::kIops:
+      results[name + "_iops"] = m.iops();
+      return;
+    case Naming::kQd1Latency: {
+      const LatencyHistogram& h = spec.read_percent == 100 ? m.read : m.write;
+      results[name + "_p99_9_seconds"] = h.Quantile(0.999);
+      results[name + "_p50_seconds"] = h.Quantile(0.5);
+      results[name + "_block_size_bytes"] = spec.block_size;
+      return;
+    }
+    case Naming::kPacedMix:
+      results[name + "_iops"] = m.iops();
+      results[name + "_read_p99_9_seconds"] = m.read.Quantile(0.999);
+      results[name + "_write_p99_9_seconds"] = m.write.Quantile(0.999);
+      return;
+    case Naming::kFull:
+      break;
+  }
+  results[name + "_bytes_per_second"] = m.bytes_per_second();
+  results[name + "_iops"] = m.iops();
+  const std::pair<const char*, const LatencyHistogram*> ops[] = {
+      {"read", spec.read_percent > 0 ? &m.read : nullptr},
+      {"write", spec.write_percent > 0 ? &m.write : nullptr},
+      {"trim", spec.trim_percent > 0 ? &m.trim : nullptr}};
+  for (const auto& [op, h] : ops) {
+    if (h == nullptr) continue;
+    const std::string key = name + "_" + op;
+    results[key + "_p50_seconds"] = h->Quantile(0.5);
+    results[key + "_p99_seconds"] = h->Quantile(0.99);
+    results[key + "_p99_9_seconds"] = h->Quantile(0.999);
+  }
+}
+
+Status IoErrors(const std::string& step, const WorkloadResult& r) {
+  if (r.errors == 0) return Ok{};
+  return Error{EIO, -1, step + ": " + std::to_string(r.errors) + " I/O errors, first: " +
+                            r.first_error};
+}
+
+// purge and precondition (SNIA PTS): each a write pass through ctx.Run,
+// which checks the write gate before it. Progress [0, to).
+Status Prepare(const config::PerfParams& phase, PhaseContext& ctx, double to,
+               PhaseReport& report) {
+  const std::uint64_t capacity = ctx.capacity();
+  const int steps = (phase.purge ? 1 : 0) + (phase.precondition ? kPreconditionPasses : 0);
+  int step = 0;
+  const auto from = [&] { return to * step / steps; };
+  if (phase.purge) {
+    // The capacity is whole MiB: 2 MiB deallocates where they divide it.
+    WorkloadSpec purge;
+    purge.read_percent = purge.write_percent = 0;
+    purge.trim_percent = 100;
+    purge.access = Access::kSequential;
+    purge.block_size = capacity % (2u << 20) == 0 ? 2u << 20 : 1u << 20;
+    purge.queue_depth = 1;
+    auto r = ctx.Run(purge, "purge", from(), to * (step + 1) / steps);
+    if (!r) return r.error();
+    report.results["purged_bytes"] = r->total.trim_bytes;
+    if (ctx.stopped()) return Ok{};
+    if (Status s = IoErrors("purge", *r); !s) return s;
+    ++step;
+    ctx.Checkpoint(report);
+  }
+  if (phase.precondition) {
+    std::uint64_t written = 0;
+    for (int pass = 1; pass <= kPreconditionPasses; ++pass) {
+      WorkloadSpec fill;
+      fill.access = Access::kSequential;
+      fill.block_size = kPreconditionBlock;
+      fill.queue_depth = kPreconditionQueueDepth;
+      fill.seed = fill.data_seed = 0x5EED0000 + pass;
+      const std::string name = "precondition " + std::to_string(pass) + "/" +
+                               std::to_string(kPreconditionPasses);
+      auto r = ctx.Run(fill, name, from(), to * (step + 1) / steps);
+      if (!r) return r.error();
+      written += r->total.write_bytes;
+      report.results["preconditioned_bytes"] = written;
+      if (ctx.stopped()) return Ok{};
+      if (Status s = IoErrors(name, *r); !s) return s;
+      ++step;
+      ctx.Checkpoint(report);
+    }
+  }
+  return Ok{};
+}
 
 }  // namespace
 
 Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::uint64_t capacity = ctx.capacity();
-  const double fill = ctx.fill_ratio();
-  // The written part; the whole target when no fill is on record.
+  const std::uint32_t logical_block = ctx.logical_block_size();
+  const std::vector<Cell> matrix = Matrix(phase, logical_block);
+
+  // check-config refuses what it can see; the target's logical block size
+  // is only certain now. Nothing has been written yet.
+  for (const Cell& c : matrix) {
+    if (c.def.block_size % logical_block == 0) continue;
+    return Error{EPERM, -1,
+                 "cell " + c.def.name + ": block_size " + config::FormatSize(c.def.block_size) +
+                     " is not a multiple of the target's logical block size " +
+                     config::FormatSize(logical_block) + " (expected a multiple of " +
+                     config::FormatSize(logical_block) + " in [[aging.phases.cells]] of phase " +
+                     ctx.phase().name + ")"};
+  }
+
+  Json definitions = Json::Array();
+  for (const Cell& c : matrix) definitions.Push(Definition(c.def, phase.perf_duration));
+  report.series["cells"] = definitions;
+
+  const double prepared = phase.precondition ? 0.5 : phase.purge ? 0.05 : 0;
+  if (phase.purge || phase.precondition) {
+    // What the run set out to do to the target, on record before it starts:
+    // the fill level it leaves depends on it (LastFillRatio).
+    Json steps = Json::Array();
+    if (phase.purge) steps.Push("purge");
+    if (phase.precondition) steps.Push("precondition");
+    report.series["preparation"] = steps;
+    if (Status s = Prepare(phase, ctx, prepared, report); !s) return s;
+    if (ctx.stopped()) return Ok{};
+  }
+
+  // The written part; the whole target when no fill is on record, when
+  // preconditioning wrote all of it, and after a purge (whose cells only
+  // write: check-config refuses reads of a purged target).
+  const double fill = phase.precondition ? 1.0 : phase.purge ? 0.0 : ctx.fill_ratio();
   std::uint64_t region = capacity;
   if (fill > 0 && fill < 1) {
     region = std::max<std::uint64_t>(
@@ -52,47 +304,62 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
   if (fill >= 0) report.results["fill_ratio"] = fill;
   report.results["region_bytes"] = region;
 
-  const std::size_t n = std::size(kMeasures);
+  const std::size_t rounds_max = phase.steady_state ? phase.max_rounds : 1;
+  const std::size_t n = matrix.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const Measure& m = kMeasures[i];
+    const Cell& cell = matrix[i];
+    const double from = prepared + (1 - prepared) * static_cast<double>(i) / n;
+    const double to = prepared + (1 - prepared) * static_cast<double>(i + 1) / n;
+    std::vector<WorkloadResult> rounds;
+    std::vector<double> tracked;
+    std::optional<SteadyStateWindow> window;
     WorkloadSpec spec;
-    spec.access = m.access;
-    spec.read_percent = m.read_percent;
-    spec.write_percent = 100 - m.read_percent;
-    spec.block_size = m.block_size != 0
-                          ? m.block_size
-                          : std::max<std::uint32_t>(512, ctx.logical_block_size());
-    spec.queue_depth = m.qd1 ? 1 : phase.queue_depth;
-    spec.rate_iops = m.paced ? phase.perf_mixed_iops : 0;
-    spec.length = region / spec.block_size * spec.block_size;
-    spec.wrap = true;
-    spec.max_time = phase.perf_duration;
-    spec.seed = i + 1;
-    spec.data_seed = i + 1;
-    auto r = ctx.Run(spec, m.name, static_cast<double>(i) / n,
-                     static_cast<double>(i + 1) / n);
-    if (!r) return r.error();
-    if (ctx.stopped()) return Ok{};  // a partial measurement is no result
-    const std::string name = m.name;
-    const double seconds = r->total.seconds;
-    if (m.access == Access::kSequential) {
-      report.results[name + "_bytes_per_second"] = r->total.bytes_per_second();
-    } else if (m.qd1) {
-      const LatencyHistogram& h = m.read_percent == 100 ? r->read_latency : r->write_latency;
-      report.results[name + "_p99_9_seconds"] = h.Quantile(0.999);
-      report.results[name + "_p50_seconds"] = h.Quantile(0.5);
-      report.results[name + "_block_size_bytes"] = spec.block_size;
-    } else {
-      report.results[name + "_iops"] = seconds > 0 ? r->total.ios() / seconds : 0.0;
-      if (m.paced) {
-        report.results[name + "_read_p99_9_seconds"] = r->read_latency.Quantile(0.999);
-        report.results[name + "_write_p99_9_seconds"] = r->write_latency.Quantile(0.999);
+    std::uint64_t start = 0;
+    Status io = Ok{};  // I/O errors: the cell is reported, then the run fails
+    for (std::size_t round = 0; round < rounds_max && io; ++round) {
+      spec = SpecOf(cell.def, i, round, region, phase.perf_duration);
+      spec.start = start < spec.length ? start : 0;
+      auto r = ctx.Run(spec, cell.def.name,
+                       from + (to - from) * static_cast<double>(round) / rounds_max,
+                       from + (to - from) * static_cast<double>(round + 1) / rounds_max);
+      if (!r) return r.error();
+      if (ctx.stopped()) return Ok{};  // a partial measurement is no result
+      io = IoErrors(cell.def.name, *r);
+      start = r->next_start;
+      tracked.push_back(Tracked(cell.def, *r));
+      rounds.push_back(std::move(*r));
+      if (!phase.steady_state || !io) break;
+      window = CheckSteadyState(tracked);
+      if (window && window->steady) break;
+    }
+
+    // The measurement window: the last five rounds with steady state (all
+    // of them when fewer ran), else the one run.
+    Measured m;
+    const std::size_t first = rounds.size() - std::min(rounds.size(), kSteadyStateWindow);
+    for (std::size_t k = first; k < rounds.size(); ++k) m.Add(rounds[k]);
+    Report(cell, spec, m, report.results);
+    if (phase.steady_state) {
+      const bool steady = window && window->steady;
+      report.results[cell.def.name + "_steady_state_ratio"] = steady ? 1.0 : 0.0;
+      Json s = Json::Object();
+      s["name"] = cell.def.name;
+      s["tracked"] = cell.def.access == "sequential" ? "bytes_per_second" : "iops";
+      s["steady"] = steady;
+      s["rounds"] = rounds.size();
+      Json values = Json::Array();
+      for (double v : tracked) values.Push(v);
+      s["values"] = values;
+      s["window_first_round"] = first + 1;
+      if (window) {
+        s["average"] = window->average;
+        s["range"] = window->range;
+        s["slope"] = window->slope;
+        s["excursion"] = window->excursion;
       }
+      report.series["steady_state"].Push(s);
     }
-    if (r->errors > 0) {
-      return Error{EIO, -1, name + ": " + std::to_string(r->errors) +
-                                " I/O errors, first: " + r->first_error};
-    }
+    if (!io) return io;
     ctx.Checkpoint(report);
   }
   return Ok{};

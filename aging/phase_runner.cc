@@ -445,21 +445,71 @@ std::string CheckpointPath(const std::string& state_directory, const std::string
   return state_directory + "/phases/" + phase + ".checkpoint";
 }
 
-double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
-  for (auto it = history.rbegin(); it != history.rend(); ++it) {
-    if (it->Find("target") == nullptr || it->Find("target")->AsString() != target) continue;
-    const Json* kind = it->Find("kind");
-    const Json* outcome = it->Find("outcome");
-    if (kind == nullptr || outcome == nullptr || !IsRunRecord(*it)) continue;
-    // A trim phase or an unfinished fill leaves the fill level unknown.
-    if (kind->AsString() == "trim") return -1;
-    if (kind->AsString() != "fill") continue;
-    if (outcome->AsString() != "completed") return -1;
-    const Json* results = it->Find("results");
-    const Json* ratio = results ? results->Find("fill_ratio") : nullptr;
-    return ratio ? ratio->AsDouble(-1) : -1;
+namespace {
+
+bool IsKind(const Json& record, std::string_view kind) {
+  const Json* k = record.Find("kind");
+  return k != nullptr && k->type() == Json::Type::kString && k->AsString() == kind;
+}
+
+// A fraction of the target in [0, 1] among a record's results, or nullopt.
+std::optional<double> ResultRatio(const Json& record, std::string_view key) {
+  const Json* results = record.Find("results");
+  const Json* v = results ? results->Find(key) : nullptr;
+  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
+  const double ratio = v->AsDouble(-1);
+  if (!(ratio >= 0 && ratio <= 1)) return std::nullopt;
+  return ratio;
+}
+
+// The fill level a perf run leaves, from the level before it (negative:
+// unknown). Its cells write inside the written part and leave it as it
+// was; a trim cell makes holes in it. A purge and a preconditioning
+// (series.preparation) set it: the run's fill_ratio once they are done,
+// unknown when they were cut short after touching the target.
+double PerfLevelAfter(const Json& record, double level) {
+  const Json* series = record.Find("series");
+  const Json* preparation = series ? series->Find("preparation") : nullptr;
+  if (preparation != nullptr && !preparation->items().empty()) {
+    const Json* results = record.Find("results");
+    const bool touched =
+        results && (results->Find("purged_bytes") || results->Find("preconditioned_bytes"));
+    if (std::optional<double> ratio = ResultRatio(record, "fill_ratio")) {
+      level = *ratio;
+    } else if (touched) {
+      return -1;
+    }
   }
-  return -1;
+  const Json* cells = series ? series->Find("cells") : nullptr;
+  if (cells == nullptr) return level;
+  for (const Json& cell : cells->items()) {
+    const Json* op = cell.Find("operation");
+    const std::string operation = op ? op->AsString() : "";
+    // A purged target's cells write anywhere in it.
+    if (operation == "trim" || (level == 0 && operation != "read")) return -1;
+  }
+  return level;
+}
+
+}  // namespace
+
+double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
+  double level = -1;
+  for (const Json& r : history) {
+    const Json* t = r.Find("target");
+    if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) continue;
+    const Json* outcome = r.Find("outcome");
+    if (outcome == nullptr) continue;
+    if (IsKind(r, "trim")) {
+      level = -1;  // a trim phase leaves the fill level unknown
+    } else if (IsKind(r, "fill")) {
+      // An unfinished fill too.
+      level = outcome->AsString() == "completed" ? ResultRatio(r, "fill_ratio").value_or(-1) : -1;
+    } else if (IsKind(r, "perf")) {
+      level = PerfLevelAfter(r, level);
+    }
+  }
+  return level;
 }
 
 Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,

@@ -116,8 +116,11 @@ Expected<Json> RunPhase(const config::Config& config,
 std::vector<Json> RecoverInterrupted(const std::string& state_directory,
                                      const ControllerOpener& open = {});
 
-// The fraction of `target` that the last completed fill left written, from
-// the history; negative when no fill is on record.
+// The fraction of `target` written from its start, as the history leaves
+// it: the last completed fill's, or 1 after a perf run that preconditioned
+// it; negative when unknown (no fill on record, a trim phase or an
+// unfinished fill since, a purge or preconditioning cut short, a perf cell
+// that trims).
 double LastFillRatio(const std::vector<Json>& history, const std::string& target);
 
 }  // namespace drivewatch::aging

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+// The perf phase's own logic (aging/perf_phase.cc) against a synthetic
+// context: which workloads it asks for, in which order, and how rounds end
+// at steady state. The context is a fake on purpose: no real drive can be
+// told to deliver a chosen IOPS in each round, which is what tests the
+// round logic exactly. tests/integration/perf_matrix_test.cc runs the phase
+// on real files.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "aging/phase.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Each Run returns a result of one second at the next rate of `rates`
+// (the last one repeats), with every I/O's latency 100 µs; it remembers
+// the specs and steps it was given.
+class SyntheticContext : public PhaseContext {
+ public:
+  explicit SyntheticContext(config::PerfParams params, std::vector<double> rates = {1000})
+      : rates_(std::move(rates)) {
+    phase_.name = "perf";
+    phase_.target = "t";
+    phase_.params = std::move(params);
+    target_.name = "t";
+  }
+  const config::PhaseConfig& phase() const override { return phase_; }
+  std::uint64_t capacity() const override { return 64u << 20; }
+  std::uint32_t logical_block_size() const override { return 512; }
+  double fill_ratio() const override { return fill_; }
+  Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step, double,
+                               double) override {
+    specs.push_back(spec);
+    steps.emplace_back(step);
+    const double rate = rates_[std::min(next_++, rates_.size() - 1)];
+    WorkloadResult r;
+    r.total.seconds = 1;
+    const auto ios = static_cast<std::uint64_t>(rate);
+    const std::uint64_t reads = ios * spec.read_percent / 100;
+    const std::uint64_t trims = ios * spec.trim_percent / 100;
+    r.total.read_ios = reads;
+    r.total.trim_ios = trims;
+    r.total.write_ios = ios - reads - trims;
+    r.total.read_bytes = r.total.read_ios * spec.block_size;
+    r.total.write_bytes = r.total.write_ios * spec.block_size;
+    r.total.trim_bytes = r.total.trim_ios * spec.block_size;
+    for (std::uint64_t i = 0; i < r.total.read_ios; ++i) r.read_latency.Add(100'000);
+    for (std::uint64_t i = 0; i < r.total.write_ios; ++i) r.write_latency.Add(100'000);
+    for (std::uint64_t i = 0; i < r.total.trim_ios; ++i) r.trim_latency.Add(100'000);
+    r.samples.push_back(r.total);
+    r.next_start = (spec.start + r.total.bytes()) % std::max<std::uint64_t>(spec.length, 1);
+    return r;
+  }
+  bool Idle(std::chrono::nanoseconds, std::string_view, double, double) override { return true; }
+  bool stopped() const override { return false; }
+  void Checkpoint(const PhaseReport&) override { ++checkpoints; }
+  const config::AgingTarget& target() const override { return target_; }
+  const std::string& state_directory() const override { return dir_; }
+  int fd() const override { return -1; }
+  bool nvme() const override { return false; }
+  Json DriveFacts() const override { return Json::Object(); }
+
+  std::vector<WorkloadSpec> specs;
+  std::vector<std::string> steps;
+  int checkpoints = 0;
+  double fill_ = 0.5;
+
+ private:
+  std::vector<double> rates_;
+  std::size_t next_ = 0;
+  config::PhaseConfig phase_;
+  config::AgingTarget target_;
+  std::string dir_ = "/nonexistent";
+};
+
+config::PerfCell Cell(std::string name, std::string access, std::string operation,
+                      std::uint32_t block_size) {
+  config::PerfCell c;
+  c.name = std::move(name);
+  c.access = std::move(access);
+  c.operation = std::move(operation);
+  c.block_size = block_size;
+  return c;
+}
+
+double Result(const PhaseReport& r, const std::string& key) {
+  const Json* v = r.results.Find(key);
+  return v ? v->AsDouble(-1) : -1;
+}
+
+TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
+  config::PerfParams p;
+  p.cells = {Cell("rr", "random", "read", 4096)};
+  p.steady_state = true;
+  // A fresh drive's burst, then a plateau: rounds 3 to 7 are the first
+  // steady window.
+  SyntheticContext ctx(p, {500, 300, 100, 101, 99, 100, 100, 100, 100});
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  ASSERT_EQ(ctx.specs.size(), 7u);
+  EXPECT_EQ(Result(report, "rr_steady_state_ratio"), 1);
+  // The window's IOPS, not the rounds': (100 + 101 + 99 + 100 + 100) / 5 s.
+  EXPECT_DOUBLE_EQ(Result(report, "rr_iops"), 100);
+  EXPECT_DOUBLE_EQ(Result(report, "rr_bytes_per_second"), 100 * 4096);
+  EXPECT_DOUBLE_EQ(Result(report, "rr_read_p99_9_seconds"),
+                   Result(report, "rr_read_p50_seconds"));
+  EXPECT_NEAR(Result(report, "rr_read_p50_seconds"), 100e-6, 1e-6);
+  const Json& ss = report.series.Find("steady_state")->items().at(0);
+  EXPECT_EQ(ss.Find("name")->AsString(), "rr");
+  EXPECT_EQ(ss.Find("tracked")->AsString(), "iops");
+  EXPECT_TRUE(ss.Find("steady")->AsBool());
+  EXPECT_EQ(ss.Find("rounds")->AsUint(), 7u);
+  EXPECT_EQ(ss.Find("window_first_round")->AsUint(), 3u);
+  ASSERT_EQ(ss.Find("values")->items().size(), 7u);
+  EXPECT_EQ(ss.Find("values")->items()[0].AsDouble(), 500);
+  EXPECT_DOUBLE_EQ(ss.Find("average")->AsDouble(), 100);
+  EXPECT_DOUBLE_EQ(ss.Find("range")->AsDouble(), 2);
+  // Each round a new random order.
+  EXPECT_NE(ctx.specs[0].seed, ctx.specs[1].seed);
+}
+
+TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
+  config::PerfParams p;
+  p.cells = {Cell("sw", "sequential", "write", 128 * 1024)};
+  p.steady_state = true;
+  p.max_rounds = 6;
+  SyntheticContext ctx(p, {100, 300, 100, 300, 100, 300, 100});
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  ASSERT_EQ(ctx.specs.size(), 6u);
+  EXPECT_EQ(Result(report, "sw_steady_state_ratio"), 0);
+  // Rounds 2..6: 300 + 100 + 300 + 100 + 300 I/Os over 5 s.
+  EXPECT_DOUBLE_EQ(Result(report, "sw_iops"), 220);
+  const Json& ss = report.series.Find("steady_state")->items().at(0);
+  EXPECT_EQ(ss.Find("tracked")->AsString(), "bytes_per_second");
+  EXPECT_FALSE(ss.Find("steady")->AsBool());
+  EXPECT_EQ(ss.Find("window_first_round")->AsUint(), 2u);
+  // A sequential cell's rounds go on where the last one stopped.
+  for (std::size_t k = 1; k < ctx.specs.size(); ++k) {
+    EXPECT_EQ(ctx.specs[k].start, (ctx.specs[k - 1].start + ctx.specs[k - 1].block_size *
+                                                               (k % 2 ? 100 : 300)) %
+                                      ctx.specs[k].length)
+        << k;
+  }
+}
+
+TEST(PerfPhaseTest, EachCellBecomesItsSpecJobsIncluded) {
+  config::PerfParams p;
+  config::PerfCell mix = Cell("mix", "random", "mix", 8192);
+  mix.read_percent = 70;
+  mix.queue_depth = 8;
+  mix.jobs = 4;
+  mix.bytes = 1u << 20;
+  config::PerfCell paced = Cell("paced", "random", "read", 4096);
+  paced.rate_iops = 10;
+  paced.duration = milliseconds{2'000};
+  config::PerfCell trim = Cell("t", "sequential", "trim", 1u << 20);
+  p.cells = {mix, paced, trim};
+  p.perf_duration = milliseconds{3'000};
+  SyntheticContext ctx(p);
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  ASSERT_EQ(ctx.specs.size(), 3u);
+  EXPECT_EQ(ctx.steps, (std::vector<std::string>{"mix", "paced", "t"}));
+  const WorkloadSpec& m = ctx.specs[0];
+  EXPECT_EQ(m.access, Access::kRandom);
+  EXPECT_EQ(m.read_percent, 70u);
+  EXPECT_EQ(m.write_percent, 30u);
+  EXPECT_EQ(m.block_size, 8192u);
+  EXPECT_EQ(m.queue_depth, 8u);
+  EXPECT_EQ(m.jobs, 4u);
+  EXPECT_EQ(m.max_bytes, 1u << 20);
+  EXPECT_EQ(m.max_time.count(), 0);
+  // Over the written part: half the 64 MiB target.
+  EXPECT_EQ(m.length, 32u << 20);
+  EXPECT_TRUE(m.wrap);
+  EXPECT_EQ(ctx.specs[1].rate_iops, 10);
+  EXPECT_EQ(ctx.specs[1].max_time, milliseconds{2'000});
+  EXPECT_EQ(ctx.specs[1].jobs, 1u);
+  EXPECT_EQ(ctx.specs[2].access, Access::kSequential);
+  EXPECT_EQ(ctx.specs[2].trim_percent, 100u);
+  EXPECT_EQ(ctx.specs[2].max_time, milliseconds{3'000});  // the phase's perf_duration
+
+  // Each cell's operations, and only those, have latencies.
+  EXPECT_GT(Result(report, "mix_read_p99_seconds"), 0);
+  EXPECT_GT(Result(report, "mix_write_p99_seconds"), 0);
+  EXPECT_EQ(report.results.Find("mix_trim_p99_seconds"), nullptr);
+  EXPECT_EQ(report.results.Find("paced_write_p50_seconds"), nullptr);
+  EXPECT_GT(Result(report, "t_trim_p99_9_seconds"), 0);
+  EXPECT_EQ(report.results.Find("t_steady_state_ratio"), nullptr);
+
+  // series.cells: what each cell was.
+  const std::vector<Json>& cells = report.series.Find("cells")->items();
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[0].Dump(),
+            R"({"name":"mix","access":"random","operation":"mix","read_percent":70,)"
+            R"("block_size":8192,"queue_depth":8,"jobs":4,"rate_iops":0.0,"bytes":1048576})");
+  EXPECT_EQ(cells[1].Dump(),
+            R"({"name":"paced","access":"random","operation":"read","read_percent":100,)"
+            R"("block_size":4096,"queue_depth":1,"jobs":1,"rate_iops":10.0,)"
+            R"("duration_seconds":2.0})");
+  EXPECT_EQ(cells[2].Find("read_percent")->AsUint(), 0u);
+  EXPECT_EQ(cells[2].Find("duration_seconds")->AsDouble(), 3.0);
+}
+
+TEST(PerfPhaseTest, PurgeThenPreconditionTwicePassesThenTheCellsOverTheWholeTarget) {
+  config::PerfParams p;
+  p.preset = "phoronix";
+  p.purge = true;
+  p.precondition = true;
+  SyntheticContext ctx(p);
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  std::vector<std::string> expected = {"purge", "precondition 1/2", "precondition 2/2"};
+  for (const config::PerfCell& c : config::PresetCells("phoronix")) expected.push_back(c.name);
+  EXPECT_EQ(ctx.steps, expected);
+  const WorkloadSpec& purge = ctx.specs[0];
+  EXPECT_EQ(purge.trim_percent, 100u);
+  EXPECT_EQ(purge.offset, 0u);
+  EXPECT_EQ(purge.length, 0u);  // to the target's end
+  for (int pass : {1, 2}) {
+    const WorkloadSpec& w = ctx.specs[pass];
+    EXPECT_EQ(w.write_percent, 100u);
+    EXPECT_EQ(w.access, Access::kSequential);
+    EXPECT_EQ(w.block_size, 128u * 1024);
+    EXPECT_EQ(w.offset, 0u);
+    EXPECT_EQ(w.length, 0u);
+    EXPECT_FALSE(w.wrap);  // one pass over the target each
+  }
+  // Preconditioned: the cells run over all of it, whatever the history said.
+  EXPECT_EQ(Result(report, "fill_ratio"), 1);
+  EXPECT_EQ(Result(report, "region_bytes"), 64u << 20);
+  EXPECT_EQ(ctx.specs[3].length, 64u << 20);
+  EXPECT_EQ(report.series.Find("preparation")->Dump(), R"(["purge","precondition"])");
+  EXPECT_TRUE(report.results.Find("purged_bytes"));
+  EXPECT_TRUE(report.results.Find("preconditioned_bytes"));
+}
+
+TEST(PerfPhaseTest, ABlockSizeTheTargetCannotTakeRefusesBeforeAnyIo) {
+  config::PerfParams p;
+  p.purge = true;
+  p.precondition = true;
+  p.cells = {Cell("ok", "random", "read", 4096), Cell("odd", "random", "read", 1536)};
+  struct FourKiB : SyntheticContext {
+    using SyntheticContext::SyntheticContext;
+    std::uint32_t logical_block_size() const override { return 4096; }
+  } ctx(p);
+  PhaseReport report;
+  const Status s = RunKind(p, ctx, report);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().errnum, EPERM);
+  EXPECT_EQ(s.error().message,
+            "cell odd: block_size 1536B is not a multiple of the target's logical block size "
+            "4KiB (expected a multiple of 4KiB in [[aging.phases.cells]] of phase perf)");
+  EXPECT_TRUE(ctx.specs.empty());
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "aging/history.h"
+#include "aging/perf_summary.h"
 #include "aging/phase_runner.h"
 #include "aging/retention_report.h"
 #include "aging/retention_study.h"
@@ -125,6 +126,11 @@ int RunPhaseCommand(const CommandLine& cli) {
     return record.error().errnum == ENOENT ? 2 : 1;
   }
   std::fputs((record->Dump(2) + "\n").c_str(), stdout);
+  // A perf run's matrix as a table, beside the JSON (docs/aging.md).
+  if (const std::string table = aging::RenderPerfSummary(*record); !table.empty()) {
+    std::fflush(stdout);
+    std::fputs(table.c_str(), stderr);
+  }
   const std::string outcome = record->Find("outcome")->AsString();
   if (outcome != "completed") {
     std::fprintf(stderr, "drivewatch: phase %s %s: %s\n", name.c_str(), outcome.c_str(),

@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
     if (!key.fields.empty()) {
       nlohmann::ordered_json fields = nlohmann::ordered_json::array();
       nlohmann::ordered_json defaults = nlohmann::ordered_json::object();
-      drivewatch::config::PerfCell::Keys(drivewatch::config::PerfCell{},
+      const drivewatch::config::PerfCell cell;
+      drivewatch::config::PerfCell::Keys(cell,
                                          [&](const drivewatch::config::PhaseKey& f,
                                              const auto& value) {
                                            defaults[std::string(f.name)] =

@@ -33,15 +33,18 @@ inline std::string Shell(const std::string& command, bool* ok = nullptr) {
 class LoopDevice {
  public:
   // A loop device of `mib` MiB, with direct I/O so O_DIRECT reaches the
-  // backing file. device() is empty when it could not be made.
-  explicit LoopDevice(int mib) {
+  // backing file, and `sector_size` logical blocks (0: losetup's 512 B).
+  // device() is empty when it could not be made.
+  explicit LoopDevice(int mib, int sector_size = 0) {
     char tmpl[] = "/var/tmp/dw-loop-XXXXXX";
     const int fd = mkstemp(tmpl);
     if (fd < 0) return;
     close(fd);
     backing_ = tmpl;
     if (truncate(backing_.c_str(), static_cast<off_t>(mib) << 20) != 0) return;
-    device_ = Shell("losetup --direct-io=on --show -f " + backing_);
+    device_ = Shell("losetup --direct-io=on --show -f " +
+                    (sector_size ? "--sector-size " + std::to_string(sector_size) + " " : "") +
+                    backing_);
   }
   ~LoopDevice() {
     if (!device_.empty()) Shell("losetup -d " + device_);

@@ -142,6 +142,20 @@ class PhaseRunnerTest : public ::testing::Test {
     }
     // Paced at 1000 IOPS: the engine must not run faster than asked.
     EXPECT_LT(Result(perf, "mixed_90_10_iops"), 1100);
+    // The built-in matrix keeps exactly the result keys it always had, so
+    // dashboards and alert rules written for them do not change.
+    std::set<std::string> keys;
+    for (const auto& [key, value] : perf.Find("results")->members()) keys.insert(key);
+    EXPECT_EQ(keys, (std::set<std::string>{
+                        "fill_ratio", "region_bytes", "seq_read_bytes_per_second",
+                        "seq_write_bytes_per_second", "rand_read_4k_iops", "rand_write_4k_iops",
+                        "qd1_rand_read_p99_9_seconds", "qd1_rand_read_p50_seconds",
+                        "qd1_rand_read_block_size_bytes", "qd1_rand_write_p99_9_seconds",
+                        "qd1_rand_write_p50_seconds", "qd1_rand_write_block_size_bytes",
+                        "mixed_90_10_iops", "mixed_90_10_read_p99_9_seconds",
+                        "mixed_90_10_write_p99_9_seconds", "mixed_50_50_iops",
+                        "mixed_50_50_read_p99_9_seconds", "mixed_50_50_write_p99_9_seconds"}));
+    EXPECT_EQ(perf.Find("series")->Find("cells")->items().size(), 8u);
 
     const Json reclaim = Run("reclaim");
     ASSERT_EQ(reclaim.Find("outcome")->AsString(), "completed") << reclaim.Dump(2);

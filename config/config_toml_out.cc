@@ -303,6 +303,8 @@ std::string PhaseKeyRange(const PhaseKey& key) {
       if (bounded) {
         out += (out.empty() ? "" : " ") + std::string("from ") + bytes(key.min) + " to " +
                bytes(key.max);
+      } else if (key.min > 0) {
+        out += (out.empty() ? "" : ", ") + std::string("at least ") + bytes(key.min);
       }
       return out.empty() ? "a size such as \"4KiB\"" : out;
     }

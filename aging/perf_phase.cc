@@ -51,33 +51,33 @@ constexpr std::uint32_t kPreconditionQueueDepth = 32;
 constexpr int kPreconditionPasses = 2;
 
 std::vector<Cell> BuiltInMatrix(const config::PerfParams& p, std::uint32_t logical_block) {
-  const auto cell = [](const char* name, const char* access, const char* operation,
-                       std::uint32_t block_size, std::uint32_t queue_depth, Naming naming) {
-    Cell c;
-    c.def.name = name;
-    c.def.access = access;
-    c.def.operation = operation;
-    c.def.block_size = block_size;
-    c.def.queue_depth = queue_depth;
-    c.naming = naming;
-    return c;
-  };
   const std::uint32_t qd = p.queue_depth;
   const std::uint32_t small = std::max<std::uint32_t>(512, logical_block);
-  std::vector<Cell> m = {
-      cell("seq_read", "sequential", "read", 128 * 1024, qd, Naming::kThroughput),
-      cell("seq_write", "sequential", "write", 128 * 1024, qd, Naming::kThroughput),
-      cell("rand_read_4k", "random", "read", 4096, qd, Naming::kIops),
-      cell("rand_write_4k", "random", "write", 4096, qd, Naming::kIops),
-      cell("qd1_rand_read", "random", "read", small, 1, Naming::kQd1Latency),
-      cell("qd1_rand_write", "random", "write", small, 1, Naming::kQd1Latency),
-      cell("mixed_90_10", "random", "mix", 4096, qd, Naming::kPacedMix),
-      cell("mixed_50_50", "random", "mix", 4096, qd, Naming::kPacedMix),
+  const double mixed = p.perf_mixed_iops;
+  return {
+      {{.name = "seq_read", .access = "sequential", .operation = "read",
+        .block_size = 128 * 1024, .queue_depth = qd},
+       Naming::kThroughput},
+      {{.name = "seq_write", .access = "sequential", .operation = "write",
+        .block_size = 128 * 1024, .queue_depth = qd},
+       Naming::kThroughput},
+      {{.name = "rand_read_4k", .access = "random", .operation = "read", .block_size = 4096,
+        .queue_depth = qd},
+       Naming::kIops},
+      {{.name = "rand_write_4k", .access = "random", .operation = "write", .block_size = 4096,
+        .queue_depth = qd},
+       Naming::kIops},
+      {{.name = "qd1_rand_read", .access = "random", .operation = "read", .block_size = small},
+       Naming::kQd1Latency},
+      {{.name = "qd1_rand_write", .access = "random", .operation = "write", .block_size = small},
+       Naming::kQd1Latency},
+      {{.name = "mixed_90_10", .access = "random", .operation = "mix", .read_percent = 90,
+        .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
+       Naming::kPacedMix},
+      {{.name = "mixed_50_50", .access = "random", .operation = "mix", .read_percent = 50,
+        .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
+       Naming::kPacedMix},
   };
-  m[6].def.read_percent = 90;
-  m[7].def.read_percent = 50;
-  m[6].def.rate_iops = m[7].def.rate_iops = p.perf_mixed_iops;
-  return m;
 }
 
 std::vector<Cell> Matrix(const config::PerfParams& p, std::uint32_t logical_block) {

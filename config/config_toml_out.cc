@@ -286,7 +286,8 @@ std::string PhaseValueText(const PhaseKey&, const std::vector<PerfCell>& value) 
     std::string fields;
     PerfCell::Keys(cell, [&](const PhaseKey& key, const auto& field) {
       const std::string text = PhaseValueText(key, field);
-      if (!text.empty()) fields += (fields.empty() ? "" : ", ") + std::string(key.name) + " = " + text;
+      if (text.empty()) return;
+      fields += (fields.empty() ? "" : ", ") + std::string(key.name) + " = " + text;
     });
     out += "\n    { " + fields + " },";
   }

@@ -252,7 +252,9 @@ class Loader {
   template <class T>
   void ReadPhaseKey(const toml::table& e, std::string_view path, const PhaseKey& key, T& out) {
     if (e.get(key.name) == nullptr) {
-      if (!key.missing.empty()) Report(e.source().begin, Join(path, key.name), std::string(key.missing));
+      if (!key.missing.empty()) {
+        Report(e.source().begin, Join(path, key.name), std::string(key.missing));
+      }
       return;
     }
     ReadPhaseValue(e, path, key, out);

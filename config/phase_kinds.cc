@@ -45,29 +45,25 @@ std::span<const PerfCell> PresetCells(std::string_view preset) {
   // random read and write at QD1 and QD32, 2 MiB sequential read at QD1,
   // QD8 and QD32, 2 MiB sequential write at QD8. Durations are the
   // phase's perf_duration.
-  static const std::vector<PerfCell> phoronix = [] {
-    const auto cell = [](std::string name, std::string access, std::string operation,
-                         std::uint32_t block_size, std::uint32_t queue_depth) {
-      PerfCell c;
-      c.name = std::move(name);
-      c.access = std::move(access);
-      c.operation = std::move(operation);
-      c.block_size = block_size;
-      c.queue_depth = queue_depth;
-      return c;
-    };
-    constexpr std::uint32_t k4k = 4096, k2m = 2u << 20;
-    return std::vector<PerfCell>{
-        cell("rand_read_4k_qd1", "random", "read", k4k, 1),
-        cell("rand_read_4k_qd32", "random", "read", k4k, 32),
-        cell("rand_write_4k_qd1", "random", "write", k4k, 1),
-        cell("rand_write_4k_qd32", "random", "write", k4k, 32),
-        cell("seq_read_2m_qd1", "sequential", "read", k2m, 1),
-        cell("seq_read_2m_qd8", "sequential", "read", k2m, 8),
-        cell("seq_read_2m_qd32", "sequential", "read", k2m, 32),
-        cell("seq_write_2m_qd8", "sequential", "write", k2m, 8),
-    };
-  }();
+  constexpr std::uint32_t k4k = 4096, k2m = 2u << 20;
+  static const std::vector<PerfCell> phoronix = {
+      {.name = "rand_read_4k_qd1", .access = "random", .operation = "read", .block_size = k4k,
+       .queue_depth = 1},
+      {.name = "rand_read_4k_qd32", .access = "random", .operation = "read", .block_size = k4k,
+       .queue_depth = 32},
+      {.name = "rand_write_4k_qd1", .access = "random", .operation = "write", .block_size = k4k,
+       .queue_depth = 1},
+      {.name = "rand_write_4k_qd32", .access = "random", .operation = "write", .block_size = k4k,
+       .queue_depth = 32},
+      {.name = "seq_read_2m_qd1", .access = "sequential", .operation = "read", .block_size = k2m,
+       .queue_depth = 1},
+      {.name = "seq_read_2m_qd8", .access = "sequential", .operation = "read", .block_size = k2m,
+       .queue_depth = 8},
+      {.name = "seq_read_2m_qd32", .access = "sequential", .operation = "read", .block_size = k2m,
+       .queue_depth = 32},
+      {.name = "seq_write_2m_qd8", .access = "sequential", .operation = "write",
+       .block_size = k2m, .queue_depth = 8},
+  };
   if (preset == "phoronix") return phoronix;
   return {};
 }

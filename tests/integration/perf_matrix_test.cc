@@ -28,17 +28,6 @@ namespace {
 using drivewatch::testing::LoopDevice;
 using std::chrono::milliseconds;
 
-config::PerfCell Cell(std::string name, std::string access, std::string operation,
-                      std::uint32_t block_size, std::uint32_t queue_depth = 1) {
-  config::PerfCell c;
-  c.name = std::move(name);
-  c.access = std::move(access);
-  c.operation = std::move(operation);
-  c.block_size = block_size;
-  c.queue_depth = queue_depth;
-  return c;
-}
-
 // Records the steps a run goes through, in order, each once.
 class Steps : public PhaseObserver {
  public:
@@ -107,14 +96,24 @@ class PerfMatrixTest : public ::testing::Test {
 
 TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   config::PerfParams p;
-  config::PerfCell rr = Cell("rr", "random", "read", 4096, 4);
+  config::PerfCell rr{
+      .name = "rr", .access = "random", .operation = "read", .block_size = 4096, .queue_depth = 4};
   rr.bytes = 1u << 20;
-  config::PerfCell sw = Cell("sw", "sequential", "write", 128 * 1024, 2);
+  config::PerfCell sw{.name = "sw",
+                      .access = "sequential",
+                      .operation = "write",
+                      .block_size = 128 * 1024,
+                      .queue_depth = 2};
   sw.bytes = 2u << 20;
-  config::PerfCell mix = Cell("mix_70_30", "random", "mix", 16 * 1024, 2);
+  config::PerfCell mix{.name = "mix_70_30",
+                       .access = "random",
+                       .operation = "mix",
+                       .block_size = 16 * 1024,
+                       .queue_depth = 2};
   mix.read_percent = 70;
   mix.bytes = 1u << 20;
-  config::PerfCell paced = Cell("paced", "random", "read", 4096);
+  config::PerfCell paced{
+      .name = "paced", .access = "random", .operation = "read", .block_size = 4096};
   paced.rate_iops = 200;
   paced.bytes = 40 * 4096;
   p.cells = {rr, sw, mix, paced};
@@ -194,10 +193,15 @@ TEST_F(PerfMatrixTest, ThePhoronixPresetRunsItsCellsOnASmallFile) {
 // round count.
 TEST_F(PerfMatrixTest, SteadyStateOnARealRunStopsAtTheFirstSteadyWindow) {
   config::PerfParams p;
-  config::PerfCell paced = Cell("paced", "random", "read", 4096);
+  config::PerfCell paced{
+      .name = "paced", .access = "random", .operation = "read", .block_size = 4096};
   paced.rate_iops = 400;
   paced.bytes = 40 * 4096;  // 0.1 s a round
-  config::PerfCell seq = Cell("seq", "sequential", "read", 64 * 1024, 4);
+  config::PerfCell seq{.name = "seq",
+                       .access = "sequential",
+                       .operation = "read",
+                       .block_size = 64 * 1024,
+                       .queue_depth = 4};
   seq.bytes = 4u << 20;
   p.cells = {paced, seq};
   p.steady_state = true;
@@ -233,7 +237,8 @@ TEST_F(PerfMatrixTest, SteadyStateOnARealRunStopsAtTheFirstSteadyWindow) {
 
 TEST_F(PerfMatrixTest, PurgeThenPreconditionThenTheCellsAndTheTargetIsWrittenAfter) {
   config::PerfParams p;
-  config::PerfCell rr = Cell("rr", "random", "read", 4096, 4);
+  config::PerfCell rr{
+      .name = "rr", .access = "random", .operation = "read", .block_size = 4096, .queue_depth = 4};
   rr.bytes = 1u << 20;
   p.cells = {rr};
   p.purge = true;
@@ -254,7 +259,7 @@ TEST_F(PerfMatrixTest, PurgeThenPreconditionThenTheCellsAndTheTargetIsWrittenAft
 
 TEST_F(PerfMatrixTest, EachPreconditioningPassGoesThroughTheWriteGate) {
   config::PerfParams p;
-  config::PerfCell rr = Cell("rr", "random", "read", 4096);
+  config::PerfCell rr{.name = "rr", .access = "random", .operation = "read", .block_size = 4096};
   rr.bytes = 64 * 1024;
   p.cells = {rr};
   p.purge = true;
@@ -296,8 +301,9 @@ TEST_F(PerfMatrixTest, CheckConfigKnowsALoopDevicesFourKibBlocks) {
       "l.toml:14:14: aging.phases.cells[0].block_size: \"512B\" is not a multiple of the "
       "logical block size 4KiB of target \"loop\" (" + loop.device() + ": /sys/dev/block/";
   EXPECT_EQ(bad.errors[0].ToString().rfind(expected, 0), 0u) << bad.errors[0].ToString();
-  EXPECT_NE(bad.errors[0].ToString().find("/queue/logical_block_size) (expected a multiple of 4KiB)"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.errors[0].ToString().find("/queue/logical_block_size) (expected a multiple of 4KiB)"),
+      std::string::npos)
       << bad.errors[0].ToString();
 
   // 4 KiB cells load, and run.

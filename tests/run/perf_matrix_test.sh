@@ -12,16 +12,18 @@ source "$(dirname "$0")/lib.sh"
 json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 
 mkdir -p "$work/data"
-cat >"$work/dw.toml" <<TOML
-[state]
-directory = "$work/state"
+# The state and the target both configs share.
+common="[state]
+directory = \"$work/state\"
 [probes.read_latency]
 enabled = false
 [[aging.targets]]
-name = "scratch"
-directory = "$work/data"
-file_size = "64MiB"
-free_space_reserve = 0.01
+name = \"scratch\"
+directory = \"$work/data\"
+file_size = \"64MiB\"
+free_space_reserve = 0.01"
+cat >"$work/dw.toml" <<TOML
+$common
 [[aging.phases]]
 name = "phoronix"
 kind = "perf"
@@ -100,15 +102,7 @@ pass "the history keeps the cells' definitions"
 
 # --- the daemon runs a scheduled matrix and exports each cell ----------------
 cat >"$work/daemon.toml" <<TOML
-[state]
-directory = "$work/state"
-[probes.read_latency]
-enabled = false
-[[aging.targets]]
-name = "scratch"
-directory = "$work/data"
-file_size = "64MiB"
-free_space_reserve = 0.01
+$common
 [[aging.phases]]
 name = "phoronix"
 kind = "perf"

@@ -78,16 +78,6 @@ class SyntheticContext : public PhaseContext {
   std::string dir_ = "/nonexistent";
 };
 
-config::PerfCell Cell(std::string name, std::string access, std::string operation,
-                      std::uint32_t block_size) {
-  config::PerfCell c;
-  c.name = std::move(name);
-  c.access = std::move(access);
-  c.operation = std::move(operation);
-  c.block_size = block_size;
-  return c;
-}
-
 double Result(const PhaseReport& r, const std::string& key) {
   const Json* v = r.results.Find(key);
   return v ? v->AsDouble(-1) : -1;
@@ -95,7 +85,8 @@ double Result(const PhaseReport& r, const std::string& key) {
 
 TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
   config::PerfParams p;
-  p.cells = {Cell("rr", "random", "read", 4096)};
+  p.cells = {
+      config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
   p.steady_state = true;
   // A fresh drive's burst, then a plateau: rounds 3 to 7 are the first
   // steady window.
@@ -126,7 +117,8 @@ TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
 
 TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
   config::PerfParams p;
-  p.cells = {Cell("sw", "sequential", "write", 128 * 1024)};
+  p.cells = {config::PerfCell{
+      .name = "sw", .access = "sequential", .operation = "write", .block_size = 128 * 1024}};
   p.steady_state = true;
   p.max_rounds = 6;
   SyntheticContext ctx(p, {100, 300, 100, 300, 100, 300, 100});
@@ -151,15 +143,17 @@ TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
 
 TEST(PerfPhaseTest, EachCellBecomesItsSpecJobsIncluded) {
   config::PerfParams p;
-  config::PerfCell mix = Cell("mix", "random", "mix", 8192);
+  config::PerfCell mix{.name = "mix", .access = "random", .operation = "mix", .block_size = 8192};
   mix.read_percent = 70;
   mix.queue_depth = 8;
   mix.jobs = 4;
   mix.bytes = 1u << 20;
-  config::PerfCell paced = Cell("paced", "random", "read", 4096);
+  config::PerfCell paced{
+      .name = "paced", .access = "random", .operation = "read", .block_size = 4096};
   paced.rate_iops = 10;
   paced.duration = milliseconds{2'000};
-  config::PerfCell trim = Cell("t", "sequential", "trim", 1u << 20);
+  config::PerfCell trim{
+      .name = "t", .access = "sequential", .operation = "trim", .block_size = 1u << 20};
   p.cells = {mix, paced, trim};
   p.perf_duration = milliseconds{3'000};
   SyntheticContext ctx(p);
@@ -245,7 +239,9 @@ TEST(PerfPhaseTest, ABlockSizeTheTargetCannotTakeRefusesBeforeAnyIo) {
   config::PerfParams p;
   p.purge = true;
   p.precondition = true;
-  p.cells = {Cell("ok", "random", "read", 4096), Cell("odd", "random", "read", 1536)};
+  p.cells = {
+      config::PerfCell{.name = "ok", .access = "random", .operation = "read", .block_size = 4096},
+      config::PerfCell{.name = "odd", .access = "random", .operation = "read", .block_size = 1536}};
   struct FourKiB : SyntheticContext {
     using SyntheticContext::SyntheticContext;
     std::uint32_t logical_block_size() const override { return 4096; }

@@ -493,6 +493,11 @@ Expected<WorkloadResult> Engine::Run() {
         // A trim needs no slot, so it is never late for want of one.
         now = Trim(io.offset, size);
       } else {
+        // Late when no slot was free when it was due. free_ holds the free
+        // slots in the order they were freed, so its first has been free
+        // longest; the one taken is its last, maybe freed after the due
+        // time while others waited (the engine's own wake-up was late).
+        const bool late = io.due_ns != 0 && slots_[free_.front()].freed_ns > io.due_ns;
         const std::uint32_t index = free_.back();
         free_.pop_back();
         Slot& s = slots_[index];
@@ -500,7 +505,7 @@ Expected<WorkloadResult> Engine::Run() {
         s.offset = io.offset;
         s.size = size;
         s.due_ns = io.due_ns;
-        s.late = io.due_ns != 0 && s.freed_ns > io.due_ns;
+        s.late = late;
         if (s.late) ++result_.late;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
         const std::uint32_t buf =

@@ -280,7 +280,14 @@ std::string PhaseValueText(const PhaseKey&, const std::vector<milliseconds>& val
   }
   return out + "]";
 }
-std::string PhaseValueText(const PhaseKey&, const std::string& value) { return Quote(value); }
+std::string PhaseValueText(const PhaseKey& key, const std::string& value) {
+  // An optional text left empty is unset, and left out.
+  return value.empty() && key.type == PhaseKeyType::kText ? std::string() : Quote(value);
+}
+std::string PhaseValueText(const PhaseKey&, const ReplaySpeed& value) {
+  if (value.max) return Quote("max");
+  return value.scale == 1 ? Quote("recorded") : Number(value.scale);
+}
 
 std::string PhaseKeyRange(const PhaseKey& key) {
   const bool bounded = key.max != kNoLimit;
@@ -309,6 +316,12 @@ std::string PhaseKeyRange(const PhaseKey& key) {
       return ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
     case PhaseKeyType::kDurationList:
       return "1 to 100 durations, each " + ms(key.min) + (bounded ? " to " + ms(key.max) : " or more");
+    case PhaseKeyType::kPath:
+      return "an absolute path";
+    case PhaseKeyType::kText:
+      return "a non-empty string";
+    case PhaseKeyType::kReplaySpeed:
+      return std::string(key.expected);
     case PhaseKeyType::kName: {
       if (key.choices.empty()) return "letters, digits, _, - and . only";
       std::string one_of = "one of";

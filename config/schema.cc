@@ -383,6 +383,15 @@ const std::array kAgingKeys{
               "           percentage_used, or bytes_written; max_drive_writes_per_day\n"
               "           caps the rate. Resumes after a restart from\n"
               "           <state>/endurance/<phase>.progress. See docs/aging.md.\n"
+              "  replay   replay a block trace onto the target: trace (fio's iolog\n"
+              "           version 2 or 3, or blkparse's text output; trace_device keeps\n"
+              "           one device or file of it), at replay_speed (\"recorded\", \"max\",\n"
+              "           or a factor of the recorded rate), at most queue_depth (32) I/Os\n"
+              "           in flight. Offsets past the target are folded onto it, I/O\n"
+              "           aligned to its logical block size, I/O over 2 MiB split. It\n"
+              "           writes only when the trace writes or trims (then destroy_data,\n"
+              "           as any writer); a trace of reads needs only the serial. See\n"
+              "           docs/aging.md.\n"
               "Schedule: interval = \"30d\" (since the last run started), or window =\n"
               "\"01:00-05:00\" (local time) with weekdays = [\"sat\", \"sun\"] (default every\n"
               "day), once per window; neither means by hand only (drivewatch phase run).\n"
@@ -393,6 +402,8 @@ const std::array kAgingKeys{
               "      max_duration = \"4h\", fill_percent = 50 },\n"
               "    { name = \"perf-weekend\", kind = \"perf\", target = \"scratch\",\n"
               "      window = \"01:00-05:00\", weekdays = [\"sat\", \"sun\"] },\n"
+              "    { name = \"client-trace\", kind = \"replay\", target = \"scratch\",\n"
+              "      trace = \"/var/lib/drivewatch/traces/client.txt\", replay_speed = \"recorded\" },\n"
               "  ]", {}, {}, {}, nullptr,
               WriteAgingPhases},
 };

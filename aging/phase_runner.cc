@@ -451,8 +451,17 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
     const Json* kind = it->Find("kind");
     const Json* outcome = it->Find("outcome");
     if (kind == nullptr || outcome == nullptr || !IsRunRecord(*it)) continue;
-    // A trim phase or an unfinished fill leaves the fill level unknown.
+    // A trim phase or an unfinished fill leaves the fill level unknown; so
+    // does a replay that trimmed, or was interrupted before it could say
+    // (one that only wrote left the filled part written; one that stopped
+    // before its I/O has no trimmed_bytes).
     if (kind->AsString() == "trim") return -1;
+    if (kind->AsString() == "replay") {
+      const Json* results = it->Find("results");
+      const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
+      if (trimmed ? trimmed->AsDouble(1) != 0 : outcome->AsString() == "interrupted") return -1;
+      continue;
+    }
     if (kind->AsString() != "fill") continue;
     if (outcome->AsString() != "completed") return -1;
     const Json* results = it->Find("results");

@@ -117,7 +117,8 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory,
                                      const ControllerOpener& open = {});
 
 // The fraction of `target` that the last completed fill left written, from
-// the history; negative when no fill is on record.
+// the history; negative when no fill is on record, or a trim phase, or a
+// replay that trimmed or was interrupted, came after it.
 double LastFillRatio(const std::vector<Json>& history, const std::string& target);
 
 }  // namespace drivewatch::aging

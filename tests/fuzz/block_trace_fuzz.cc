@@ -6,9 +6,6 @@
 // with the scan (the same I/O, the same first write); every mapped I/O is
 // inside the target, in whole logical blocks, at most 2 MiB, and the pieces
 // of an I/O add up to its aligned length; every error names the file.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,22 +14,9 @@
 #include "aging/block_trace.h"
 #include "tests/fuzz/fuzz_check.h"
 
-namespace {
-
-int Memfd() {
-  static const int fd = memfd_create("drivewatch-trace-fuzz", 0);
-  DW_FUZZ_CHECK(fd >= 0, "memfd_create failed");
-  return fd;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace drivewatch::aging;
-  const int fd = Memfd();
-  DW_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate failed");
-  DW_FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "pwrite failed");
-  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const std::string path = FuzzFile(data, size);
 
   for (const std::string device : {"", "259,0", "/dev/nvme0n1"}) {
     const auto summary = ScanTrace(path, device);

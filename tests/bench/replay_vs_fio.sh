@@ -14,6 +14,10 @@
 #
 #   tests/bench/replay_vs_fio.sh BUILD_DIR [ROUNDS=5] [IOS=20000] [THINK_US=100]
 #   FIO=/path/to/fio (default: fio on PATH)
+#   REPLAY_BENCH_DIR=/dev/shm: where the targets' files are (default
+#   /var/tmp; tmpfs takes O_DIRECT on kernels 6.6 and later, and leaves the
+#   replays' own cost without a shared disk's noise)
+#   REPLAY_BENCH_MIB=1024: the targets' size
 #
 # The replay duration is drivewatch's replay_duration_seconds (the first
 # I/O's submission to the last completion) and fio's job_runtime (its job
@@ -39,8 +43,8 @@ think=${4:-100}
 qd=32
 src=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$(realpath "$build/exporter/drivewatch")
-size=$((1024 * 1024 * 1024))
-work=$(mktemp -d /var/tmp/dw-rvf.XXXXXX)
+size=$((${REPLAY_BENCH_MIB:-1024} << 20))
+work=$(mktemp -d "${REPLAY_BENCH_DIR:-/var/tmp}/dw-rvf.XXXXXX")
 loop=
 
 cleanup() {
@@ -81,7 +85,7 @@ destroy_data = true
 [[aging.targets]]
 name = "file"
 directory = "$work/data"
-file_size = "1GiB"
+file_size = "$((size >> 20))MiB"
 free_space_reserve = 0.01
 [[aging.phases]]
 name = "loop"

@@ -515,7 +515,7 @@ Expected<WorkloadResult> Engine::Run() {
           spec_.fill(io.offset, addr, size);
           io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else if (op == Op::kWrite) {
-          pattern_->Stamp(index, io.offset, write_sequence_++);
+          pattern_->Stamp(index, io.offset, write_sequence_++, size);
           io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else {
           io_uring_prep_read_fixed(sqe, 0, addr, size, io.offset, buf);

@@ -91,52 +91,53 @@ DataPattern::DataPattern(std::uint64_t data_seed, std::uint32_t block_size,
       buffers_(std::move(buffers)),
       chunk_sizes_(ChunkSizes(block_size)),
       body_crcs_(buffers_.size() * chunk_sizes_.size()),
-      uses_(buffers_.size()),
-      fills_(buffers_.size()) {
-  for (std::size_t slot = 0; slot < buffers_.size(); ++slot) Fill(slot);
+      uses_(body_crcs_.size()),
+      fills_(body_crcs_.size()) {
+  for (std::size_t slot = 0; slot < buffers_.size(); ++slot) {
+    for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) Fill(slot, c);
+  }
 }
 
-void DataPattern::Fill(std::size_t slot) {
-  // Each (seed, slot, fill) gets its own stream, so slots never share bytes
-  // and the same seeds reproduce the same data.
+void DataPattern::Fill(std::size_t slot, std::size_t chunk) {
+  // Each (seed, slot, chunk, fill) gets its own stream, so no two chunks
+  // share bytes and the same seeds reproduce the same data.
+  const std::size_t i = slot * chunk_sizes_.size() + chunk;
   std::uint64_t mix = data_seed_ ^ (0xd1b54a32d192ed03ULL * (slot + 1)) ^
-                      (0x8cb92ba72f3d8dd7ULL * fills_[slot]++);
+                      (0x9e3779b97f4a7c15ULL * (chunk + 1)) ^
+                      (0x8cb92ba72f3d8dd7ULL * fills_[i]++);
   detail::Xoshiro256 rng(detail::SplitMix64(mix));
-  auto* p = static_cast<unsigned char*>(buffers_[slot]);
-  std::size_t i = 0;
-  for (; i + 8 <= block_size_; i += 8) {
-    const std::uint64_t word = rng.Next();
-    std::memcpy(p + i, &word, 8);
-  }
-  // Block sizes are multiples of 512, so nothing is left; kept for safety.
-  for (; i < block_size_; ++i) p[i] = static_cast<unsigned char>(rng.Next());
-  std::uint32_t* crcs = &body_crcs_[slot * chunk_sizes_.size()];
+  auto* p = static_cast<unsigned char*>(buffers_[slot]) + chunk * kChunkSize;
+  const std::size_t size = chunk_sizes_[chunk];
   std::size_t at = 0;
-  for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) {
-    crcs[c] = Crc32c(p + at + sizeof(ChunkHeader),
-                                 chunk_sizes_[c] - sizeof(ChunkHeader));
-    at += chunk_sizes_[c];
+  for (; at + 8 <= size; at += 8) {
+    const std::uint64_t word = rng.Next();
+    std::memcpy(p + at, &word, 8);
   }
-  uses_[slot] = 0;
+  // Chunks are multiples of 512 bytes, so nothing is left; kept for safety.
+  for (; at < size; ++at) p[at] = static_cast<unsigned char>(rng.Next());
+  body_crcs_[i] = Crc32c(p + sizeof(ChunkHeader), size - sizeof(ChunkHeader));
+  uses_[i] = 0;
 }
 
 void DataPattern::Stamp(std::size_t slot, std::uint64_t offset,
-                        std::uint64_t sequence) {
-  if (++uses_[slot] > kRefillUses) Fill(slot);
+                        std::uint64_t sequence, std::uint32_t size) {
+  const std::size_t chunks =
+      size == 0 ? chunk_sizes_.size()
+                : std::min(chunk_sizes_.size(), (std::size_t{size} + kChunkSize - 1) / kChunkSize);
   auto* p = static_cast<unsigned char*>(buffers_[slot]);
-  const std::uint32_t* crcs = &body_crcs_[slot * chunk_sizes_.size()];
-  std::size_t at = 0;
-  for (std::size_t c = 0; c < chunk_sizes_.size(); ++c) {
+  const std::size_t first = slot * chunk_sizes_.size();
+  for (std::size_t c = 0; c < chunks; ++c) {
+    if (++uses_[first + c] > kRefillUses) Fill(slot, c);
+    const std::size_t at = c * kChunkSize;
     ChunkHeader h;
     h.magic = kChunkMagic;
     h.data_seed = data_seed_;
     h.offset = offset + at;
     h.sequence = sequence;
-    h.body_crc = crcs[c];
+    h.body_crc = body_crcs_[first + c];
     std::memcpy(p + at, &h, kHeaderCrcSpan);
     h.header_crc = Crc32c(p + at, kHeaderCrcSpan);
     std::memcpy(p + at + kHeaderCrcSpan, &h.header_crc, sizeof(h.header_crc));
-    at += chunk_sizes_[c];
   }
 }
 

@@ -17,14 +17,16 @@
 //
 // All fields little-endian, as the host (x86-64 and arm64 are).
 //
-// Cost. The body of a buffer slot is generated once (xoshiro256**) and its
-// per-chunk CRCs computed once; a write only stamps the 40-byte headers, so
-// the CPU per write is a few stores per 4 KiB, like fio's "scramble_buffers".
-// The trade-off: every use of a slot writes the same bodies, so a drive that
-// dedupes at 4 KiB (after the header is stripped, which none is known to do)
-// would see repeats. Slot bodies are regenerated every kRefillUses writes,
-// so the repeats are bounded; a dedupe that includes the header never
-// sees two equal chunks, since offset and sequence differ.
+// Cost. Each chunk's body is generated once (xoshiro256**) and its CRC
+// computed once; a write only stamps the 40-byte headers of the chunks it
+// carries, so the CPU per write is a few stores per 4 KiB, like fio's
+// "scramble_buffers". The trade-off: every use of a chunk writes the same
+// body, so a drive that dedupes at 4 KiB (after the header is stripped,
+// which none is known to do) would see repeats. A chunk's body is
+// regenerated after kRefillUses writes that carried it, so the repeats are
+// bounded, and a write smaller than the slot (a trace's, a mix of sizes)
+// costs what it writes, not the slot; a dedupe that includes the header
+// never sees two equal chunks, since offset and sequence differ.
 #pragma once
 
 #include <cstddef>
@@ -80,7 +82,7 @@ std::vector<std::size_t> ChunkSizes(std::size_t block_size);
 // thread-safe; one per engine.
 class DataPattern {
  public:
-  // Regenerate a slot's body after this many writes from it.
+  // Regenerate a chunk's body after this many writes that carried it.
   static constexpr std::uint32_t kRefillUses = 64;
 
   // `buffers[i]` is slot i's memory, block_size bytes, alive as long as
@@ -88,21 +90,25 @@ class DataPattern {
   DataPattern(std::uint64_t data_seed, std::uint32_t block_size,
               std::vector<void*> buffers);
 
-  // Prepares slot `slot` for a write of its block to target byte `offset`:
-  // stamps each chunk's header (and first refills the body if the slot is
-  // due). `sequence` is the write's number in the run.
-  void Stamp(std::size_t slot, std::uint64_t offset, std::uint64_t sequence);
+  // Prepares slot `slot` for a write of its first `size` bytes (0: the
+  // whole block) to target byte `offset`: stamps the header of each chunk
+  // they hold, or begin (first refilling the body of a chunk that is due).
+  // `sequence` is the write's number in the run.
+  void Stamp(std::size_t slot, std::uint64_t offset, std::uint64_t sequence,
+             std::uint32_t size = 0);
 
  private:
-  void Fill(std::size_t slot);
+  void Fill(std::size_t slot, std::size_t chunk);
 
   std::uint64_t data_seed_;
   std::uint32_t block_size_;
   std::vector<void*> buffers_;
   std::vector<std::size_t> chunk_sizes_;
-  std::vector<std::uint32_t> body_crcs_;  // slot-major, one per chunk
-  std::vector<std::uint32_t> uses_;       // writes since the last fill
-  std::vector<std::uint64_t> fills_;      // fills so far, per slot
+  // Slot-major, one per chunk: its body's CRC, the writes that carried it
+  // since its last fill, and its fills so far.
+  std::vector<std::uint32_t> body_crcs_;
+  std::vector<std::uint32_t> uses_;
+  std::vector<std::uint64_t> fills_;
 };
 
 namespace detail {

@@ -25,8 +25,8 @@ namespace drivewatch::aging {
 
 // What a phase reports, filled in as it goes so that an aborted run still
 // records its partial results. `results` holds numbers only, each key
-// ending in its unit: _bytes, _bytes_per_second, _iops, _seconds, _watts
-// or _ratio (the exporter turns each into drivewatch_phase_result_<unit>
+// ending in its unit: _bytes, _bytes_per_second, _iops, _seconds, _watts,
+// _ios (a count of I/Os) or _ratio (the exporter turns each into drivewatch_phase_result_<unit>
 // {measure="<key without unit>"}, docs/metrics.md). `series` holds arrays,
 // kept in history only. `restore`, when not null, is what the phase changed
 // on the drive and must be put back if the run dies: it is saved with the
@@ -114,6 +114,12 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx,
 // `ctrl` is still the drive the run changed. Says what it restored.
 Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore);
 Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport& report);
+
+// What a replay phase's trace holds, for the config check
+// (config::LoadOptions::inspect_trace, aging/replay_phase.cc): reads the
+// whole trace; an Error names the trace file and line.
+Expected<config::TraceFacts> InspectTrace(const config::ReplayParams& phase);
 
 // What a kind keeps outside the history and exports as metrics of its own,
 // between its runs too (endurance: its test's progress file). One overload

@@ -507,6 +507,14 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
       level = outcome->AsString() == "completed" ? ResultRatio(r, "fill_ratio").value_or(-1) : -1;
     } else if (IsKind(r, "perf")) {
       level = PerfLevelAfter(r, level);
+    } else if (IsKind(r, "replay")) {
+      // A replay that trimmed, or was interrupted before it could say,
+      // leaves the level unknown (one that stopped before its I/O has no
+      // trimmed_bytes); one that only read or wrote leaves the filled part
+      // written.
+      const Json* results = r.Find("results");
+      const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
+      if (trimmed ? trimmed->AsDouble(1) != 0 : outcome->AsString() == "interrupted") level = -1;
     }
   }
   return level;

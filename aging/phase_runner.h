@@ -120,7 +120,7 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory,
 // it: the last completed fill's, or 1 after a perf run that preconditioned
 // it; negative when unknown (no fill on record, a trim phase or an
 // unfinished fill since, a purge or preconditioning cut short, a perf cell
-// that trims).
+// that trims, a replay that trimmed or was interrupted).
 double LastFillRatio(const std::vector<Json>& history, const std::string& target);
 
 }  // namespace drivewatch::aging

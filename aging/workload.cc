@@ -116,6 +116,8 @@ class Engine {
   // non-wrapping region). The one place that decides what comes next: the
   // issue loop takes it when it is due and a slot is free.
   std::optional<PlannedIo> NextIo();
+  // NextIo() of a run whose I/Os come from spec_.source.
+  std::optional<PlannedIo> NextSourcedIo();
   // The next offset and its I/O's size, or nullopt at the end of a
   // non-wrapping region.
   std::optional<std::uint64_t> NextOffset(std::uint32_t* size);
@@ -265,6 +267,7 @@ std::optional<std::uint64_t> Engine::NextOffset(std::uint32_t* size) {
 }
 
 std::optional<Engine::PlannedIo> Engine::NextIo() {
+  if (spec_.source != nullptr) return NextSourcedIo();
   PlannedIo io;
   if (pacer_) {
     // Never skip arrivals: a late one is issued and its latency counts
@@ -277,6 +280,40 @@ std::optional<Engine::PlannedIo> Engine::NextIo() {
   io.offset = *offset;
   io.op = mix_.Next();
   return io;
+}
+
+// An I/O the source got wrong is never issued: one outside the target
+// would grow a directory target's file, or reach past a study's region.
+std::optional<Engine::PlannedIo> Engine::NextSourcedIo() {
+  const std::uint64_t lbs = target_.logical_block_size();
+  while (std::optional<IoSource::Io> next = spec_.source->Next()) {
+    PlannedIo io;
+    std::uint32_t percent = 0;
+    switch (next->op) {
+      case IoSource::Op::kRead: io.op = Op::kRead; percent = spec_.read_percent; break;
+      case IoSource::Op::kWrite: io.op = Op::kWrite; percent = spec_.write_percent; break;
+      case IoSource::Op::kTrim: io.op = Op::kTrim; percent = spec_.trim_percent; break;
+    }
+    io.offset = next->offset;
+    io.size = next->size;
+    if (next->due) {
+      io.due_ns = start_ns_ + static_cast<std::uint64_t>(std::max<std::int64_t>(0, next->due->count()));
+    }
+    if (percent > 0 && io.size > 0 && io.size <= spec_.block_size && io.offset % lbs == 0 &&
+        io.size % lbs == 0 && io.offset <= target_.size() &&
+        io.size <= target_.size() - io.offset) {
+      return io;
+    }
+    RecordError(io.op, io.offset,
+                "not issued: " + std::to_string(io.size) +
+                    " bytes outside the target, not in whole logical blocks, above block_size, "
+                    "or of an operation the run does not do");
+    if (spec_.max_errors != 0 && result_.errors >= spec_.max_errors) {
+      result_.end = WorkloadResult::End::kErrors;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 // Whether another I/O may start: no bound reached, no stop, not too many
@@ -399,6 +436,7 @@ void Engine::RollSamples(std::uint64_t now) {
 }
 
 double Engine::Fraction(std::uint64_t now) const {
+  if (spec_.source != nullptr) return std::clamp(spec_.source->Fraction(), 0.0, 1.0);
   double f = 0;
   if (spec_.max_bytes != 0) {
     f = std::max(f, static_cast<double>(done_bytes_) / spec_.max_bytes);
@@ -455,6 +493,11 @@ Expected<WorkloadResult> Engine::Run() {
         // A trim needs no slot, so it is never late for want of one.
         now = Trim(io.offset, size);
       } else {
+        // Late when no slot was free when it was due. free_ holds the free
+        // slots in the order they were freed, so its first has been free
+        // longest; the one taken is its last, maybe freed after the due
+        // time while others waited (the engine's own wake-up was late).
+        const bool late = io.due_ns != 0 && slots_[free_.front()].freed_ns > io.due_ns;
         const std::uint32_t index = free_.back();
         free_.pop_back();
         Slot& s = slots_[index];
@@ -462,7 +505,8 @@ Expected<WorkloadResult> Engine::Run() {
         s.offset = io.offset;
         s.size = size;
         s.due_ns = io.due_ns;
-        s.late = io.due_ns != 0 && s.freed_ns > io.due_ns;
+        s.late = late;
+        if (s.late) ++result_.late;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
         const std::uint32_t buf =
             op == Op::kRead && separate_read_buffers_ ? qd + index : index;
@@ -471,7 +515,7 @@ Expected<WorkloadResult> Engine::Run() {
           spec_.fill(io.offset, addr, size);
           io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else if (op == Op::kWrite) {
-          pattern_->Stamp(index, io.offset, write_sequence_++);
+          pattern_->Stamp(index, io.offset, write_sequence_++, size);
           io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
         } else {
           io_uring_prep_read_fixed(sqe, 0, addr, size, io.offset, buf);

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -84,6 +85,29 @@ class WorkloadTarget {
   std::uint64_t size_ = 0;
   std::uint32_t logical_block_size_ = 512;
   Mode mode_ = kReadOnly;
+};
+
+// I/Os decided outside the engine, in place of a generated workload: a
+// replayed block trace (aging/replay_phase.cc). WorkloadSpec::source.
+class IoSource {
+ public:
+  enum class Op : std::uint8_t { kRead, kWrite, kTrim };
+  struct Io {
+    Op op = Op::kRead;
+    // Bytes; both multiples of the target's logical block size, the I/O
+    // inside the target, size at most WorkloadSpec::block_size.
+    std::uint64_t offset = 0;
+    std::uint32_t size = 0;
+    // When it is due, from the run's start; unset: at once.
+    std::optional<std::chrono::nanoseconds> due;
+  };
+  virtual ~IoSource() = default;
+  // The next I/O, or nullopt when there is none left: the run then ends
+  // once what is in flight has landed. Called on the engine thread,
+  // between submissions, so it must be fast.
+  virtual std::optional<Io> Next() = 0;
+  // 0..1: how far through its I/Os the source is (the run's progress).
+  virtual double Fraction() const = 0;
 };
 
 // Random access visits every block of the region once per pass, in an
@@ -176,6 +200,18 @@ struct WorkloadSpec {
   // Stops the run after this many failed I/Os (an error counts once per
   // I/O); 0 never stops on errors.
   std::uint64_t max_errors = 100;
+
+  // When set, every I/O comes from it, in its order, each when it is due
+  // (one issued late for want of a free slot counts its latency from when
+  // it was due, as in a paced run), until it has none left or a bound is
+  // reached. The op mix's interleave, access, the region, start, wrap,
+  // rate_iops, size_mix and lba_zones are not used; read, write and
+  // trim_percent still say which operations it hands out (each it hands
+  // out above 0: they size the buffers, and writes or trims make the run a
+  // write pass), and block_size must hold its largest I/O. An I/O that
+  // breaks IoSource::Io's rules or is of an operation at 0 percent is
+  // never issued: it counts as a failed I/O.
+  IoSource* source = nullptr;
 };
 
 // One second of a run (the last one may be shorter: see seconds).
@@ -216,6 +252,9 @@ struct WorkloadResult {
   // end of a file), which counts as failed and not in the throughput.
   std::uint64_t errors = 0;
   std::string first_error;  // "write at offset 1048576: Input/output error"
+  // Paced or sourced runs: I/Os that found every slot busy when they were
+  // due, and were issued late.
+  std::uint64_t late = 0;
   // Sequential: where (relative to the region's offset) the next I/O would
   // have gone, so a later run can continue.
   std::uint64_t next_start = 0;

@@ -167,7 +167,9 @@ WorkloadTarget::~WorkloadTarget() {
 }
 
 std::string Describe(const WorkloadSpec& spec) {
-  std::string out = spec.access == Access::kSequential ? "sequential " : "random ";
+  std::string out = spec.source != nullptr               ? "replay of "
+                    : spec.access == Access::kSequential ? "sequential "
+                                                         : "random ";
   const std::pair<std::uint32_t, const char*> parts[] = {
       {spec.read_percent, "read"}, {spec.write_percent, "write"},
       {spec.trim_percent, "trim"}};
@@ -180,8 +182,9 @@ std::string Describe(const WorkloadSpec& spec) {
     ++kinds;
   }
   out += kinds > 1 ? shares + " " + names : names;
-  out += spec.size_mix.empty() ? " " + SizeText(spec.block_size)
-                               : " mixed sizes up to " + SizeText(spec.block_size);
+  out += spec.size_mix.empty() && spec.source == nullptr
+             ? " " + SizeText(spec.block_size)
+             : " mixed sizes up to " + SizeText(spec.block_size);
   if (!spec.lba_zones.empty()) out += " skewed over " + std::to_string(spec.lba_zones.size()) + " zones";
   out += " QD" + std::to_string(spec.queue_depth);
   if (spec.rate_iops > 0) {

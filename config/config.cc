@@ -345,7 +345,8 @@ std::string ConfigError::ToString() const {
   return out;
 }
 
-LoadResult LoadString(const std::string& text, const std::string& name) {
+LoadResult LoadString(const std::string& text, const std::string& name,
+                      const LoadOptions& options) {
   LoadResult result;
   try {
     toml::table root;
@@ -358,7 +359,7 @@ LoadResult LoadString(const std::string& text, const std::string& name) {
                       FromToml(e.description())});
       return result;
     }
-    return Loader(name).Load(root);
+    return Loader(name, options).Load(root);
   } catch (const std::exception& e) {
     // Only allocation failure gets here; callers are promised no throws.
     result.config.reset();
@@ -369,7 +370,7 @@ LoadResult LoadString(const std::string& text, const std::string& name) {
   }
 }
 
-LoadResult LoadFile(const std::string& path) {
+LoadResult LoadFile(const std::string& path, const LoadOptions& options) {
   auto unreadable = [&](int err) {
     LoadResult result;
     result.errors.push_back(ConfigError{
@@ -391,7 +392,7 @@ LoadResult LoadFile(const std::string& path) {
     }
     text.append(buf, static_cast<size_t>(n));
   }
-  return LoadString(text, path);
+  return LoadString(text, path, options);
 }
 
 namespace {

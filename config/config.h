@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "config/phase_kinds.h"
 #include "config/schedule.h"
+#include "config/util/expected.h"
 
 namespace drivewatch::config {
 
@@ -253,6 +255,22 @@ struct ConfigError {
   std::string ToString() const;
 };
 
+// Reads a replay phase's trace (params.trace, params.trace_device) and
+// says what it holds, or why it cannot be replayed: a message naming the
+// trace file and line, what is wrong and what was expected. config/ reads
+// no trace itself (it includes nothing of aging/): the caller that links
+// the aging side passes aging::InspectTrace (aging/phase.h).
+using TraceInspector = std::function<Expected<TraceFacts>(const ReplayParams& params)>;
+
+// What the loader may do beyond parsing the text.
+struct LoadOptions {
+  // Unset: replay traces are not read, and each counts as writing
+  // (TraceFacts), so a replay phase on a block device needs destroy_data.
+  // The runner reads the trace again before it touches the target either
+  // way.
+  TraceInspector inspect_trace;
+};
+
 // Parses and validates. Either a Config or every error found (at least one),
 // sorted by position. Unknown keys suggest the closest valid key. Never
 // throws.
@@ -260,9 +278,10 @@ struct LoadResult {
   std::optional<Config> config;
   std::vector<ConfigError> errors;
 };
-LoadResult LoadFile(const std::string& path);
+LoadResult LoadFile(const std::string& path, const LoadOptions& options = {});
 // Same, from text; `name` is used as FILE in messages.
-LoadResult LoadString(const std::string& text, const std::string& name);
+LoadResult LoadString(const std::string& text, const std::string& name,
+                      const LoadOptions& options = {});
 
 // Renders `config` as a TOML document with every key written. For any
 // Config that LoadString() accepts, LoadString(ToToml(c)) gives back c;

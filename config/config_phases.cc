@@ -98,6 +98,28 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
   const std::span<const std::string_view> kinds = PhaseKindNames();
   std::vector<Located> names;
   auto read_one = [&](const toml::table& e, PhaseConfig& phase, std::size_t errors_before) {
+    const ReadTarget* named = nullptr;     // the target the phase names
+    const toml::node* target_node = nullptr;
+    // A phase that writes a block device needs its acknowledgement.
+    auto acknowledged = [&] {
+      if (!PhaseKindWrites(phase.params) || named->target.block_device.empty() ||
+          named->target.destroy_data) {
+        return;
+      }
+      std::string what;
+      if (const auto* replay = std::get_if<ReplayParams>(&phase.params)) {
+        what = replay->trace_facts.read
+                   ? " (trace " + replay->trace + " writes or trims from line " +
+                         std::to_string(replay->trace_facts.first_write_line) + " on)"
+                   : " (trace " + replay->trace + " was not read, so it counts as writing)";
+      }
+      Report(target_node->source().begin, std::string(kPath) + ".target",
+             "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
+                 Quote(phase.target) + what + ", which does not acknowledge that all data on " +
+                 named->target.block_device +
+                 " will be destroyed (expected destroy_data = true in its "
+                 "[[aging.targets]] entry at " + At(named->where) + ")");
+    };
     phase.name = ReadName(e, kPath, "phase", names);
     const toml::node* kind = e.get("kind");
     bool kind_known = false;
@@ -129,16 +151,10 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
                                   : "(expected one of: " + known + ")"));
       } else {
         phase.target = v->get();
-        const ReadTarget* named = FindReadTarget(phase.target);
-        if (kind_known && PhaseKindWrites(phase.params) &&
-            !named->target.block_device.empty() && !named->target.destroy_data) {
-          Report(target->source().begin, std::string(kPath) + ".target",
-                 "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
-                     Quote(phase.target) + ", which does not acknowledge that all data on " +
-                     named->target.block_device +
-                     " will be destroyed (expected destroy_data = true in its "
-                     "[[aging.targets]] entry at " + At(named->where) + ")");
-        }
+        named = FindReadTarget(phase.target);
+        target_node = target;
+        // Whether a replay writes is known once its trace is read, below.
+        if (kind_known && !std::holds_alternative<ReplayParams>(phase.params)) acknowledged();
         if (kind_known && PhaseKindChangesPowerState(phase.params) &&
             named->target.serial.empty()) {
           Report(target->source().begin, std::string(kPath) + ".target",
@@ -162,6 +178,12 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
     if (const auto* perf = std::get_if<PerfParams>(&phase.params);
         perf != nullptr && errors_.size() == errors_before) {
       CheckPerfPhase(e, *perf, FindReadTarget(phase.target));
+    }
+    if (auto* replay = std::get_if<ReplayParams>(&phase.params); replay && kind_known) {
+      const std::size_t errors_before_trace = errors_.size();
+      if (!replay->trace.empty()) InspectTrace(e, *replay);
+      // A trace that could not be read says so; no second error for it.
+      if (named != nullptr && errors_.size() == errors_before_trace) acknowledged();
     }
     if (errors_.size() == errors_before) {
       CheckStudyOverlaps(phase, e.source().begin);
@@ -260,6 +282,26 @@ void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const P
   const std::string name = Join(path, key.name);
   const toml::node* node = e.get(key.name);
   const auto* v = node->as_string();
+  if (key.type == PhaseKeyType::kPath) {
+    if (v == nullptr) return WrongType(*node, name, "an absolute path");
+    if (auto problem = AbsolutePathProblem(v->get())) {
+      return Report(node->source().begin, name, *problem);
+    }
+    out = v->get();
+    return;
+  }
+  if (key.type == PhaseKeyType::kText) {
+    if (v == nullptr) return WrongType(*node, name, "a non-empty string");
+    if (v->get().empty() || std::any_of(v->get().begin(), v->get().end(), [](char c) {
+          return std::iscntrl(static_cast<unsigned char>(c));
+        })) {
+      return Report(node->source().begin, name,
+                    Quote(v->get()) + " is empty or holds a control character (expected " +
+                        PhaseKeyRange(key) + ")");
+    }
+    out = v->get();
+    return;
+  }
   if (v == nullptr) {
     WrongType(*node, name,
               key.choices.empty() ? "a non-empty string of letters, digits, _, - and ."
@@ -319,6 +361,37 @@ void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const P
     if (errors_.size() == errors_before) cells.push_back(std::move(cell));
   }
   out = std::move(cells);
+}
+
+void Loader::ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                            ReplaySpeed& out) {
+  const toml::node* node = e.get(key.name);
+  const std::string name = Join(path, key.name);
+  if (const auto* text = node->as_string()) {
+    if (text->get() == "recorded") {
+      out = ReplaySpeed{};
+    } else if (text->get() == "max") {
+      out = ReplaySpeed{.max = true};
+    } else {
+      Report(node->source().begin, name,
+             Quote(text->get()) + " is not a replay speed (expected " +
+                 std::string(key.expected) + ")");
+    }
+    return;
+  }
+  double scale = 1;
+  const std::size_t errors_before = errors_.size();
+  ReadNumber(e, key.name, path, key.min, key.max, key.expected, scale);
+  if (errors_.size() == errors_before) out = ReplaySpeed{.scale = scale};
+}
+
+void Loader::InspectTrace(const toml::table& e, ReplayParams& params) {
+  if (!options_.inspect_trace) return;
+  Expected<TraceFacts> facts = options_.inspect_trace(params);
+  if (!facts) {
+    return Report(e.get("trace")->source().begin, "aging.phases.trace", facts.error().message);
+  }
+  params.trace_facts = *facts;
 }
 
 Range Loader::DurationRange(const PhaseKey& key) {

@@ -278,7 +278,10 @@ std::string PhaseValueText(const PhaseKey&, const std::vector<milliseconds>& val
   }
   return out + "]";
 }
-std::string PhaseValueText(const PhaseKey&, const std::string& value) { return Quote(value); }
+std::string PhaseValueText(const PhaseKey& key, const std::string& value) {
+  // An optional text left empty is unset, and left out.
+  return value.empty() && key.type == PhaseKeyType::kText ? std::string() : Quote(value);
+}
 std::string PhaseValueText(const PhaseKey&, const std::vector<PerfCell>& value) {
   if (value.empty()) return "[]";
   std::string out = "[";
@@ -292,6 +295,10 @@ std::string PhaseValueText(const PhaseKey&, const std::vector<PerfCell>& value) 
     out += "\n    { " + fields + " },";
   }
   return out + "\n  ]";
+}
+std::string PhaseValueText(const PhaseKey&, const ReplaySpeed& value) {
+  if (value.max) return Quote("max");
+  return value.scale == 1 ? Quote("recorded") : Number(value.scale);
 }
 
 std::string PhaseKeyRange(const PhaseKey& key) {
@@ -327,6 +334,12 @@ std::string PhaseKeyRange(const PhaseKey& key) {
       return "true or false";
     case PhaseKeyType::kTables:
       return "an array of tables, [[aging.phases." + std::string(key.name) + "]]";
+    case PhaseKeyType::kPath:
+      return "an absolute path";
+    case PhaseKeyType::kText:
+      return "a non-empty string";
+    case PhaseKeyType::kReplaySpeed:
+      return std::string(key.expected);
     case PhaseKeyType::kName: {
       if (key.choices.empty()) return "letters, digits, _, - and . only";
       std::string one_of = "one of";

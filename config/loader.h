@@ -57,7 +57,8 @@ std::string Number(double v);
 // never stops at the first, so one check-config run shows them all.
 class Loader {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  explicit Loader(std::string file, LoadOptions options = {})
+      : file_(std::move(file)), options_(std::move(options)) {}
   LoadResult Load(const toml::table& root);
 
   // The keys of a section that are not simple (see SchemaSection::read_rest).
@@ -277,6 +278,8 @@ class Loader {
                       std::string& out);
   void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
                       std::vector<PerfCell>& out);
+  void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
+                      ReplaySpeed& out);
   // An optional value is set only when it reads without a problem.
   template <class T>
   void ReadPhaseValue(const toml::table& e, std::string_view path, const PhaseKey& key,
@@ -297,10 +300,15 @@ class Loader {
   // can be known now), and no reads of a purged, unwritten target.
   void CheckPerfPhase(const toml::table& e, const PerfParams& perf,
                       const ReadTarget* target);
+  // A replay phase's trace, read through options_.inspect_trace into
+  // params.trace_facts; what is wrong with it is reported at its `trace`
+  // key.
+  void InspectTrace(const toml::table& e, ReplayParams& params);
   // interval, or window (+ weekdays): see PhaseSchedule.
   void ReadPhaseSchedule(const toml::table& e, PhaseSchedule& out);
 
   std::string file_;
+  LoadOptions options_;
   std::vector<ConfigError> errors_;
   std::vector<ReadTarget> read_targets_;
   std::vector<ReadPhase> read_phases_;

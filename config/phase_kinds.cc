@@ -81,7 +81,15 @@ std::string_view PhaseKindName(const PhaseParams& params) {
 }
 
 bool PhaseKindWrites(const PhaseParams& params) {
-  return std::visit([](const auto& p) { return std::decay_t<decltype(p)>::kWrites; }, params);
+  return std::visit(
+      [](const auto& p) {
+        if constexpr (requires { p.Writes(); }) {
+          return p.Writes();
+        } else {
+          return std::decay_t<decltype(p)>::kWrites;
+        }
+      },
+      params);
 }
 
 bool PhaseKindChangesPowerState(const PhaseParams& params) {

@@ -38,6 +38,9 @@ enum class PhaseKeyType {
   kName,          // letters, digits, _, - and .
   kBool,          // true or false
   kTables,        // [[aging.phases.<name>]]: an array of tables, each with `fields`
+  kPath,          // an absolute path
+  kText,          // a non-empty string without control characters
+  kReplaySpeed,   // "recorded", "max", or a number in [min, max] (ReplaySpeed)
 };
 
 // One [[aging.phases]] key of one or more kinds.
@@ -290,6 +293,25 @@ inline constexpr PhaseKey kSteadyStateKey{
 inline constexpr PhaseKey kMaxRoundsKey{
     .name = "max_rounds", .type = PhaseKeyType::kInteger, .min = 5, .max = 1000,
     .doc = "With steady_state: the most rounds a cell runs."};
+// replay's keys (docs/aging.md "replay").
+inline constexpr PhaseKey kTraceKey{
+    .name = "trace", .type = PhaseKeyType::kPath,
+    .missing = "missing trace (expected the absolute path of a block trace: fio's iolog "
+               "version 2 or 3, or blkparse's default output)",
+    .doc = "The block trace replayed: fio's iolog version 2 or 3, or the text blkparse "
+           "prints, told apart by its first line. Read when the config is loaded and again "
+           "when the phase runs."};
+inline constexpr PhaseKey kTraceDeviceKey{
+    .name = "trace_device", .type = PhaseKeyType::kText,
+    .doc = "Replays only this device's or file's I/O: blkparse's \"MAJ,MIN\" (such as "
+           "\"259,0\") or a file name of an iolog; unset: every device and file of the trace, "
+           "all onto the one target."};
+inline constexpr PhaseKey kReplaySpeedKey{
+    .name = "replay_speed", .type = PhaseKeyType::kReplaySpeed, .min = 0.001, .max = 1000,
+    .expected = "\"recorded\", \"max\", or a number from 0.001 to 1000 that scales the "
+                "recorded rate",
+    .doc = "\"recorded\": each I/O is due at its recorded time from the start; \"max\": as "
+           "fast as queue_depth allows; a number scales the recorded rate (2: twice as fast)."};
 
 // Each struct's Keys(self, f) calls f(key, member) for every key of the
 // kind, in the order ToToml() writes them; `Self` is the struct, const or
@@ -498,10 +520,57 @@ struct EnduranceParams {
   bool operator==(const EnduranceParams&) const = default;
 };
 
+// replay_speed: the recorded timing, scaled, or none.
+struct ReplaySpeed {
+  // "max": as fast as queue_depth allows, the recorded times ignored.
+  bool max = false;
+  // Otherwise the recorded rate times this ("recorded" is 1; 2 is twice as
+  // fast, each I/O due at half its recorded time from the start).
+  double scale = 1;
+  bool operator==(const ReplaySpeed&) const = default;
+};
+
+// What a replay phase's trace held when the config was loaded: not a key,
+// filled by the loader's TraceInspector (config.h), which reads the trace
+// on the aging side. Until a trace has been read it counts as writing.
+struct TraceFacts {
+  bool read = false;
+  // The line of the trace's first write or trim; 0 when it has none.
+  std::uint64_t first_write_line = 0;
+  bool operator==(const TraceFacts&) const = default;
+};
+
+// replay: replays a block trace onto the target, folded onto its capacity,
+// with its recorded timing, scaled, or as fast as queue_depth allows. It
+// writes when its trace writes or trims (Writes()): then the interlocks and
+// destroy_data apply as for any writing kind; a trace of reads only needs
+// the target's serial.
+struct ReplayParams {
+  static constexpr std::string_view kName = "replay";
+  // May write: whether it does is Writes(), per phase.
+  static constexpr bool kWrites = true;
+  std::string trace;
+  std::string trace_device;  // "": every device and file
+  ReplaySpeed replay_speed;
+  std::uint32_t queue_depth = 32;
+  TraceFacts trace_facts;
+
+  bool Writes() const { return !trace_facts.read || trace_facts.first_write_line != 0; }
+
+  template <class Self, class F>
+  static void Keys(Self& p, F&& f) {
+    f(kTraceKey, p.trace);
+    f(kTraceDeviceKey, p.trace_device);
+    f(kReplaySpeedKey, p.replay_speed);
+    f(kQueueDepthKey, p.queue_depth);
+  }
+  bool operator==(const ReplayParams&) const = default;
+};
+
 // The registry of kinds.
 using PhaseParams = std::variant<FillParams, ReclaimParams, PerfParams, TrimParams,
                                  RetentionWriteParams, RetentionVerifyParams,
-                                 PowerStatesParams, EnduranceParams>;
+                                 PowerStatesParams, EnduranceParams, ReplayParams>;
 
 // Calls f(P{}) once for each kind's struct P, in registry order.
 template <class F>
@@ -516,8 +585,10 @@ std::span<const std::string_view> PhaseKindNames();
 // A kind's parameters with their defaults, by its name.
 std::optional<PhaseParams> DefaultPhaseParams(std::string_view kind);
 std::string_view PhaseKindName(const PhaseParams& params);
-// Whether a phase of this kind writes its target (all but retention-verify and power-states):
-// it then needs destroy_data on a block device, and passes the write gate.
+// Whether this phase writes its target (all kinds but retention-verify and
+// power-states; replay when its trace writes or trims, as far as the config
+// knows: ReplayParams::Writes()): it then needs destroy_data on a block
+// device, and passes the write gate.
 bool PhaseKindWrites(const PhaseParams& params);
 // Whether a phase of this kind changes the drive's power settings
 // (power-states): it then needs a target that names the drive's serial.
@@ -547,5 +618,6 @@ template <class T>
 std::string PhaseValueText(const PhaseKey& key, const std::optional<T>& value) {
   return value ? PhaseValueText(key, *value) : std::string();
 }
+std::string PhaseValueText(const PhaseKey& key, const ReplaySpeed& value);
 
 }  // namespace drivewatch::config

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "aging/phase.h"
 #include "config/config.h"
 #include "exporter/async_events.h"
 #include "exporter/build_info.h"
@@ -86,6 +87,11 @@ void RaiseOpenFileLimit() {
   }
 }
 
+config::LoadOptions ConfigLoadOptions() {
+  // Replay traces are read by the aging side, which config/ does not link.
+  return config::LoadOptions{.inspect_trace = aging::InspectTrace};
+}
+
 std::string OpenFileLimit() {
   struct rlimit limit {};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return "unknown";
@@ -97,7 +103,7 @@ std::string OpenFileLimit() {
 std::optional<config::Config> LoadConfig(const CommandLine& cli, bool* out_of_descriptors) {
   config::Config cfg = config::Defaults();
   if (cli.config_file) {
-    auto loaded = config::LoadFile(*cli.config_file);
+    auto loaded = config::LoadFile(*cli.config_file, ConfigLoadOptions());
     if (!loaded.config) {
       for (const auto& e : loaded.errors) {
         std::fprintf(stderr, "%s\n", e.ToString().c_str());
@@ -227,7 +233,7 @@ int RunCheckConfig(const CommandLine& cli) {
   int status = 0;
   if (!cli.args.empty()) {
     const std::string& file = cli.args.at(0);
-    auto loaded = config::LoadFile(file);
+    auto loaded = config::LoadFile(file, ConfigLoadOptions());
     if (!loaded.config) {
       for (const auto& e : loaded.errors) {
         std::fprintf(stderr, "%s\n", e.ToString().c_str());

@@ -80,6 +80,11 @@ const ResultFamily kResults[] = {
       "A power the phase's last completed run measured, such as "
       "ps3_power_psd_estimate (power-states: the key names its source).",
       MetricType::kGauge}},
+    {"_ios",
+     {"drivewatch_phase_result_ios",
+      "A number of I/Os the phase's last completed run counted, such as "
+      "replayed or late (replay).",
+      MetricType::kGauge}},
     {"_ratio",
      {"drivewatch_phase_result_ratio",
       "A ratio the phase's last completed run measured, such as fill or "

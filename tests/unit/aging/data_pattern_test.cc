@@ -140,5 +140,25 @@ TEST(DataPattern, LooksRandom) {
   EXPECT_EQ(words.size(), size / 8);
 }
 
+// A write smaller than the slot (a trace's, a mix of sizes) stamps and
+// wears only the chunks it carries.
+TEST(DataPattern, ASmallerWriteStampsAndRefillsOnlyItsChunks) {
+  Buffers b(1, 16384);
+  DataPattern pattern(4, 16384, b.pointers);
+  pattern.Stamp(0, 0, 0);
+  std::vector<unsigned char> last(b[0] + 12288, b[0] + 16384);
+  // 6 KiB: chunk 0 and the start of chunk 1.
+  pattern.Stamp(0, 1 << 20, 1, 6144);
+  EXPECT_EQ(VerifyChunk(b[0], 4096, 1 << 20, 4).header.sequence, 1u);
+  EXPECT_EQ(VerifyChunk(b[0] + 4096, 4096, (1 << 20) + 4096, 4).header.sequence, 1u);
+  EXPECT_EQ(VerifyChunk(b[0] + 8192, 4096, 8192, 4).header.sequence, 0u);  // untouched
+  // Chunk 0 is refreshed after its own uses; the last chunk, never carried
+  // since, keeps its bytes.
+  for (std::uint32_t i = 2; i <= DataPattern::kRefillUses + 1; ++i) pattern.Stamp(0, 0, i, 4096);
+  EXPECT_EQ(VerifyChunk(b[0], 4096, 0, 4).check, ChunkCheck::kOk);
+  EXPECT_EQ(std::memcmp(last.data(), b[0] + 12288, last.size()), 0);
+  EXPECT_EQ(VerifyChunk(b[0] + 12288, 4096, 12288, 4).check, ChunkCheck::kOk);
+}
+
 }  // namespace
 }  // namespace drivewatch::aging

@@ -98,5 +98,20 @@ TEST(FillLevelTest, APurgeWithoutPreconditioningEmptiesTheTarget) {
             0);
 }
 
+// A replay that trimmed leaves the level unknown, as a trim phase does; so
+// does one killed before its record could say. Writes only, or a refusal,
+// leave the fill's level standing.
+TEST(FillLevelTest, AReplayThatTrimmedLeavesItUnknown) {
+  const Json fill = Fill(0.5);
+  const auto replay = [](const char* outcome, const char* results) {
+    return Record(std::string(R"({"kind":"replay","target":"t","outcome":")") + outcome +
+                  R"(","results":{)" + results + "}}");
+  };
+  EXPECT_EQ(LastFillRatio({fill, replay("completed", R"("trimmed_bytes":0)")}, "t"), 0.5);
+  EXPECT_EQ(LastFillRatio({fill, replay("refused", "")}, "t"), 0.5);
+  EXPECT_LT(LastFillRatio({fill, replay("aborted", R"("trimmed_bytes":4096)")}, "t"), 0);
+  EXPECT_LT(LastFillRatio({fill, replay("interrupted", "")}, "t"), 0);
+}
+
 }  // namespace
 }  // namespace drivewatch::aging

@@ -146,7 +146,7 @@ TEST(AgingConfigTest, ErrorsNameTheKeyAndWhatWasExpected) {
            "[[aging.phases]]\nname = \"p\"\nkind = \"fil\"\ntarget = \"tmp\"\n",
        "aging.phases.kind: \"fil\" is not a phase kind (expected one of: "
        "\"fill\", \"reclaim\", \"perf\", \"trim\", \"retention-write\", "
-       "\"retention-verify\", \"power-states\", \"endurance\")"},
+       "\"retention-verify\", \"power-states\", \"endurance\", \"replay\")"},
       {std::string(kTargets) +
            "[[aging.phases]]\nname = \"p\"\nkind = \"retention-write\"\ntarget = \"tmp\"\n",
        "aging.phases.study: missing study"},

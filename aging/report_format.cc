@@ -33,6 +33,20 @@ std::string Count(std::uint64_t n) {
   return out;
 }
 
+std::string Grouped(double v, int decimals) {
+  std::string s = Format("%.*f", decimals, std::fabs(v));
+  const std::size_t dot = s.find('.');
+  const std::size_t int_end = dot == std::string::npos ? s.size() : dot;
+  std::string out;
+  for (std::size_t i = 0; i < int_end; ++i) {
+    if (i != 0 && (int_end - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  // No "-0" for a value that rounds to zero.
+  const bool negative = v < 0 && s.find_first_not_of("0.") != std::string::npos;
+  return (negative ? "-" : "") + out + s.substr(int_end);
+}
+
 std::string Html(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -29,6 +29,9 @@ std::string Utc(std::optional<double> seconds, const char* format = "%Y-%m-%d %H
 
 // 1234567 -> "1,234,567".
 std::string Count(std::uint64_t n);
+// A number with `decimals` decimals and its whole part grouped by
+// thousands: Grouped(4220.94, 1) -> "4,220.9".
+std::string Grouped(double v, int decimals);
 
 // Text for HTML element content and attribute values.
 std::string Html(std::string_view s);

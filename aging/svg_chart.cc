@@ -16,19 +16,6 @@ using report_format::Html;
 constexpr std::array<std::string_view, 8> kPalette = {
     "#2563eb", "#f59e0b", "#dc2626", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#65a30d"};
 
-std::string Thousands(double v, int decimals) {
-  std::string s = Format("%.*f", decimals, std::fabs(v));
-  const std::size_t dot = s.find('.');
-  const std::size_t int_end = dot == std::string::npos ? s.size() : dot;
-  std::string out;
-  for (std::size_t i = 0; i < int_end; ++i) {
-    if (i != 0 && (int_end - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  out += s.substr(int_end);
-  return (v < 0 ? "-" : "") + out;
-}
-
 double Scale(const Axis& a, double v) {
   if (a.log) {
     const double lo = std::log10(a.min), hi = std::log10(a.max);
@@ -58,7 +45,7 @@ Axis LinearAxis(double min, double max, std::string title) {
   const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
   for (double i = 0; i <= steps + 1e-9; ++i) {
     const double v = min + i * step;
-    a.ticks.push_back({v, Thousands(v, decimals)});
+    a.ticks.push_back({v, report_format::Grouped(v, decimals)});
   }
   return a;
 }
@@ -130,7 +117,7 @@ std::string Plot::PathData(const std::vector<Point>& points) const {
 }
 
 std::string Plot::VerticalMarker(double x, std::string_view css_class, std::string_view colour,
-                                 std::string_view label) const {
+                                 std::string_view label, double label_y) const {
   const double lx = X(x);
   const std::string c(colour);
   std::string out = Format(
@@ -140,15 +127,15 @@ std::string Plot::VerticalMarker(double x, std::string_view css_class, std::stri
   // A label near the right edge goes to the left of its line.
   const bool flip = lx > right() - 160;
   out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" style=\"fill:%s\">%s</text>\n",
-                flip ? lx - 6 : lx + 6, top() + 14, flip ? "end" : "start", c.c_str(),
+                flip ? lx - 6 : lx + 6, top() + 14 + label_y, flip ? "end" : "start", c.c_str(),
                 Html(label).c_str());
   return out;
 }
 
-std::string Plot::Legend(const std::vector<LegendEntry>& entries, double top,
-                         double width) const {
+std::string Plot::Legend(const std::vector<LegendEntry>& entries, double top, double width,
+                         double left) const {
   if (entries.empty()) return "";
-  const double x = right() - width - 12;
+  const double x = left >= 0 ? left : right() - width - 12;
   std::string out = "<g class=\"legend\">";
   out += Format("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#fff\" "
                 "fill-opacity=\"0.9\" rx=\"4\"/>",

@@ -79,12 +79,13 @@ class Plot {
   // "M x y L x y ..." through the points.
   std::string PathData(const std::vector<Point>& points) const;
   // A vertical dashed line across the plot at value `x`, of class
-  // `css_class`, labelled at its top.
+  // `css_class`, labelled at its top (`label_y` lower).
   std::string VerticalMarker(double x, std::string_view css_class, std::string_view colour,
-                             std::string_view label) const;
-  // A legend box at the top right of the plot, `top` from the SVG's top.
-  std::string Legend(const std::vector<LegendEntry>& entries, double top,
-                     double width = 250) const;
+                             std::string_view label, double label_y = 0) const;
+  // A legend box at the top right of the plot, `top` from the SVG's top;
+  // with `left` >= 0, there instead (e.g. in a margin kept free for it).
+  std::string Legend(const std::vector<LegendEntry>& entries, double top, double width = 250,
+                     double left = -1) const;
   static std::string Close() { return "</svg>\n"; }
 
  private:

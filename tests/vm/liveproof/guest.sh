@@ -23,8 +23,8 @@ namespace = 1
 name = "power"
 kind = "power-states"
 target = "qemu"
-dwell = "2s"
-exit_samples = 2
+dwell = "1s"
+exit_samples = 1
 settle = "200ms"
 EOF
 _rc=0

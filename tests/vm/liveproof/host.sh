@@ -155,7 +155,8 @@ liveproof_run() {
 	vm_start "$LP_OUT" "$work/liveproof.cpio.gz" || return 1
 	# Prometheus first: its first scrape lands ~5 s after it starts.
 	lp_prom_start "127.0.0.1:$VM_HOSTPORT" "127.0.0.1:$LP_HOST_PORT" || return 1
-	vm_wait_marker service-up 120 >/dev/null || return 1
+	# The guest runs power-states by hand before its daemon starts (guest.sh).
+	vm_wait_marker service-up 180 >/dev/null || return 1
 	prom_wait 'count(up{job=~"drivewatch-.*"} == 1)' 2 60 >/dev/null ||
 		{ dw_die scrape "Prometheus does not scrape both drivewatch daemons"; return 1; }
 	n=$(vm_wait_marker ctrl-count 10) || return 1

@@ -128,6 +128,17 @@ std::vector<Pick> PickRuns(const Selection& s, const std::function<bool(const Ru
 // A run's age as the model shows it: power_on_hours, percentage_used,
 // data_written_bytes, capacity_bytes, drive_writes.
 Json AgeJson(const DriveAge& age);
+// The row of that label with a run, or null.
+const Pick* Labelled(const std::vector<Pick>& picks, std::string_view label);
+// The last of the drive's own rows (not the baseline's) with a run: the
+// one a verdict judges.
+const Pick* Latest(const std::vector<Pick>& picks);
+// A run's fill level in whole percent (its fill_ratio), -1 when unknown.
+int FillLevel(const Run& r);
+// Which rows the report has, in words: "fresh (...), aged (...), baseline
+// (drive S4G..., its latest)".
+std::string RowsText(const Json& model);
+
 // The "runs" member of a section: each row's label, drive, run (id, phase,
 // kind, start, end, source, age) or null with its note.
 Json RunsJson(const std::vector<Pick>& picks);

@@ -299,18 +299,7 @@ std::string RenderHtml(const Json& model) {
          kReportCss + "</style>\n</head>\n<body>\n<main>\n";
   out += "<h1>drivewatch report <small>generated " +
          Html(Utc(model.Find("generated")->AsDouble())) + "</small></h1>\n";
-  std::string rows;
-  for (const Json& r : model.Find("runs")->items()) {
-    const std::string item = r.AsString();
-    rows += (rows.empty() ? "" : ", ") +
-            (item == "first" ? std::string("fresh (the first complete run of each measure)")
-             : item == "latest" ? std::string("aged (the latest)")
-                                : "run " + item);
-  }
-  if (const Json* b = model.Find("baseline"); b && !b->is_null()) {
-    rows += ", baseline (drive " + b->AsString() + ", its latest)";
-  }
-  out += "<p class=\"sub\">Rows: " + Html(rows) + ".</p>\n";
+  out += "<p class=\"sub\">Rows: " + Html(RowsText(model)) + ".</p>\n";
   out += "<section id=\"sources\"><h2>Sources</h2><ul class=\"sources\">\n";
   std::string damaged;
   for (const Json& s : model.Find("sources")->items()) {

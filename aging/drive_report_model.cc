@@ -302,6 +302,42 @@ std::vector<Pick> PickRuns(const Selection& s, const std::function<bool(const Ru
   return picks;
 }
 
+const Pick* Labelled(const std::vector<Pick>& picks, std::string_view label) {
+  for (const Pick& p : picks) {
+    if (p.run && p.label == label) return &p;
+  }
+  return nullptr;
+}
+
+const Pick* Latest(const std::vector<Pick>& picks) {
+  const Pick* out = nullptr;
+  for (const Pick& p : picks) {
+    if (p.run && p.label != "baseline") out = &p;
+  }
+  return out;
+}
+
+int FillLevel(const Run& r) {
+  const auto f = r.Result("fill_ratio");
+  return f && *f <= 1 ? static_cast<int>(std::lround(*f * 100)) : -1;
+}
+
+std::string RowsText(const Json& model) {
+  std::string out;
+  for (const Json& r : model.Find("runs")->items()) {
+    const std::string item = r.AsString();
+    out += (out.empty() ? "" : ", ") +
+           (item == "first"    ? std::string("fresh (the first complete run of each measure)")
+            : item == "latest" ? std::string("aged (the latest)")
+                               : "run " + report_format::Printable(item));
+  }
+  const Json* baseline = model.Find("baseline");
+  if (baseline && !baseline->is_null()) {
+    out += ", baseline (drive " + report_format::Printable(baseline->AsString()) + ", its latest)";
+  }
+  return out;
+}
+
 Json RunsJson(const std::vector<Pick>& picks) {
   Json out = Json::Array();
   for (const Pick& p : picks) {

@@ -58,11 +58,6 @@ std::string SizeText(double bytes) {
   return Format("%.0fB", bytes);
 }
 
-int FillLevel(const Run& r) {
-  const auto f = r.Result("fill_ratio");
-  return f && *f <= 1 ? static_cast<int>(std::lround(*f * 100)) : -1;
-}
-
 // The cell's headline: bytes/s for sequential, IOPS for random.
 std::string HeadlineKey(const Run& run, const Cell& c) {
   if (c.access == "sequential") return c.Key("bytes_per_second");
@@ -90,13 +85,6 @@ ColumnSpec LatencyColumn(const Cell& c, std::string_view op, std::string_view q,
             return Value(CellLatency(r, c, op, q));
           },
           nullptr, optional};
-}
-
-const Pick* Labelled(const std::vector<Pick>& picks, std::string_view label) {
-  for (const Pick& p : picks) {
-    if (p.run && p.label == label) return &p;
-  }
-  return nullptr;
 }
 
 std::string Ms(double seconds) { return ShowValue(Json(seconds), "ms") + " ms"; }
@@ -451,11 +439,20 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
   return section;
 }
 
-Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
+// A latency section of group `g` (none: not measured) and its rows.
+std::pair<Json, std::vector<Pick>> GroupSection(const Selection& s, const Group* g,
+                                                std::size_t company, bool (*which)(const Cell&),
+                                                const std::string& id, const std::string& title) {
   const auto [suffix, id_suffix] = g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
-  Json section = Section("qd1_latency" + id_suffix, "QD1 latency" + suffix);
-  const auto picks = g ? PickRuns(s, InGroup(*g, Qd1, false)) : PickRuns(s, [](const Run&) { return false; });
+  Json section = Section(id + id_suffix, title + suffix);
+  std::vector<Pick> picks =
+      PickRuns(s, g ? InGroup(*g, which, false) : [](const Run&) { return false; });
   section["runs"] = RunsJson(picks);
+  return {std::move(section), std::move(picks)};
+}
+
+Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
+  auto [section, picks] = GroupSection(s, g, company, Qd1, "qd1_latency", "QD1 latency");
   std::vector<ColumnSpec> columns;
   for (const Cell& c : g ? g->cells : std::vector<Cell>{}) {
     columns.push_back(LatencyColumn(c, c.operation, "p50", c.Label() + " p50", false));
@@ -499,10 +496,7 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
 }
 
 Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
-  const auto [suffix, id_suffix] = g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
-  Json section = Section("low_load_latency" + id_suffix, "Low-load latency" + suffix);
-  const auto picks = g ? PickRuns(s, InGroup(*g, LowLoad, false)) : PickRuns(s, [](const Run&) { return false; });
-  section["runs"] = RunsJson(picks);
+  auto [section, picks] = GroupSection(s, g, company, LowLoad, "low_load_latency", "Low-load latency");
   std::vector<Cell> cells = g ? g->cells : std::vector<Cell>{};
   std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
     return a.rate_iops.value_or(0) < b.rate_iops.value_or(0);
@@ -538,10 +532,7 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
 }
 
 Json MixedTable(const Selection& s, const Group* g, std::size_t company) {
-  const auto [suffix, id_suffix] = g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
-  Json section = Section("mixed" + id_suffix, "Mixed loads" + suffix);
-  const auto picks = g ? PickRuns(s, InGroup(*g, Mixed, false)) : PickRuns(s, [](const Run&) { return false; });
-  section["runs"] = RunsJson(picks);
+  auto [section, picks] = GroupSection(s, g, company, Mixed, "mixed", "Mixed loads");
   std::vector<ColumnSpec> columns;
   for (const Cell& c : g ? g->cells : std::vector<Cell>{}) {
     columns.push_back({c.Key("iops"), c.Label(), "iops",

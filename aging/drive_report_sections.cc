@@ -30,21 +30,6 @@ std::optional<double> AgeField(const Run& r, double (*f)(const DriveAge&)) {
   return f(*r.age);
 }
 
-const Pick* Latest(const std::vector<Pick>& picks) {
-  const Pick* out = nullptr;
-  for (const Pick& p : picks) {
-    if (p.run && p.label != "baseline") out = &p;
-  }
-  return out;
-}
-
-const Pick* Labelled(const std::vector<Pick>& picks, std::string_view label) {
-  for (const Pick& p : picks) {
-    if (p.run && p.label == label) return &p;
-  }
-  return nullptr;
-}
-
 std::string Show(double v, std::string_view unit) {
   return ShowValue(Json(v), unit) + " " + UnitLabel(unit);
 }
@@ -180,11 +165,6 @@ Json IdentitySection(const Selection& s) {
 }
 
 namespace {
-
-int FillLevel(const Run& r) {
-  const auto f = r.Result("fill_ratio");
-  return f && *f <= 1 ? static_cast<int>(std::lround(*f * 100)) : -1;
-}
 
 bool IsFill(const Run& r) {
   return r.kind == "fill" && (r.Result("slc_cache_bytes") || r.Result("slc_cache_lower_bound_bytes"));

@@ -12,25 +12,12 @@ namespace drive_report_detail {
 namespace {
 
 using report_format::Format;
+using report_format::Printable;
 using report_format::Utc;
 
 std::string Str(const Json& j, std::string_view key) {
   const Json* v = j.Find(key);
   return v && v->type() == Json::Type::kString ? v->AsString() : std::string();
-}
-
-// Control characters from a history cannot move the cursor or start a line
-// of their own.
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c < 0x20 || c == 0x7f) {
-      out += Format("\\x%02x", c);
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 std::string Heading(const Json& column) {
@@ -136,22 +123,6 @@ std::string StatusWord(const Json& verdict) {
   return status == "not_measured" ? "not measured" : status;
 }
 
-std::string SelectionText(const Json& model) {
-  std::string out;
-  for (const Json& r : model.Find("runs")->items()) {
-    const std::string item = r.AsString();
-    out += (out.empty() ? "" : ", ") +
-           (item == "first"    ? std::string("fresh (the first complete run of each measure)")
-            : item == "latest" ? std::string("aged (the latest)")
-                               : "run " + Printable(item));
-  }
-  const Json* baseline = model.Find("baseline");
-  if (baseline && !baseline->is_null()) {
-    out += ", baseline (drive " + Printable(baseline->AsString()) + ", its latest)";
-  }
-  return out;
-}
-
 std::string Markdown(std::string_view s) {
   std::string out;
   for (char c : Printable(s)) {
@@ -182,10 +153,10 @@ std::string RenderText(const Json& model, bool markdown) {
   const double generated = model.Find("generated")->AsDouble();
   if (markdown) {
     out += "# drivewatch report\n\nGenerated " + Utc(generated) + ". Rows: " +
-           Markdown(SelectionText(model)) + ".\n\n";
+           Markdown(RowsText(model)) + ".\n\n";
   } else {
     out += "drivewatch report, generated " + Utc(generated) + "\n";
-    out += Wrap("rows: " + SelectionText(model), "");
+    out += Wrap("rows: " + RowsText(model), "");
   }
   // Where it came from, and what was left out.
   std::vector<std::string> damaged;

@@ -47,6 +47,18 @@ std::string Grouped(double v, int decimals) {
   return (negative ? "-" : "") + out + s.substr(int_end);
 }
 
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    if (ch < 0x20 || ch == 0x7f) {
+      out += Format("\\x%02x", ch);
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
 std::string Html(std::string_view s) {
   std::string out;
   out.reserve(s.size());

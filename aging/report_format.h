@@ -33,6 +33,11 @@ std::string Count(std::uint64_t n);
 // thousands: Grouped(4220.94, 1) -> "4,220.9".
 std::string Grouped(double v, int decimals);
 
+// Text from a record (a name, a file name, a history's string) shown on a
+// terminal: control characters escaped (\x1b), so none can move the cursor
+// or start a line that reads like a verdict.
+std::string Printable(std::string_view s);
+
 // Text for HTML element content and attribute values.
 std::string Html(std::string_view s);
 

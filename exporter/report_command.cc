@@ -39,6 +39,19 @@ void Warn(const std::string& file, const aging::HistoryContents& c) {
   }
 }
 
+// Reads one history, saying on stderr what it leaves out; false (and the
+// error said) when the file cannot be read.
+bool ReadHistory(const std::string& path, std::vector<aging::HistorySource>& out) {
+  auto contents = aging::HistoryFile(path).Read();
+  if (!contents) {
+    std::fprintf(stderr, "drivewatch: %s\n", contents.error().message.c_str());
+    return false;
+  }
+  Warn(path, *contents);
+  out.push_back({path, std::move(*contents)});
+  return true;
+}
+
 }  // namespace
 
 int RunReportCommand(const CommandLine& cli) {
@@ -47,14 +60,7 @@ int RunReportCommand(const CommandLine& cli) {
   if (cli.args.empty()) {
     const auto cfg = LoadConfig(cli);
     if (!cfg) return 2;
-    const std::string path = aging::HistoryPath(cfg->state_directory);
-    auto contents = aging::HistoryFile(path).Read();
-    if (!contents) {
-      std::fprintf(stderr, "drivewatch: %s\n", contents.error().message.c_str());
-      return 1;
-    }
-    Warn(path, *contents);
-    histories.push_back({path, std::move(*contents)});
+    if (!ReadHistory(aging::HistoryPath(cfg->state_directory), histories)) return 1;
     studies = aging::ReadStudies(cfg->state_directory);
   } else {
     for (const std::string& file : cli.args) {
@@ -68,13 +74,7 @@ int RunReportCommand(const CommandLine& cli) {
         studies.push_back(aging::StudyFile{file, aging::ParseStudyRecord(*bytes, file, "")});
         continue;
       }
-      auto contents = aging::HistoryFile(file).Read();
-      if (!contents) {
-        std::fprintf(stderr, "drivewatch: %s\n", contents.error().message.c_str());
-        return 1;
-      }
-      Warn(file, *contents);
-      histories.push_back({file, std::move(*contents)});
+      if (!ReadHistory(file, histories)) return 1;
     }
   }
   for (const aging::StudyFile& s : studies) {

@@ -4,8 +4,14 @@
 // abort like a crash and saves the input.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #define DW_FUZZ_CHECK(cond, what)                                      \
   do {                                                                 \
@@ -15,3 +21,13 @@
       std::abort();                                                    \
     }                                                                  \
   } while (0)
+
+// A path to a file that holds exactly `data` (one memfd per process,
+// rewritten each time), for code that reads files: no disk is touched.
+inline std::string DwFuzzFile(const std::uint8_t* data, std::size_t size) {
+  static const int fd = memfd_create("drivewatch-fuzz", 0);
+  DW_FUZZ_CHECK(fd >= 0, "memfd_create failed");
+  DW_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate failed");
+  DW_FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "pwrite failed");
+  return "/proc/self/fd/" + std::to_string(fd);
+}

@@ -2,9 +2,6 @@
 // HistoryFile::Read on a file holding the fuzz bytes (a memfd, so no disk
 // is touched), then every record through the three renderers of
 // `drivewatch history`.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,22 +9,9 @@
 #include "aging/history.h"
 #include "tests/fuzz/fuzz_check.h"
 
-namespace {
-
-int Memfd() {
-  static const int fd = memfd_create("drivewatch-history-fuzz", 0);
-  DW_FUZZ_CHECK(fd >= 0, "memfd_create failed");
-  return fd;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace drivewatch::aging;
-  const int fd = Memfd();
-  DW_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate failed");
-  DW_FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "pwrite failed");
-  const HistoryFile file("/proc/self/fd/" + std::to_string(fd));
+  const HistoryFile file(DwFuzzFile(data, size));
   const auto contents = file.Read();
   DW_FUZZ_CHECK(contents.ok(), "reading a readable file failed");
   DW_FUZZ_CHECK(contents->torn_tail_bytes <= size, "torn tail longer than the file");

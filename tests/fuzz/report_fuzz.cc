@@ -2,9 +2,6 @@
 // `drivewatch report` over a history holding the fuzz bytes (a memfd, so no
 // disk is touched): HistoryFile::Read, BuildDriveReport for every drive,
 // with the first one as the baseline too, then all four renderings.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,22 +9,9 @@
 #include "aging/drive_report.h"
 #include "tests/fuzz/fuzz_check.h"
 
-namespace {
-
-int Memfd() {
-  static const int fd = memfd_create("drivewatch-report-fuzz", 0);
-  DW_FUZZ_CHECK(fd >= 0, "memfd_create failed");
-  return fd;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace drivewatch::aging;
-  const int fd = Memfd();
-  DW_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate failed");
-  DW_FUZZ_CHECK(pwrite(fd, data, size, 0) == static_cast<ssize_t>(size), "pwrite failed");
-  auto contents = HistoryFile("/proc/self/fd/" + std::to_string(fd)).Read();
+  auto contents = HistoryFile(DwFuzzFile(data, size)).Read();
   DW_FUZZ_CHECK(contents.ok(), "reading a readable file failed");
   std::vector<HistorySource> histories = {{"fuzz.dwh", std::move(*contents)}};
   auto model = BuildDriveReport(histories, {}, {});

@@ -40,12 +40,13 @@ declare -A max_len=(
   [json]=4096
   [probe_state]=2048
   [history]=8192
+  [report]=16384            # a history of one record of each kind is ~15 KiB
   [retention_study]=32768   # a verified study is ~20 KiB
   [retention_block]=8192    # 512- and 4096-byte blocks
 )
 all_targets="config smart_log identify_controller identify_namespace apst error_log
   persistent_event_log self_test_log ocp_smart_log uevent web_config json probe_state history
-  retention_study retention_block"
+  report retention_study retention_block"
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)

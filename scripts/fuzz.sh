@@ -40,7 +40,7 @@ declare -A max_len=(
   [json]=4096
   [probe_state]=2048
   [history]=8192
-  [report]=16384            # a history of one record of each kind is ~15 KiB
+  [report]=20480            # a history of one record of each kind is ~16 KiB
   [retention_study]=32768   # a verified study is ~20 KiB
   [retention_block]=8192    # 512- and 4096-byte blocks
 )

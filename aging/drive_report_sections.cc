@@ -138,8 +138,13 @@ Json IdentitySection(const Selection& s) {
       "Fresh and aged are the same drive: the same model, and the same firmware unless it was "
       "updated between them, which can explain a change in any table. TMT1 and TMT2 are the "
       "host's thermal throttle points, known when host controlled thermal management is on.";
-  const Pick* fresh = Labelled(picks, "fresh");
+  // Without a fresh row (--runs latest), the one row there is.
   const Pick* aged = Labelled(picks, "aged");
+  const Pick* fresh = Labelled(picks, "fresh");
+  if (fresh == nullptr) {
+    fresh = Latest(picks);
+    aged = nullptr;
+  }
   if (fresh == nullptr) return section;
   std::vector<std::string> parts;
   if (aged && aged->run->firmware != fresh->run->firmware) {

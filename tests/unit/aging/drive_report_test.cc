@@ -283,6 +283,12 @@ TEST(DriveReportTest, RunsPicksOtherRowsByRunId) {
             "perf-phoronix-20260601T070000.000Z");
   // A run id is a row only in the tables of its measure.
   EXPECT_EQ(RunOf(*SectionOf(model, kA, "trim"), "perf-phoronix-20260601T070000.000Z"), "?");
+  // The latest alone: one row, still judged.
+  r.runs = {"latest"};
+  const Json latest = Build({"host-a.dwh"}, r);
+  const Json* identity = SectionOf(latest, kA, "identity");
+  EXPECT_EQ(identity->Find("runs")->items().size(), 2u);  // aged, baseline
+  EXPECT_EQ(VerdictOf(*identity), "info: firmware 002C");
 }
 
 TEST(DriveReportTest, ARequestForWhatIsNotOnRecordIsRefusedAndSaysWhatIs) {

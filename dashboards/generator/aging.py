@@ -209,7 +209,7 @@ last_run("Workload replay: latency", 8, "drivewatch_phase_result_seconds",
          'kind="replay", measure=~".*_p(50|99|99_9)"', "s",
          "Read, write and trim latency percentiles of the last replay; over 300 ms is detrimental (red).",
          min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
-last_run("Trim efficiency", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"',
+last_run("Trim efficiency of the last run", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"',
          "suffix:×",
          "Write speed after the deallocate over before it, in the last trim run: 0.9 or more keeps or gives "
          "back the speed (above 1: faster, a cache in use again), under 0.5 trim does not help.",

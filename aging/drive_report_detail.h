@@ -173,7 +173,7 @@ void AddLine(Json& chart, std::string name, const Points& points, bool dashed = 
 void AddMarker(Json& chart, double x, std::string label, std::string series = "");
 Json BarChart(std::string id, std::string title, const std::vector<std::string>& groups, Json y);
 void AddBars(Json& chart, std::string name, const std::vector<std::optional<double>>& values);
-// At most `most` points: consecutive points averaged in equal runs.
+// At most `most` points, evenly picked (the first and the last kept).
 Points Downsample(const Points& points, std::size_t most = 240);
 
 // Section parts.

@@ -231,20 +231,13 @@ void AddBars(Json& chart, std::string name, const std::vector<std::optional<doub
 }
 
 Points Downsample(const Points& points, std::size_t most) {
-  if (points.size() <= most || most == 0) return points;
+  if (points.size() <= most || most < 2) return points;
+  // Every k-th point, not averages: a step (the SLC cache running out)
+  // stays a step instead of becoming a ramp.
   Points out;
-  const double per = static_cast<double>(points.size()) / static_cast<double>(most);
+  const double step = static_cast<double>(points.size() - 1) / static_cast<double>(most - 1);
   for (std::size_t i = 0; i < most; ++i) {
-    const auto from = static_cast<std::size_t>(std::llround(per * static_cast<double>(i)));
-    const auto to = std::min(points.size(),
-                             static_cast<std::size_t>(std::llround(per * static_cast<double>(i + 1))));
-    double x = 0, y = 0;
-    for (std::size_t j = from; j < to; ++j) {
-      x += points[j].first;
-      y += points[j].second;
-    }
-    const double n = static_cast<double>(to - from);
-    if (n > 0) out.emplace_back(x / n, y / n);
+    out.push_back(points[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))]);
   }
   return out;
 }

@@ -164,6 +164,6 @@ assert [l[1]['href'] for l in links] == ['retention-p41-lab.html'], f'retention 
 "
 pass "every chart has its curves or bars and axis titles, every section its verdict"
 
-python3 "$src/tests/run/png_check.py" "$out/report.png" report 1200 18000 300
+python3 "$src/tests/run/png_check.py" "$out/report.png" report 1200 18000 900
 echo "screenshot: $out/report.png"
 echo "all report checks passed"

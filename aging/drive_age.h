@@ -25,11 +25,11 @@
 namespace drivewatch::aging {
 
 struct DriveAge {
-  double time = 0;                  // Unix seconds, when the log was read
+  double time = 0;  // Unix seconds, when the log was read
   std::uint64_t power_on_hours = 0;
   std::uint32_t percentage_used = 0;  // Percentage Used; may exceed 100
-  double data_written_bytes = 0;    // Data Units Written × 512,000
-  std::uint64_t capacity_bytes = 0; // the target's size (an NVMe namespace's)
+  double data_written_bytes = 0;      // Data Units Written × 512,000
+  std::uint64_t capacity_bytes = 0;   // the target's size (an NVMe namespace's)
   std::optional<std::uint16_t> tmt1_k, tmt2_k;
 
   // Data written over the capacity: how many times the drive was written.

@@ -46,7 +46,7 @@ struct Run {
   double start = 0;
   double end = 0;
   std::optional<DriveAge> age;
-  std::string age_problem;  // why drive_at_start was not trusted
+  std::string age_problem;                             // why drive_at_start was not trusted
   std::map<std::string, double, std::less<>> results;  // finite, 0 or more
   // Arrays of numbers (finite, 0 or more) from "series".
   std::map<std::string, std::vector<double>, std::less<>> numbers;
@@ -96,13 +96,12 @@ struct Inputs {
   std::vector<Run> runs;    // by start time
   std::vector<Step> steps;  // by time
   std::vector<Study> studies;
-  Json sources = Json::Array();  // per file: counts and what was damaged
-  std::vector<std::string> problems;  // values left out, with where and why
+  Json sources = Json::Array();                    // per file: counts and what was damaged
+  std::vector<std::string> problems;               // values left out, with where and why
   std::map<std::string, std::string> drive_names;  // drive -> model
 };
 Inputs ReadInputs(const std::vector<HistorySource>& histories,
                   const std::vector<StudyFile>& studies);
-
 
 // One row of a section: a label ("fresh", "aged", "baseline" or a run id),
 // the drive, and the run (null: not measured).

@@ -58,8 +58,9 @@ std::string Heading(const Json& column) {
 }
 
 std::string TableHtml(const Json& t) {
-  std::string out = "<div class=\"scroll\"><table class=\"measures\" data-table=\"" + Html(Str(t, "id")) + "\"><caption>" +
-                    Html(Str(t, "title")) + "</caption><thead><tr><th></th>";
+  std::string out = "<div class=\"scroll\"><table class=\"measures\" data-table=\"" +
+                    Html(Str(t, "id")) + "\"><caption>" + Html(Str(t, "title")) +
+                    "</caption><thead><tr><th></th>";
   const auto& columns = t.Find("columns")->items();
   for (const Json& c : columns) out += "<th>" + Heading(c) + "</th>";
   out += "</tr></thead><tbody>\n";
@@ -85,8 +86,9 @@ std::string TableHtml(const Json& t) {
 
 std::string RunsHtml(const Json& runs) {
   if (runs.items().empty()) return "";
-  std::string out = "<table class=\"runs\"><thead><tr><th>row</th><th>run</th><th>started</th>"
-                    "<th>drive age at its start</th><th>drive, source</th></tr></thead><tbody>\n";
+  std::string out =
+      "<table class=\"runs\"><thead><tr><th>row</th><th>run</th><th>started</th>"
+      "<th>drive age at its start</th><th>drive, source</th></tr></thead><tbody>\n";
   for (const Json& r : runs.items()) {
     const Json* run = r.Find("run");
     out += "<tr><td>" + Html(Str(r, "label")) + "</td>";
@@ -104,9 +106,9 @@ std::string RunsHtml(const Json& runs) {
     } else if (run->Find("age_problem")) {
       age = "damaged: " + Str(*run, "age_problem");
     }
-    out += "<td>" + Html(Str(*run, "id")) + "</td><td>" + Html(Utc(run->Find("start")->AsDouble())) +
-           "</td><td>" + Html(age) + "</td><td>" + Html(Str(r, "drive")) + ", " +
-           Html(Str(*run, "source")) + "</td></tr>\n";
+    out += "<td>" + Html(Str(*run, "id")) + "</td><td>" +
+           Html(Utc(run->Find("start")->AsDouble())) + "</td><td>" + Html(age) + "</td><td>" +
+           Html(Str(r, "drive")) + ", " + Html(Str(*run, "source")) + "</td></tr>\n";
   }
   return out + "</tbody></table>\n";
 }
@@ -125,9 +127,7 @@ std::function<std::string(double)> LogLabel(const std::string& unit) {
       return Format("%.*f%%", decimals, v * 100);
     };
   }
-  return [](double v) {
-    return v >= 1 ? report_format::Grouped(v, 0) : Format("%g", v);
-  };
+  return [](double v) { return v >= 1 ? report_format::Grouped(v, 0) : Format("%g", v); };
 }
 
 // An axis over [lo, hi] of the data: log over its decades, or linear from 0.
@@ -160,8 +160,8 @@ std::string LineChartHtml(const Json& c) {
   for (const Json& m : c.Find("markers")->items()) x_hi = std::max(x_hi, m.Find("x")->AsDouble());
   const svg::Plot plot({.width = 1000, .height = 360}, AxisFor(*c.Find("x"), x_lo, x_hi, true),
                        AxisFor(*c.Find("y"), y_lo, y_hi * 1.05, true));
-  std::string out = plot.Open("chart-svg line", Str(c, "title"),
-                              "data-chart=\"" + Html(Str(c, "id")) + "\"");
+  std::string out =
+      plot.Open("chart-svg line", Str(c, "title"), "data-chart=\"" + Html(Str(c, "id")) + "\"");
   out += plot.Axes();
   std::vector<svg::LegendEntry> legend;
   // Series of one group (a row's before and after) share a colour.
@@ -213,10 +213,10 @@ std::string BarChartHtml(const Json& c) {
   svg::Axis none;
   none.max = static_cast<double>(groups.size());
   // The legend goes in a right margin of its own: bars reach the top.
-  const svg::Plot plot({.width = 1000, .height = 320, .right = 170, .bottom = turn ? 96.0 : 50.0}, none,
-                       AxisFor(*c.Find("y"), lo, hi * 1.1, true));
-  std::string out = plot.Open("chart-svg bars", Str(c, "title"),
-                              "data-chart=\"" + Html(Str(c, "id")) + "\"");
+  const svg::Plot plot({.width = 1000, .height = 320, .right = 170, .bottom = turn ? 96.0 : 50.0},
+                       none, AxisFor(*c.Find("y"), lo, hi * 1.1, true));
+  std::string out =
+      plot.Open("chart-svg bars", Str(c, "title"), "data-chart=\"" + Html(Str(c, "id")) + "\"");
   out += plot.Axes();
   const double group_width = (plot.right() - plot.left()) / std::max<std::size_t>(1, groups.size());
   const double bar_width = group_width * 0.8 / std::max<std::size_t>(1, series.size());
@@ -226,31 +226,35 @@ std::string BarChartHtml(const Json& c) {
     const double gx = plot.left() + group_width * static_cast<double>(g);
     const std::string name = groups[g].AsString();
     if (turn) {
-      out += Format("<text class=\"group\" transform=\"translate(%.1f %.1f) rotate(-25)\" "
-                    "text-anchor=\"end\">%s</text>\n",
-                    gx + group_width / 2, plot.bottom() + 16, Html(name).c_str());
+      out += Format(
+          "<text class=\"group\" transform=\"translate(%.1f %.1f) rotate(-25)\" "
+          "text-anchor=\"end\">%s</text>\n",
+          gx + group_width / 2, plot.bottom() + 16, Html(name).c_str());
     } else {
-      out += Format("<text class=\"group\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                    gx + group_width / 2, plot.bottom() + 18, Html(name).c_str());
+      out +=
+          Format("<text class=\"group\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                 gx + group_width / 2, plot.bottom() + 18, Html(name).c_str());
     }
     for (std::size_t i = 0; i < series.size(); ++i) {
       const Json& v = series[i].Find("values")->items()[g];
       const double x = gx + group_width * 0.1 + bar_width * static_cast<double>(i);
       const std::string sname = Str(series[i], "name");
       if (v.is_null()) {
-        out += Format("<text class=\"missing\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
-                      "style=\"font-size:10px\">n/m</text>",
-                      x + bar_width / 2, plot.bottom() - 4);
+        out += Format(
+            "<text class=\"missing\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" "
+            "style=\"font-size:10px\">n/m</text>",
+            x + bar_width / 2, plot.bottom() - 4);
         continue;
       }
       const double top = plot.Y(v.AsDouble());
-      out += Format("<rect class=\"bar\" data-series=\"%s\" data-group=\"%s\" x=\"%.1f\" y=\"%.1f\" "
-                    "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>\n",
-                    Html(sname).c_str(), Html(name).c_str(), x, top, bar_width * 0.92,
-                    std::max(0.0, plot.bottom() - top), svg::Colour(i).c_str(),
-                    Html(sname + ", " + name + ": " + report_format::Grouped(v.AsDouble(), v.AsDouble() < 10 ? 2 : 0) +
-                         " " + unit)
-                        .c_str());
+      out += Format(
+          "<rect class=\"bar\" data-series=\"%s\" data-group=\"%s\" x=\"%.1f\" y=\"%.1f\" "
+          "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>\n",
+          Html(sname).c_str(), Html(name).c_str(), x, top, bar_width * 0.92,
+          std::max(0.0, plot.bottom() - top), svg::Colour(i).c_str(),
+          Html(sname + ", " + name + ": " +
+               report_format::Grouped(v.AsDouble(), v.AsDouble() < 10 ? 2 : 0) + " " + unit)
+              .c_str());
     }
   }
   for (std::size_t i = 0; i < series.size(); ++i) {
@@ -263,7 +267,8 @@ std::string BarChartHtml(const Json& c) {
 std::string SectionHtml(const Json& s, const std::string& drive) {
   const std::string id = Str(s, "id");
   std::string out = "<section class=\"report-section\" id=\"" + Html(Anchor(drive + "-" + id)) +
-                    "\" data-section=\"" + Html(id) + "\">\n<h2>" + Html(Str(s, "title")) + "</h2>\n";
+                    "\" data-section=\"" + Html(id) + "\">\n<h2>" + Html(Str(s, "title")) +
+                    "</h2>\n";
   for (const Json& t : s.Find("tables")->items()) out += TableHtml(t);
   for (const Json& c : s.Find("charts")->items()) {
     out += "<figure class=\"chart\"><figcaption>" + Html(Str(c, "title")) + "</figcaption>\n";
@@ -274,9 +279,10 @@ std::string SectionHtml(const Json& s, const std::string& drive) {
   if (const Json* links = s.Find("links")) {
     for (const Json& l : links->items()) {
       out += "<p class=\"note links\"><a href=\"" + Html(Str(l, "href")) + "\">" +
-             Html(Str(l, "label")) + "</a> (written beside this page by <code>drivewatch report "
-             "--format=html --output FILE</code>, or by <code>" + Html(Str(l, "command")) +
-             "</code>)</p>\n";
+             Html(Str(l, "label")) +
+             "</a> (written beside this page by <code>drivewatch report "
+             "--format=html --output FILE</code>, or by <code>" +
+             Html(Str(l, "command")) + "</code>)</p>\n";
     }
   }
   for (const Json& n : s.Find("notes")->items()) {
@@ -305,7 +311,8 @@ std::string RenderHtml(const Json& model) {
   for (const Json& s : model.Find("sources")->items()) {
     std::string line = Str(s, "file") + ": " + Str(s, "kind");
     if (Str(s, "kind") == "history") {
-      line += Format(", %llu runs, %llu steps", static_cast<unsigned long long>(s.Find("runs")->AsUint()),
+      line += Format(", %llu runs, %llu steps",
+                     static_cast<unsigned long long>(s.Find("runs")->AsUint()),
                      static_cast<unsigned long long>(s.Find("steps")->AsUint()));
       if (const auto d = s.Find("duplicates")->AsUint()) {
         line += Format(", %llu already read from another file", static_cast<unsigned long long>(d));

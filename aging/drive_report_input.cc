@@ -46,8 +46,8 @@ std::string RecordProblem(const Json& r, bool step) {
   }
   static constexpr const char* kStepTimes[] = {"time"};
   static constexpr const char* kRunTimes[] = {"start", "end"};
-  for (const char* key : step ? std::span<const char* const>(kStepTimes)
-                              : std::span<const char* const>(kRunTimes)) {
+  for (const char* key :
+       step ? std::span<const char* const>(kStepTimes) : std::span<const char* const>(kRunTimes)) {
     const Json* v = r.Find(key);
     if (v == nullptr || v->type() != Json::Type::kNumber || !std::isfinite(v->AsDouble()) ||
         v->AsDouble() < 0) {
@@ -142,9 +142,9 @@ Inputs ReadInputs(const std::vector<HistorySource>& histories,
           ++duplicates;
           continue;
         }
-        s.values = Numbers(r.Find("results"),
-                           h.name + ": step " + std::to_string(s.step) + " of run " + s.run,
-                           in.problems);
+        s.values =
+            Numbers(r.Find("results"),
+                    h.name + ": step " + std::to_string(s.step) + " of run " + s.run, in.problems);
         in.steps.push_back(std::move(s));
         ++steps;
         continue;
@@ -179,7 +179,8 @@ Inputs ReadInputs(const std::vector<HistorySource>& histories,
                                 ": its age is shown as unknown");
         }
       }
-      run.results = Numbers(r.Find("results"), h.name + ": run " + run.id + ": results", in.problems);
+      run.results =
+          Numbers(r.Find("results"), h.name + ": run " + run.id + ": results", in.problems);
       run.series = Member(r, "series", Json::Type::kObject);
       if (run.series != nullptr) {
         for (const auto& [key, v] : run.series->members()) {
@@ -232,7 +233,8 @@ Inputs ReadInputs(const std::vector<HistorySource>& histories,
       s.record = &*f.record;
       if (const std::string name = Text(*f.record, "study"); !name.empty()) s.name = name;
       const Json* id = f.record->Find("id");
-      if (id != nullptr && !study_ids.insert(id->AsString()).second) continue;  // the same study twice
+      if (id != nullptr && !study_ids.insert(id->AsString()).second)
+        continue;  // the same study twice
       s.drive = DriveOf(Text(*f.record, "serial"), Text(*f.record, "target"));
     }
     Json source = Json::Object();

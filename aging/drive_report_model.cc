@@ -56,7 +56,9 @@ std::string UnitLabel(std::string_view unit) {
   if (unit == "s") return "s";
   if (unit == "mW") return "mW";
   if (unit == "percent" || unit == "pct") return "%";
-  if (unit == "celsius") return "\xc2\xb0" "C";
+  if (unit == "celsius")
+    return "\xc2\xb0"
+           "C";
   if (unit == "hours") return "h";
   if (unit == "days") return "days";
   if (unit == "x") return "\xc3\x97";
@@ -387,7 +389,9 @@ Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
   };
   for (const std::string& d : request.drives) {
     if (!on_record.count(d)) {
-      return Error{EINVAL, -1, "--drive " + d + ": no run of that drive on record (drives on record: " + known() + ")"};
+      return Error{
+          EINVAL, -1,
+          "--drive " + d + ": no run of that drive on record (drives on record: " + known() + ")"};
     }
     if (d == request.baseline) {
       return Error{EINVAL, -1, "--drive " + d + " is also the --baseline (expected another drive)"};

@@ -29,7 +29,7 @@ struct LegacyCell {
   const char* access;
   const char* operation;
   double read_percent;
-  double block_size;  // 0: from <name>_block_size_bytes
+  double block_size;   // 0: from <name>_block_size_bytes
   double queue_depth;  // 0: not recorded
   const char* key;     // a result key the cell always has
 };
@@ -47,8 +47,8 @@ constexpr LegacyCell kLegacyCells[] = {
 bool ValidName(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -66,8 +66,8 @@ std::string HeadlineKey(const Run& run, const Cell& c) {
 }
 
 bool Throughput(const Cell& c) {
-  return !c.paced() && !c.mix() && (c.operation == "read" || c.operation == "write" ||
-                                    c.operation == "trim");
+  return !c.paced() && !c.mix() &&
+         (c.operation == "read" || c.operation == "write" || c.operation == "trim");
 }
 bool Qd1(const Cell& c) {
   return !c.paced() && !c.mix() && c.access != "sequential" && c.queue_depth &&
@@ -77,14 +77,17 @@ bool Qd1(const Cell& c) {
 bool LowLoad(const Cell& c) { return c.paced() && !c.mix() && c.operation == "read"; }
 bool Mixed(const Cell& c) { return c.mix(); }
 
-ColumnSpec LatencyColumn(const Cell& c, std::string_view op, std::string_view q,
-                         std::string label, bool optional) {
+ColumnSpec LatencyColumn(const Cell& c, std::string_view op, std::string_view q, std::string label,
+                         bool optional) {
   const std::string key = c.name + "_" + std::string(op) + "_" + std::string(q) + "_seconds";
-  return {key, std::move(label), "ms",
+  return {key,
+          std::move(label),
+          "ms",
           [c, op = std::string(op), q = std::string(q)](const Run& r) {
             return Value(CellLatency(r, c, op, q));
           },
-          nullptr, optional};
+          nullptr,
+          optional};
 }
 
 std::string Ms(double seconds) { return ShowValue(Json(seconds), "ms") + " ms"; }
@@ -175,8 +178,8 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
   for (const Json& e : cells->items()) {
     const std::string at = where + "[" + std::to_string(i++) + "]";
     const Json* name = e.Find("name");
-    if (e.type() != Json::Type::kObject || name == nullptr ||
-        name->type() != Json::Type::kString || !ValidName(name->AsString())) {
+    if (e.type() != Json::Type::kObject || name == nullptr || name->type() != Json::Type::kString ||
+        !ValidName(name->AsString())) {
       problems.push_back(at + ": no valid name (expected letters, digits, _ . -): left out");
       continue;
     }
@@ -227,7 +230,8 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
 std::optional<double> CellLatency(const Run& run, const Cell& cell, std::string_view op,
                                   std::string_view q) {
   const std::string quantile(q);
-  if (auto v = run.Result(cell.name + "_" + std::string(op) + "_" + quantile + "_seconds")) return v;
+  if (auto v = run.Result(cell.name + "_" + std::string(op) + "_" + quantile + "_seconds"))
+    return v;
   // Before the perf matrix, a QD1 cell did one operation and named its
   // quantiles without it.
   if (cell.operation == op) return run.Result(cell.name + "_" + quantile + "_seconds");
@@ -240,9 +244,9 @@ namespace {
 // a run of the default cells and one of the Phoronix preset at the same
 // fill level make two tables, not one of mostly "not measured".
 struct Group {
-  int level = -1;                   // throughput tables only
-  std::vector<std::string> names;   // the cells, sorted
-  std::vector<Cell> cells;          // as the first run lists them
+  int level = -1;                  // throughput tables only
+  std::vector<std::string> names;  // the cells, sorted
+  std::vector<Cell> cells;         // as the first run lists them
 };
 
 bool HasValue(const Run& r, const Cell& c, bool (*which)(const Cell&)) {
@@ -277,9 +281,8 @@ std::vector<Group> GroupsOf(const Selection& s, bool (*which)(const Cell&), bool
     const std::vector<std::string> names = Signature(r, which);
     if (names.empty()) continue;
     const int level = by_level ? FillLevel(r) : -1;
-    if (std::none_of(out.begin(), out.end(), [&](const Group& g) {
-          return g.level == level && g.names == names;
-        })) {
+    if (std::none_of(out.begin(), out.end(),
+                     [&](const Group& g) { return g.level == level && g.names == names; })) {
       out.push_back(Group{level, names, {}});
     }
   }
@@ -323,10 +326,10 @@ std::pair<std::string, std::string> GroupName(const Group& g, std::size_t compan
                        [&](const LegacyCell& l) { return n == l.name; });
   });
   if (company <= 1 || fixed) return {"", ""};
-  const bool phoronix =
-      std::all_of(g.cells.begin(), g.cells.end(), PhoronixCell) &&
-      std::any_of(g.cells.begin(), g.cells.end(),
-                  [](const Cell& c) { return *c.block_size == 2097152 || *c.queue_depth == 1; });
+  const bool phoronix = std::all_of(g.cells.begin(), g.cells.end(), PhoronixCell) &&
+                        std::any_of(g.cells.begin(), g.cells.end(), [](const Cell& c) {
+                          return *c.block_size == 2097152 || *c.queue_depth == 1;
+                        });
   if (phoronix) return {" (Phoronix cells)", "_phoronix"};
   std::string names;
   for (std::size_t i = 0; i < g.cells.size() && i < 4; ++i) {
@@ -338,17 +341,20 @@ std::pair<std::string, std::string> GroupName(const Group& g, std::size_t compan
 
 std::function<bool(const Run&)> InGroup(const Group& g, bool (*which)(const Cell&), bool by_level) {
   return [&g, which, by_level](const Run& r) {
-    return r.kind == "perf" && (!by_level || FillLevel(r) == g.level) && Signature(r, which) == g.names;
+    return r.kind == "perf" && (!by_level || FillLevel(r) == g.level) &&
+           Signature(r, which) == g.names;
   };
 }
 
 Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) {
   const int level = g.level;
   const auto [suffix, id_suffix] = GroupName(g, company);
-  const std::string id = (level < 0 ? std::string("perf_fill_unknown") : Format("perf_fill_%d", level)) + id_suffix;
+  const std::string id =
+      (level < 0 ? std::string("perf_fill_unknown") : Format("perf_fill_%d", level)) + id_suffix;
   Json section = Section(
       id, (level < 0 ? std::string("Sequential and random performance (fill level not on record)")
-                     : Format("Sequential and random performance at %d %% fill", level)) + suffix);
+                     : Format("Sequential and random performance at %d %% fill", level)) +
+              suffix);
   const auto picks = PickRuns(s, InGroup(g, Throughput, true));
   section["runs"] = RunsJson(picks);
   // Sequential first, then random, each in the order the runs list them.
@@ -407,16 +413,17 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
       for (const std::string& d : dropped) list += (list.empty() ? "" : ", ") + d;
       section["verdict"] = Verdict("fail", "aged fell below 80 % of fresh: " + list);
     } else {
-      section["verdict"] =
-          Verdict("pass", "aged keeps 80 % or more of fresh in every cell (the lowest: " +
-                              lowest_at + Format(" at %.0f%%)", lowest * 100));
+      section["verdict"] = Verdict(
+          "pass", "aged keeps 80 % or more of fresh in every cell (the lowest: " + lowest_at +
+                      Format(" at %.0f%%)", lowest * 100));
     }
   } else {
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");
   }
   if (AnyMark(table, "not_steady")) {
-    section["notes"].Push("\xe2\x80\xa0 a cell that did not reach steady state (SNIA PTS) "
-                          "within its rounds: its value is the last round's");
+    section["notes"].Push(
+        "\xe2\x80\xa0 a cell that did not reach steady state (SNIA PTS) "
+        "within its rounds: its value is the last round's");
   }
   for (const auto& [seq, groups] : {std::pair{true, seq_groups}, std::pair{false, rand_groups}}) {
     if (groups.empty() || !AnyValue(table)) continue;
@@ -443,10 +450,11 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
 std::pair<Json, std::vector<Pick>> GroupSection(const Selection& s, const Group* g,
                                                 std::size_t company, bool (*which)(const Cell&),
                                                 const std::string& id, const std::string& title) {
-  const auto [suffix, id_suffix] = g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
+  const auto [suffix, id_suffix] =
+      g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
   Json section = Section(id + id_suffix, title + suffix);
-  std::vector<Pick> picks =
-      PickRuns(s, g ? InGroup(*g, which, false) : [](const Run&) { return false; });
+  std::vector<Pick> picks = PickRuns(
+      s, g ? InGroup(*g, which, false) : [](const Run&) { return false; });
   section["runs"] = RunsJson(picks);
   return {std::move(section), std::move(picks)};
 }
@@ -496,7 +504,8 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
 }
 
 Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
-  auto [section, picks] = GroupSection(s, g, company, LowLoad, "low_load_latency", "Low-load latency");
+  auto [section, picks] =
+      GroupSection(s, g, company, LowLoad, "low_load_latency", "Low-load latency");
   std::vector<Cell> cells = g ? g->cells : std::vector<Cell>{};
   std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
     return a.rate_iops.value_or(0) < b.rate_iops.value_or(0);
@@ -512,8 +521,8 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
     if (std::none_of(cells.begin(), cells.end(),
                      [&](const Cell& c) { return Format("%.0f", *c.rate_iops) == rate; })) {
       columns.push_back({std::string("read_at_") + rate + "_iops_p99_9_seconds",
-                         std::string(rate) + " IOPS p99.9", "ms",
-                         [](const Run&) { return Json(); }, nullptr});
+                         std::string(rate) + " IOPS p99.9", "ms", [](const Run&) { return Json(); },
+                         nullptr});
     }
   }
   Json table = RunTable("latency", "Random reads at a low, fixed rate", picks, columns);
@@ -541,8 +550,8 @@ Json MixedTable(const Selection& s, const Group* g, std::size_t company) {
     columns.push_back(LatencyColumn(c, "write", "p99_9", c.Label() + " write p99.9", false));
   }
   if (columns.empty()) {
-    columns.push_back({"mixed_iops", "mixed read/write", "iops", [](const Run&) { return Json(); },
-                       nullptr});
+    columns.push_back(
+        {"mixed_iops", "mixed read/write", "iops", [](const Run&) { return Json(); }, nullptr});
   }
   Json table = RunTable("mixed", "Random read/write mixes", picks, columns);
   section["expectation"] =
@@ -561,7 +570,8 @@ std::vector<Json> PerfSections(const Selection& s) {
   // The reference report's two fill levels always have a section; runs
   // whose fill level is not on record come last.
   for (int level : {10, 50}) {
-    if (std::none_of(groups.begin(), groups.end(), [&](const Group& g) { return g.level == level; })) {
+    if (std::none_of(groups.begin(), groups.end(),
+                     [&](const Group& g) { return g.level == level; })) {
       groups.push_back(Group{level, {}, {}});
     }
   }
@@ -581,8 +591,9 @@ std::vector<Json> LatencySections(const Selection& s) {
   std::vector<Json> out;
   using Which = bool (*)(const Cell&);
   using Build = Json (*)(const Selection&, const Group*, std::size_t);
-  for (auto [which, build] : {std::pair<Which, Build>{Qd1, Qd1Table}, std::pair<Which, Build>{LowLoad, LowLoadTable},
-                              std::pair<Which, Build>{Mixed, MixedTable}}) {
+  for (auto [which, build] :
+       {std::pair<Which, Build>{Qd1, Qd1Table}, std::pair<Which, Build>{LowLoad, LowLoadTable},
+        std::pair<Which, Build>{Mixed, MixedTable}}) {
     const std::vector<Group> groups = GroupsOf(s, which, false);
     if (groups.empty()) out.push_back(build(s, nullptr, 0));
     for (const Group& g : groups) out.push_back(build(s, &g, groups.size()));

@@ -44,7 +44,8 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 // written by the end of each second.
 Points OverTime(const std::vector<double>& bps) {
   Points out;
-  for (std::size_t i = 0; i < bps.size(); ++i) out.emplace_back(static_cast<double>(i), bps[i] / 1e6);
+  for (std::size_t i = 0; i < bps.size(); ++i)
+    out.emplace_back(static_cast<double>(i), bps[i] / 1e6);
   return Downsample(out);
 }
 Points OverBytes(const std::vector<double>& bps) {
@@ -81,8 +82,9 @@ std::vector<int> StatesOf(const Run& r) {
 }
 
 // The rows' values of one column, for charts.
-std::vector<std::optional<double>> Across(const std::vector<int>& states, const Run* run,
-                                          const std::function<std::optional<double>(const Run&, int)>& f) {
+std::vector<std::optional<double>> Across(
+    const std::vector<int>& states, const Run* run,
+    const std::function<std::optional<double>(const Run&, int)>& f) {
   std::vector<std::optional<double>> out;
   for (int n : states) out.push_back(run ? f(*run, n) : std::nullopt);
   return out;
@@ -132,7 +134,9 @@ Json IdentitySection(const Selection& s) {
         },
         nullptr},
        {"drive_writes", "drive writes", "x",
-        [](const Run& r) { return Value(AgeField(r, [](const DriveAge& a) { return a.DriveWrites(); })); },
+        [](const Run& r) {
+          return Value(AgeField(r, [](const DriveAge& a) { return a.DriveWrites(); }));
+        },
         nullptr}}));
   section["expectation"] =
       "Fresh and aged are the same drive: the same model, and the same firmware unless it was "
@@ -151,17 +155,18 @@ Json IdentitySection(const Selection& s) {
     parts.push_back("firmware changed " + fresh->run->firmware + " \xe2\x86\x92 " +
                     aged->run->firmware + " between fresh and aged");
   } else {
-    parts.push_back("firmware " + (fresh->run->firmware.empty() ? std::string("unknown")
-                                                                 : fresh->run->firmware) +
+    parts.push_back("firmware " +
+                    (fresh->run->firmware.empty() ? std::string("unknown") : fresh->run->firmware) +
                     (aged ? " throughout" : ""));
   }
   if (aged && fresh->run->age && aged->run->age) {
     const DriveAge& f = *fresh->run->age;
     const DriveAge& a = *aged->run->age;
-    parts.push_back(Format("aged %s power-on hours, %u%% used and %.2f drive writes later",
-                           report_format::Grouped(double(a.power_on_hours) - double(f.power_on_hours), 0).c_str(),
-                           a.percentage_used - std::min(a.percentage_used, f.percentage_used),
-                           a.DriveWrites() - f.DriveWrites()));
+    parts.push_back(Format(
+        "aged %s power-on hours, %u%% used and %.2f drive writes later",
+        report_format::Grouped(double(a.power_on_hours) - double(f.power_on_hours), 0).c_str(),
+        a.percentage_used - std::min(a.percentage_used, f.percentage_used),
+        a.DriveWrites() - f.DriveWrites()));
   } else if (!fresh->run->age) {
     parts.push_back("the drive's age is not on record for its runs");
   }
@@ -172,14 +177,16 @@ Json IdentitySection(const Selection& s) {
 namespace {
 
 bool IsFill(const Run& r) {
-  return r.kind == "fill" && (r.Result("slc_cache_bytes") || r.Result("slc_cache_lower_bound_bytes"));
+  return r.kind == "fill" &&
+         (r.Result("slc_cache_bytes") || r.Result("slc_cache_lower_bound_bytes"));
 }
 
 Json FillSection(const Selection& s, int level) {
   Json section = Section(level < 0 ? std::string("fill_unknown") : Format("fill_%d", level),
                          level < 0 ? std::string("Fill and SLC cache (fill level not on record)")
                                    : Format("Fill to %d %% and SLC cache", level));
-  const auto picks = PickRuns(s, [level](const Run& r) { return IsFill(r) && FillLevel(r) == level; });
+  const auto picks =
+      PickRuns(s, [level](const Run& r) { return IsFill(r) && FillLevel(r) == level; });
   section["runs"] = RunsJson(picks);
   auto bound = [](const Run& r) {
     return r.Result("slc_cache_bytes") ? std::string() : std::string("at_least");
@@ -228,10 +235,11 @@ Json FillSection(const Selection& s, int level) {
     const bool found = std::any_of(picks.begin(), picks.end(), [](const Pick& p) {
       return p.run && p.label != "baseline" && p.run->Result("slc_cache_bytes");
     });
-    section["verdict"] = Verdict(
-        "info", (found ? "SLC cache found: " : "no SLC cache found (a cache at least as large as "
-                                               "what was written, or none): ") +
-                    Join(parts, "; "));
+    section["verdict"] =
+        Verdict("info", (found ? "SLC cache found: "
+                               : "no SLC cache found (a cache at least as large as "
+                                 "what was written, or none): ") +
+                            Join(parts, "; "));
   }
   const std::string id = section["id"].AsString();
   Json time = LineChart(id + "_time", "Fill throughput over time", ChartAxis("time", "s"),
@@ -302,8 +310,9 @@ Json ReclaimSection(const Selection& s) {
     const auto d = config::ParseDuration(std::string_view(idle).substr(5));
     return d ? d->count() : INT64_MAX;
   };
-  std::stable_sort(idles.begin(), idles.end(),
-                   [&](const std::string& a, const std::string& b) { return length(a) < length(b); });
+  std::stable_sort(idles.begin(), idles.end(), [&](const std::string& a, const std::string& b) {
+    return length(a) < length(b);
+  });
   auto fast = [](const Run& r, const std::string& idle) {
     auto v = r.Result(idle + "_fast_stage_bytes");
     return v ? v : r.Result(idle + "_fast_stage_lower_bound_bytes");
@@ -335,9 +344,10 @@ Json ReclaimSection(const Selection& s) {
       return !p->run->Result(i + "_fast_stage_bytes");
     });
     std::string line = "after " + idles.front().substr(5) + " idle " +
-                       (first ? Show(*first, "bytes") : std::string(kNotMeasured)) + " at full speed, after " +
-                       idles.back().substr(5) + " " +
-                       (last ? Show(*last, "bytes") : std::string(kNotMeasured)) + " (" + p->label + ")";
+                       (first ? Show(*first, "bytes") : std::string(kNotMeasured)) +
+                       " at full speed, after " + idles.back().substr(5) + " " +
+                       (last ? Show(*last, "bytes") : std::string(kNotMeasured)) + " (" + p->label +
+                       ")";
     if (never_slowed) {
       section["verdict"] = Verdict("pass", line + ": no write ran out of cache");
     } else if (first && last && *last > *first) {
@@ -371,8 +381,8 @@ Json ReplaySection(const Selection& s) {
   std::vector<ColumnSpec> columns = {
       {"replay_duration_seconds", "replay took", "s", result("replay_duration_seconds"), nullptr}};
   for (const char* op : {"read", "write", "trim"}) {
-    for (const auto& [q, label] : {std::pair{"p50", "p50"}, std::pair{"p99", "p99"},
-                                   std::pair{"p99_9", "p99.9"}}) {
+    for (const auto& [q, label] :
+         {std::pair{"p50", "p50"}, std::pair{"p99", "p99"}, std::pair{"p99_9", "p99.9"}}) {
       const std::string key = std::string(op) + "_" + q + "_seconds";
       columns.push_back({key, std::string(op) + " " + label, "ms", result(key), nullptr,
                          std::string(op) != "read"});
@@ -408,13 +418,14 @@ Json ReplaySection(const Selection& s) {
                        Show(t, "s").c_str());
       }
     }
-    section["verdict"] = over.empty()
-                             ? Verdict("pass", line + "; no latency over 300 ms")
-                             : Verdict("fail", line + "; detrimental, over 300 ms: " + Join(over, "; "));
+    section["verdict"] =
+        over.empty() ? Verdict("pass", line + "; no latency over 300 ms")
+                     : Verdict("fail", line + "; detrimental, over 300 ms: " + Join(over, "; "));
   }
   if (!AnyValue(table)) {
-    section["notes"].Push("no replay run on record: the replay phase replays a block trace "
-                          "(docs/aging.md)");
+    section["notes"].Push(
+        "no replay run on record: the replay phase replays a block trace "
+        "(docs/aging.md)");
   }
   section["tables"].Push(std::move(table));
   return section;
@@ -423,7 +434,8 @@ Json ReplaySection(const Selection& s) {
 Json LowPowerSection(const Selection& s) {
   Json section = Section("low_power", "Low power");
   const auto picks = PickRuns(s, [](const Run& r) {
-    return r.kind == "power-states" && (Power(r, "idle") || Power(r, "at_10_iops") || !StatesOf(r).empty());
+    return r.kind == "power-states" &&
+           (Power(r, "idle") || Power(r, "at_10_iops") || !StatesOf(r).empty());
   });
   section["runs"] = RunsJson(picks);
   auto watts = [](const char* measure) {
@@ -493,7 +505,9 @@ Json LowPowerSection(const Selection& s) {
     auto p = Power(r, Format("ps%d", n));
     return p ? std::optional<double>(p->first) : std::nullopt;
   };
-  auto state_exit = [](const Run& r, int n) { return r.Result(Format("ps%d_exit_latency_p50_seconds", n)); };
+  auto state_exit = [](const Run& r, int n) {
+    return r.Result(Format("ps%d_exit_latency_p50_seconds", n));
+  };
   auto declared = [](const Run& r, int n) {
     return r.Result(Format("ps%d_exit_latency_declared_seconds", n));
   };
@@ -501,9 +515,11 @@ Json LowPowerSection(const Selection& s) {
     Json row = Row(Format("ps%d", n));
     for (const Pick& p : picks) {
       row["values"][p.label + "_power_watts"] = p.run ? Value(state_power(*p.run, n)) : Json();
-      row["values"][p.label + "_exit_latency_p50_seconds"] = p.run ? Value(state_exit(*p.run, n)) : Json();
+      row["values"][p.label + "_exit_latency_p50_seconds"] =
+          p.run ? Value(state_exit(*p.run, n)) : Json();
     }
-    row["values"]["exit_latency_declared_seconds"] = latest ? Value(declared(*latest->run, n)) : Json();
+    row["values"]["exit_latency_declared_seconds"] =
+        latest ? Value(declared(*latest->run, n)) : Json();
     rows.Push(std::move(row));
   }
   if (!states.empty()) section["tables"].Push(std::move(per_state));
@@ -521,15 +537,17 @@ Json LowPowerSection(const Selection& s) {
                          Show(ten->first, "mW");
       const bool estimated = idle->second == "psd_estimate" || ten->second == "psd_estimate";
       if (estimated) {
-        section["verdict"] = Verdict(
-            "info", line + " (estimated from the power state descriptors, not measured: add a "
-                           "power meter, [[probes.power.meters]], to judge it)");
+        section["verdict"] =
+            Verdict("info", line +
+                                " (estimated from the power state descriptors, not measured: add a "
+                                "power meter, [[probes.power.meters]], to judge it)");
       } else if (idle->first < kLowIdleWatts && ten->first < kLowTenIopsWatts) {
         section["verdict"] = Verdict("pass", line + ": low power idle and at 10 IOPS");
       } else if (idle->first < kLowIdleWatts) {
         section["verdict"] = Verdict(
-            "fail", line + ": low power idle, but not at 10 IOPS: the drive does not get back to "
-                           "its low-power states between reads");
+            "fail", line +
+                        ": low power idle, but not at 10 IOPS: the drive does not get back to "
+                        "its low-power states between reads");
       } else {
         section["verdict"] = Verdict("fail", line + ": not low power when idle");
       }
@@ -554,7 +572,8 @@ Json LowPowerSection(const Selection& s) {
       }
       AddBars(exit, p.label, us);
     }
-    std::vector<std::optional<double>> us = Across(states, latest ? latest->run : nullptr, declared);
+    std::vector<std::optional<double>> us =
+        Across(states, latest ? latest->run : nullptr, declared);
     for (auto& v : us) {
       if (v) *v *= 1e6;
     }
@@ -597,14 +616,16 @@ Json TrimSection(const Selection& s) {
       } else if (*e >= 0.9) {
         section["verdict"] = Verdict("pass", at + ": the write speed is kept");
       } else if (*e >= 0.5) {
-        section["verdict"] = Verdict("info", at + ": writing is somewhat slower after the deallocate");
+        section["verdict"] =
+            Verdict("info", at + ": writing is somewhat slower after the deallocate");
       } else {
-        section["verdict"] = Verdict("fail", at + ": writing is much slower after the deallocate: trim does not help");
+        section["verdict"] = Verdict(
+            "fail", at + ": writing is much slower after the deallocate: trim does not help");
       }
     }
   }
-  Json chart = LineChart("trim", "Write throughput before and after trim",
-                         ChartAxis("time", "s"), ChartAxis("write", "MB/s"));
+  Json chart = LineChart("trim", "Write throughput before and after trim", ChartAxis("time", "s"),
+                         ChartAxis("write", "MB/s"));
   for (const Pick& p : picks) {
     if (!p.run) continue;
     if (const auto* before = p.run->Numbers("write_before_trim_bytes_per_second")) {
@@ -731,15 +752,16 @@ Json EnduranceSection(const Selection& s) {
   if (mine.size() > 1) {
     std::vector<std::pair<std::string, const Step*>> all;
     const std::size_t from = mine.size() > kPassRows ? mine.size() - kPassRows : 0;
-    const bool one_test = std::all_of(mine.begin(), mine.end(),
-                                      [&](const Step* st) { return st->test == mine.front()->test; });
+    const bool one_test = std::all_of(
+        mine.begin(), mine.end(), [&](const Step* st) { return st->test == mine.front()->test; });
     for (std::size_t i = from; i < mine.size(); ++i) {
-      all.emplace_back((one_test ? "" : "test " + mine[i]->test + " ") + "pass " +
-                           std::to_string(mine[i]->step),
-                       mine[i]);
+      all.emplace_back(
+          (one_test ? "" : "test " + mine[i]->test + " ") + "pass " + std::to_string(mine[i]->step),
+          mine[i]);
     }
     section["tables"].Push(table_of("passes", "Every pass of the drive", all));
-    if (from > 0) section["notes"].Push(Format("the first %zu passes are left out of the list", from));
+    if (from > 0)
+      section["notes"].Push(Format("the first %zu passes are left out of the list", from));
   }
   section["expectation"] =
       "Writing the drive over and over wears it: Percentage Used grows by about 100 % over its "
@@ -849,7 +871,9 @@ std::vector<Json> RetentionSections(const Selection& s) {
     section["expectation"] =
         "Data written before months of storage reads back intact and as fast as right after the "
         "write. Rule: every block intact and no read over 100 ms (the reference report's limit).";
-    const std::string status = sum.verdict == "PASS" ? "pass" : sum.verdict == "FAIL" ? "fail" : "info";
+    const std::string status = sum.verdict == "PASS"   ? "pass"
+                               : sum.verdict == "FAIL" ? "fail"
+                                                       : "info";
     // The study's own verdict line, without its leading "PASS: ".
     std::string line = sum.line;
     if (line.rfind(sum.verdict + ": ", 0) == 0) line = line.substr(sum.verdict.size() + 2);

@@ -83,7 +83,8 @@ std::vector<std::vector<std::string>> RunLines(const Json& runs, const std::stri
   for (const Json& r : runs.items()) {
     const Json* run = r.Find("run");
     std::vector<std::string> line = {Printable(Str(r, "label"))};
-    const std::string other = Str(r, "drive") == drive ? "" : ", drive " + Printable(Str(r, "drive"));
+    const std::string other =
+        Str(r, "drive") == drive ? "" : ", drive " + Printable(Str(r, "drive"));
     if (run == nullptr || run->is_null()) {
       line.push_back("not measured");
       line.push_back(Printable(Str(r, "note")) + other);
@@ -152,8 +153,8 @@ std::string RenderText(const Json& model, bool markdown) {
   std::string out;
   const double generated = model.Find("generated")->AsDouble();
   if (markdown) {
-    out += "# drivewatch report\n\nGenerated " + Utc(generated) + ". Rows: " +
-           Markdown(RowsText(model)) + ".\n\n";
+    out += "# drivewatch report\n\nGenerated " + Utc(generated) +
+           ". Rows: " + Markdown(RowsText(model)) + ".\n\n";
   } else {
     out += "drivewatch report, generated " + Utc(generated) + "\n";
     out += Wrap("rows: " + RowsText(model), "");
@@ -171,7 +172,8 @@ std::string RenderText(const Json& model, bool markdown) {
         line += Format(", %llu already read from another file", static_cast<unsigned long long>(d));
       }
       if (const auto t = s.Find("torn_tail_bytes")->AsUint()) {
-        line += Format(", a torn last record of %llu bytes left out", static_cast<unsigned long long>(t));
+        line += Format(", a torn last record of %llu bytes left out",
+                       static_cast<unsigned long long>(t));
       }
     } else {
       line += ": " + Str(s, "kind");
@@ -183,8 +185,10 @@ std::string RenderText(const Json& model, bool markdown) {
   }
   out += markdown ? "Sources:\n\n" + sources + "\n" : "sources:\n" + sources;
   if (!damaged.empty()) {
-    out += markdown ? "**Damaged, so left out (never a result):**\n\n" : "damaged, so left out (never a result):\n";
-    for (const std::string& d : damaged) out += markdown ? "- " + Markdown(d) + "\n" : Wrap(d, "  ");
+    out += markdown ? "**Damaged, so left out (never a result):**\n\n"
+                    : "damaged, so left out (never a result):\n";
+    for (const std::string& d : damaged)
+      out += markdown ? "- " + Markdown(d) + "\n" : Wrap(d, "  ");
     if (markdown) out += "\n";
   }
   if (const auto& problems = model.Find("problems")->items(); !problems.empty()) {
@@ -249,7 +253,8 @@ std::string RenderText(const Json& model, bool markdown) {
         }
       }
       for (const Json& n : s.Find("notes")->items()) {
-        out += markdown ? "Note: " + Markdown(n.AsString()) + "\n\n" : Wrap("note: " + Printable(n.AsString()), "");
+        out += markdown ? "Note: " + Markdown(n.AsString()) + "\n\n"
+                        : Wrap("note: " + Printable(n.AsString()), "");
       }
       const Json& v = *s.Find("verdict");
       if (markdown) {
@@ -276,8 +281,10 @@ bool Flat(const Json& v) {
   return std::all_of(v.items().begin(), v.items().end(), [](const Json& item) {
     return item.type() == Json::Type::kArray
                ? std::all_of(item.items().begin(), item.items().end(),
-                             [](const Json& x) { return x.type() != Json::Type::kArray &&
-                                                        x.type() != Json::Type::kObject; })
+                             [](const Json& x) {
+                               return x.type() != Json::Type::kArray &&
+                                      x.type() != Json::Type::kObject;
+                             })
                : item.type() != Json::Type::kObject;
   });
 }

@@ -13,8 +13,8 @@ namespace {
 using report_format::Format;
 using report_format::Html;
 
-constexpr std::array<std::string_view, 8> kPalette = {
-    "#2563eb", "#f59e0b", "#dc2626", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#65a30d"};
+constexpr std::array<std::string_view, 8> kPalette = {"#2563eb", "#f59e0b", "#dc2626", "#16a34a",
+                                                      "#9333ea", "#0891b2", "#db2777", "#65a30d"};
 
 double Scale(const Axis& a, double v) {
   if (a.log) {
@@ -77,8 +77,8 @@ double Plot::Y(double v) const { return bottom() - Scale(y_, v) * (bottom() - to
 std::string Plot::Open(std::string_view css_class, std::string_view aria_label,
                        std::string_view extra) const {
   return Format("<svg class=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s\"%s%s>\n",
-                std::string(css_class).c_str(), box_.width, box_.height,
-                Html(aria_label).c_str(), extra.empty() ? "" : " ", std::string(extra).c_str());
+                std::string(css_class).c_str(), box_.width, box_.height, Html(aria_label).c_str(),
+                extra.empty() ? "" : " ", std::string(extra).c_str());
 }
 
 std::string Plot::Axes() const {
@@ -94,12 +94,12 @@ std::string Plot::Axes() const {
     const double gy = Y(t.value);
     out += Format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e7eb\"/>",
                   left(), gy, right(), gy);
-    out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left() - 8,
-                  gy + 4, Html(t.label).c_str());
+    out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left() - 8, gy + 4,
+                  Html(t.label).c_str());
   }
-  out += Format(
-      "<text class=\"axis-title\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-      (left() + right()) / 2, box_.height - 6, Html(x_.title).c_str());
+  out +=
+      Format("<text class=\"axis-title\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+             (left() + right()) / 2, box_.height - 6, Html(x_.title).c_str());
   out += Format(
       "<text class=\"axis-title\" transform=\"translate(14 %.1f) rotate(-90)\" "
       "text-anchor=\"middle\">%s</text>\n",
@@ -137,15 +137,16 @@ std::string Plot::Legend(const std::vector<LegendEntry>& entries, double top, do
   if (entries.empty()) return "";
   const double x = left >= 0 ? left : right() - width - 12;
   std::string out = "<g class=\"legend\">";
-  out += Format("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#fff\" "
-                "fill-opacity=\"0.9\" rx=\"4\"/>",
-                x - 8, top - 16, width, 18 * static_cast<double>(entries.size()) + 8);
+  out += Format(
+      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#fff\" "
+      "fill-opacity=\"0.9\" rx=\"4\"/>",
+      x - 8, top - 16, width, 18 * static_cast<double>(entries.size()) + 8);
   double y = top;
   for (const LegendEntry& e : entries) {
-    out += Format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                  "stroke-width=\"4\"%s/>",
-                  x, y - 4, x + 18, y - 4, e.colour.c_str(),
-                  e.dashed ? " stroke-dasharray=\"5 3\"" : "");
+    out += Format(
+        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+        "stroke-width=\"4\"%s/>",
+        x, y - 4, x + 18, y - 4, e.colour.c_str(), e.dashed ? " stroke-dasharray=\"5 3\"" : "");
     out += Format("<text x=\"%.1f\" y=\"%.1f\">", x + 26, y) + Html(e.label) + "</text>";
     y += 18;
   }

@@ -16,6 +16,7 @@
 #include <thread>
 #include <variant>
 
+#include "aging/drive_age.h"
 #include "aging/durable_file.h"
 #include "aging/history.h"
 #include "aging/phase.h"
@@ -80,6 +81,9 @@ struct RunState {
   std::string reason;
   PhaseStatus status;
   bool owns_checkpoint = false;  // the phase's checkpoint file is this run's
+  // The drive's SMART age when the run started (aging/drive_age.h); null
+  // for a target without a controller.
+  Json drive_at_start;
 
   // The write gate's view of a pass over [offset, offset + length).
   WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
@@ -128,6 +132,7 @@ struct RunState {
     r["start"] = UnixSeconds(started_wall);
     r["end"] = UnixSeconds(now);
     r["duration_seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    if (!drive_at_start.is_null()) r["drive_at_start"] = drive_at_start;
     r["outcome"] = outcome;
     r["reason"] = why;
     r["results"] = report.results;
@@ -287,6 +292,7 @@ struct OpenedTarget {
   bool nvme = false;
   std::uint32_t nsid = 0;
   std::uint64_t capacity = 0;  // whole MiB
+  std::uint64_t size = 0;      // bytes
 };
 
 // Opens the run's target and checks it. A phase that writes opens it
@@ -384,7 +390,8 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
   }
   if (options.health) t.health = options.health((*io)->fd());
   if (options.controller) t.controller = options.controller(t.path);
-  t.capacity = (*io)->size() >> 20 << 20;
+  t.size = (*io)->size();
+  t.capacity = t.size >> 20 << 20;
   if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
   t.io = std::move(*io);
   return t;
@@ -607,6 +614,18 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
 
   double fill = -1;
   if (auto h = history.Read()) fill = LastFillRatio(h->records, target->name);
+
+  // How old the drive is as the run starts, for `drivewatch report`.
+  if (opened->controller) {
+    auto age = ReadDriveAge(*opened->controller, opened->size,
+                            UnixSeconds(std::chrono::system_clock::now()));
+    if (age) {
+      run.drive_at_start = std::move(*age);
+    } else {
+      log::Warn("phase " + phase->name + ": cannot read the drive's SMART / Health log for its "
+                "age at the start of the run: " + age.error().message);
+    }
+  }
 
   AbortConditions aborts(std::move(opened->health), config.aging.temperature_margin,
                          phase->max_duration, run.started);

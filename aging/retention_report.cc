@@ -48,24 +48,7 @@ std::string RenderRetentionReport(const Json& study, ReportFormat format, double
   return RenderText(study, summary, now);
 }
 
-namespace {
-
-// A damaged record's name or a file name may hold anything: control
-// characters are shown escaped, so no text of theirs can start a line that
-// reads like a verdict.
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (unsigned char ch : s) {
-    if (ch < 0x20 || ch == 0x7f) {
-      out += Format("\\x%02x", ch);
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using report_format::Printable;
 
 std::string RenderDamagedStudyReport(const std::string& raw_name, const std::string& raw_problem,
                                      bool damaged, ReportFormat format) {

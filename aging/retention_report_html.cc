@@ -9,169 +9,56 @@
 #include <map>
 #include <utility>
 
+#include "aging/svg_chart.h"
+
 namespace drivewatch::aging::retention_report_detail {
 namespace {
 
-constexpr std::array<std::string_view, 8> kSeriesColours = {
-    "#2563eb", "#f59e0b", "#dc2626", "#16a34a", "#9333ea", "#0891b2", "#db2777", "#65a30d"};
-
-std::string_view SeriesColour(std::size_t i, bool has_baseline) {
+std::string SeriesColour(std::size_t i, bool has_baseline) {
   if (has_baseline && i == 0) return "#64748b";
-  return kSeriesColours[(i - (has_baseline ? 1 : 0)) % kSeriesColours.size()];
+  return svg::Colour(i - (has_baseline ? 1 : 0));
 }
-
-}  // namespace
-
-const char* const kCss = R"(
-*{box-sizing:border-box}
-body{margin:0;background:#f3f4f6;color:#111827;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1100px;margin:0 auto;padding:24px}
-h1{font-size:24px;margin:0 0 4px}
-h1 small{font-weight:400;color:#6b7280;font-size:15px}
-h2{font-size:17px;margin:0 0 12px;color:#1f2937}
-.sub{color:#6b7280;margin:0 0 16px}
-.verdict{padding:14px 20px;border-radius:10px;font-size:20px;font-weight:650;margin:0 0 18px;border-left:8px solid}
-.verdict.pass{background:#dcfce7;color:#14532d;border-color:#16a34a}
-.verdict.fail{background:#fee2e2;color:#7f1d1d;border-color:#dc2626}
-.verdict.damaged,.verdict.unreadable{background:#fee2e2;color:#7f1d1d;border-color:#7f1d1d}
-.verdict.incomplete,.verdict.waiting,.verdict.writing{background:#e0e7ff;color:#1e3a8a;border-color:#6366f1}
-section{background:#fff;border-radius:10px;padding:18px 22px;margin:0 0 18px;box-shadow:0 1px 3px rgba(0,0,0,.08)}
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:18px;margin:0 0 18px}
-.cols section{margin:0}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}
-dt{color:#6b7280}
-dd{margin:0;font-weight:500}
-table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}
-th,td{padding:6px 10px;border-bottom:1px solid #e5e7eb;text-align:right;white-space:nowrap}
-th:first-child,td:first-child{text-align:left}
-thead th{color:#6b7280;font-weight:600;font-size:13px}
-.d{color:#6b7280;font-size:12px;margin-left:6px}
-.worse{color:#b91c1c;font-weight:600}
-.better{color:#15803d}
-.chip{display:inline-block;width:12px;height:12px;border-radius:3px;margin-right:6px;vertical-align:-1px}
-.classes{display:flex;gap:22px;flex-wrap:wrap;margin:10px 0 0}
-.classes .count{font-weight:700;font-size:18px;margin-left:4px}
-#events th,#events td{text-align:left}
-.note{color:#6b7280;font-size:13px;margin:8px 0 0}
-svg{display:block;width:100%;height:auto}
-svg text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;fill:#4b5563}
-)";
-
-namespace {
 
 // The latency chart: for each read, the share of reads slower than x
 // (complementary CDF), both axes logarithmic, so the tail that retention
 // loss stretches (ECC retries, read-retry voltages) is as visible as the
 // median.
 std::string LatencyChart(const Summary& s) {
-  constexpr double kW = 1000, kH = 400, kLeft = 80, kRight = 20, kTop = 16, kBottom = 46;
-  constexpr double kXMin = -5, kXMax = 1;  // 10 µs .. 10 s
-  constexpr double kYMin = -6;             // 100% .. 0.0001%
-  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
-  auto x = [&](double seconds) {
-    const double l = std::clamp(std::log10(std::max(seconds, 1e-12)), kXMin, kXMax);
-    return kLeft + (l - kXMin) / (kXMax - kXMin) * pw;
-  };
-  auto y = [&](double fraction) {
-    const double l = std::clamp(std::log10(std::max(fraction, 1e-12)), kYMin, 0.0);
-    return kTop + (0 - l) / (0 - kYMin) * ph;
-  };
-  std::string out = Format(
-      "<svg class=\"latency-chart\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-      "aria-label=\"Share of reads slower than a latency, per read of the region\">\n",
-      kW, kH);
-  // Grid and axes.
-  static constexpr std::array<const char*, 7> kXLabels = {"10 \xc2\xb5s", "100 \xc2\xb5s", "1 ms",
-                                                          "10 ms", "100 ms", "1 s", "10 s"};
-  for (int d = 0; d <= 6; ++d) {
-    const double gx = x(std::pow(10.0, kXMin + d));
-    out += Format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e7eb\"/>", gx,
-                  kTop, gx, kTop + ph);
-    out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", gx,
-                  kTop + ph + 18, kXLabels[d]);
-  }
-  static constexpr std::array<const char*, 7> kYLabels = {"100%", "10%", "1%", "0.1%",
-                                                          "0.01%", "0.001%", "0.0001%"};
-  for (int d = 0; d <= 6; ++d) {
-    const double gy = y(std::pow(10.0, -d));
-    out += Format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e5e7eb\"/>",
-                  kLeft, gy, kLeft + pw, gy);
-    out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", kLeft - 8,
-                  gy + 4, kYLabels[d]);
-  }
-  out += Format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">read latency</text>\n",
-                kLeft + pw / 2, kH - 6);
-  out += Format(
-      "<text transform=\"translate(14 %.1f) rotate(-90)\" text-anchor=\"middle\">reads "
-      "slower than this</text>\n",
-      kTop + ph / 2);
+  svg::Axis x = svg::LogAxis(kLatencyTailMinSeconds, kLatencyTailMaxSeconds, "read latency",
+                             [](double v) { return LatencyTick(v); });
+  svg::Axis y = svg::LogAxis(1e-6, 1, "reads slower than this", [](double v) {
+    const int decimals = std::max(0, static_cast<int>(std::lround(-std::log10(v))) - 2);
+    return Format("%.*f%%", decimals, v * 100);
+  });
+  const svg::Plot plot({}, std::move(x), std::move(y));
+  std::string out = plot.Open("latency-chart", "Share of reads slower than a latency, per read of the region");
+  out += plot.Axes();
   // 100 ms: the reference report's limit.
-  const double lx = x(kSlowReadSeconds);
-  out += Format(
-      "<line class=\"limit\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dc2626\" "
-      "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>",
-      lx, kTop, lx, kTop + ph);
-  out += Format(
-      "<text x=\"%.1f\" y=\"%.1f\" style=\"fill:#dc2626\">100 ms limit</text>\n", lx + 6,
-      kTop + 14);
+  out += plot.VerticalMarker(kSlowReadSeconds, "limit", "#dc2626", "100 ms limit");
 
-  // Series.
+  std::vector<svg::LegendEntry> legend;
   for (std::size_t i = 0; i < s.reads.size(); ++i) {
     const Read& r = s.reads[i];
     if (!r.histogram || r.histogram->count() == 0) continue;
-    const LatencyHistogram& h = *r.histogram;
-    const double total = static_cast<double>(h.count());
-    std::uint64_t seen = 0;
-    std::string d = Format("M%.1f %.1f", kLeft, y(1));
-    for (std::size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
-      const std::uint64_t n = h.bucket(b);
-      if (n == 0) continue;
-      const double before = (total - static_cast<double>(seen)) / total;
-      seen += n;
-      const double after = (total - static_cast<double>(seen)) / total;
-      const double lo = static_cast<double>(LatencyHistogram::LowerBound(b)) * 1e-9;
-      const double hi = b == LatencyHistogram::kOverflowIndex
-                            ? std::pow(10.0, kXMax)
-                            : static_cast<double>(LatencyHistogram::UpperBound(b)) * 1e-9;
-      d += Format("L%.1f %.1f", x(lo), y(before));
-      if (after > 0) {
-        d += Format("L%.1f %.1f", x(hi), y(after));
-      } else {
-        d += Format("L%.1f %.1f", x(hi), kTop + ph);
-      }
-    }
     const bool last = &r == s.LastVerify();
+    const bool baseline = s.has_baseline && i == 0;
+    const std::string colour = SeriesColour(i, s.has_baseline);
     out += Format(
         "<path class=\"series\" data-series=\"%s\" d=\"%s\" fill=\"none\" stroke=\"%s\" "
         "stroke-width=\"%s\" stroke-linejoin=\"round\"%s/>\n",
-        Html(r.label).c_str(), d.c_str(), std::string(SeriesColour(i, s.has_baseline)).c_str(),
-        last ? "2.5" : "1.6", (s.has_baseline && i == 0) ? " stroke-dasharray=\"5 3\"" : "");
-  }
-  // Legend, top right inside the plot, below the limit's label: a drive
-  // whose reads are mostly slower than 1 ms is in trouble anyway.
-  std::size_t drawn = 0;
-  for (const Read& r : s.reads) drawn += r.histogram && r.histogram->count() != 0;
-  double ly = kTop + 40;
-  const double lxl = kLeft + pw - 262;
-  out += "<g class=\"legend\">";
-  out += Format("<rect x=\"%.1f\" y=\"%.1f\" width=\"250\" height=\"%.1f\" fill=\"#fff\" "
-                "fill-opacity=\"0.9\" rx=\"4\"/>",
-                lxl - 8, ly - 16, 18 * static_cast<double>(drawn) + 8);
-  for (std::size_t i = 0; i < s.reads.size(); ++i) {
-    const Read& r = s.reads[i];
-    if (!r.histogram || r.histogram->count() == 0) continue;
-    const std::string colour(SeriesColour(i, s.has_baseline));
-    out += Format("<rect x=\"%.1f\" y=\"%.1f\" width=\"18\" height=\"4\" fill=\"%s\"/>", lxl,
-                  ly - 6, colour.c_str());
+        Html(r.label).c_str(), plot.PathData(LatencyTail(*r.histogram)).c_str(), colour.c_str(),
+        last ? "2.5" : "1.6", baseline ? " stroke-dasharray=\"5 3\"" : "");
     std::string label = r.label;
     if (auto age = Num(*r.json, {"age_seconds"}); age && r.label != "baseline") {
       label += ", " + Duration(age);
     }
     label += ", " + Utc(r.start, "%Y-%m-%d");
-    out += Format("<text x=\"%.1f\" y=\"%.1f\">", lxl + 26, ly) + Html(label) + "</text>";
-    ly += 18;
+    legend.push_back({colour, label, baseline});
   }
-  out += "</g>\n</svg>\n";
+  // Top right inside the plot, below the limit's label: a drive whose
+  // reads are mostly slower than 1 ms is in trouble anyway.
+  out += plot.Legend(legend, plot.top() + 40);
+  out += svg::Plot::Close();
   return out;
 }
 

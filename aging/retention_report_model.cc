@@ -31,14 +31,6 @@ std::string Ago(std::optional<double> when, double now) {
   return Duration(d) + " ago";
 }
 
-// Columns are as wide as their widest cell, counted in code points so
-// "µs" and "°C" line up.
-std::size_t Width(std::string_view s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 double HistogramFractionAbove(const LatencyHistogram& h, double seconds) {
   if (h.count() == 0) return 0;
   const auto limit = static_cast<std::uint64_t>(seconds * 1e9);
@@ -154,16 +146,6 @@ std::string Str(const Json& root, std::initializer_list<std::string_view> path) 
 
 // ------------------------------------------------------------ formatting
 
-std::string Utc(std::optional<double> seconds, const char* format) {
-  if (!seconds || !std::isfinite(*seconds)) return "-";
-  const std::time_t t = static_cast<std::time_t>(*seconds);
-  std::tm tm{};
-  if (::gmtime_r(&t, &tm) == nullptr) return "-";
-  char buf[64];
-  std::strftime(buf, sizeof buf, format, &tm);
-  return buf;
-}
-
 std::string Duration(std::optional<double> seconds) {
   if (!seconds || !std::isfinite(*seconds)) return "-";
   const double s = *seconds;
@@ -202,16 +184,6 @@ std::string Celsius(std::optional<double> kelvin) {
   return Format("%.1f \xc2\xb0" "C", *kelvin - kCelsiusOffset);
 }
 
-std::string Count(std::uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string Plural(std::uint64_t n, std::string_view one, std::string_view many) {
   return Count(n) + " " + std::string(n == 1 ? one : many);
 }
@@ -238,49 +210,33 @@ std::string DeltaPoints(std::optional<double> value, std::optional<double> base)
   return Format("%+.2g pp", pp);
 }
 
-std::string Html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
+std::vector<svg::Point> LatencyTail(const LatencyHistogram& h, double min_seconds,
+                                    double max_seconds) {
+  std::vector<svg::Point> out;
+  if (h.count() == 0) return out;
+  const double total = static_cast<double>(h.count());
+  std::uint64_t seen = 0;
+  out.push_back({min_seconds, 1});
+  for (std::size_t b = 0; b < LatencyHistogram::kBuckets; ++b) {
+    const std::uint64_t n = h.bucket(b);
+    if (n == 0) continue;
+    const double before = (total - static_cast<double>(seen)) / total;
+    seen += n;
+    const double after = (total - static_cast<double>(seen)) / total;
+    const double lo = static_cast<double>(LatencyHistogram::LowerBound(b)) * 1e-9;
+    const double hi = b == LatencyHistogram::kOverflowIndex
+                          ? max_seconds
+                          : static_cast<double>(LatencyHistogram::UpperBound(b)) * 1e-9;
+    out.push_back({lo, before});
+    out.push_back({hi, after});
   }
   return out;
 }
 
-// First column left-aligned, `right_from` and after right-aligned.
-std::string Table(const std::vector<std::vector<std::string>>& rows,
-                  std::string_view indent, std::size_t right_from) {
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], Width(row[i]));
-    }
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line(indent);
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(widths[i] - Width(row[i]), ' ');
-      if (i != 0) line += "  ";
-      if (i >= right_from) {
-        line += pad + row[i];
-      } else {
-        line += row[i];
-        if (i + 1 != row.size()) line += pad;
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
+std::string LatencyTick(double seconds) {
+  if (seconds < 1e-3) return Format("%.0f \xc2\xb5s", seconds * 1e6);
+  if (seconds < 1) return Format("%.0f ms", seconds * 1e3);
+  return Format("%.0f s", seconds);
 }
 
 // ------------------------------------------------------------- the model

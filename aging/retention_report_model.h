@@ -16,9 +16,18 @@
 #include <vector>
 
 #include "aging/json.h"
+#include "aging/report_format.h"
+#include "aging/svg_chart.h"
 #include "probes/latency_histogram.h"
 
 namespace drivewatch::aging::retention_report_detail {
+
+using report_format::Count;
+using report_format::Format;
+using report_format::Html;
+using report_format::kCss;
+using report_format::Table;
+using report_format::Utc;
 
 inline constexpr double kSlowReadSeconds = 0.1;  // the reference report's limit
 
@@ -51,17 +60,6 @@ std::optional<std::uint64_t> Whole(const Json& root,
 // Text for a field: "-" when missing or empty.
 std::string Str(const Json& root, std::initializer_list<std::string_view> path);
 
-template <typename... Args>
-std::string Format(const char* format, Args... args) {
-  const int n = std::snprintf(nullptr, 0, format, args...);
-  if (n <= 0) return "";
-  std::string out(static_cast<std::size_t>(n), '\0');
-  std::snprintf(out.data(), out.size() + 1, format, args...);
-  return out;
-}
-
-std::string Utc(std::optional<double> seconds, const char* format = "%Y-%m-%d %H:%M UTC");
-
 std::string Duration(std::optional<double> seconds);
 
 std::string Latency(std::optional<double> seconds);
@@ -72,8 +70,6 @@ std::string Bytes(std::optional<double> bytes);
 
 std::string Celsius(std::optional<double> kelvin);
 
-std::string Count(std::uint64_t n);
-
 std::string Plural(std::uint64_t n, std::string_view one, std::string_view many);
 
 // Relative change of a latency against the baseline, "+12%".
@@ -82,11 +78,19 @@ std::string Delta(std::optional<double> value, std::optional<double> base);
 // Change of a fraction in percentage points.
 std::string DeltaPoints(std::optional<double> value, std::optional<double> base);
 
-std::string Html(std::string_view s);
-
-// First column left-aligned, `right_from` and after right-aligned.
-std::string Table(const std::vector<std::vector<std::string>>& rows,
-                  std::string_view indent, std::size_t right_from = 1);
+// The latency tail of a histogram as a complementary CDF: points (latency
+// in seconds as x, share of reads slower as y), stepping at every bucket with reads,
+// from (min_seconds, 1) down to 0 after the slowest read (drawn to
+// max_seconds when that is in the overflow bucket). `drivewatch retention
+// report` and `drivewatch report` chart it on log-log axes over these
+// bounds (10 µs to 10 s).
+inline constexpr double kLatencyTailMinSeconds = 1e-5;
+inline constexpr double kLatencyTailMaxSeconds = 10;
+std::vector<svg::Point> LatencyTail(const LatencyHistogram& h,
+                                   double min_seconds = kLatencyTailMinSeconds,
+                                   double max_seconds = kLatencyTailMaxSeconds);
+// A decade of the latency axis: "10 µs", "1 ms", "10 s".
+std::string LatencyTick(double seconds);
 
 // A full read of the region: the baseline or one verify.
 struct Read {
@@ -161,9 +165,6 @@ std::string Signed(std::optional<double> v);
 
 // The "summary" member of `drivewatch retention report --format json`.
 Json SummaryJson(const Summary& s);
-
-// The style sheet of every HTML page (also the damaged study's).
-extern const char* const kCss;
 
 // The text and HTML reports (retention_report_text.cc, _html.cc).
 std::string RenderText(const Json& study, const Summary& s, double now);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/cli.h"
 
+#include <algorithm>
+
 #include "exporter/build_info.h"
 
 namespace drivewatch {
@@ -21,6 +23,9 @@ constexpr FlagSpec kValueFlags[] = {
     {"--target", &CommandLine::target},
     {"--phase", &CommandLine::phase},
     {"--format", &CommandLine::format},
+    {"--baseline", &CommandLine::baseline},
+    {"--runs", &CommandLine::runs},
+    {"--output", &CommandLine::output},
 };
 
 }  // namespace
@@ -53,6 +58,19 @@ std::string UsageText() {
                                            self-contained page with charts)
        drivewatch retention end STUDY      end a study: its region may be
                                            written by other phases again
+       drivewatch report [--drive=SERIAL]... [--baseline=SERIAL]
+                         [--runs=first,latest|RUN_ID,...]
+                         [--format=text|markdown|json|html] [--output=FILE]
+                         [HISTORY_FILE|STUDY_FILE...]
+                                           the test report: each drive's
+                                           aging runs fresh against aged and
+                                           a baseline drive, by measure, with
+                                           verdicts (html: self-contained,
+                                           with charts); from the state
+                                           directory's history and retention
+                                           studies, or from the history files
+                                           and study records named (several
+                                           hosts' histories merge)
 
 drivewatch watches NVMe drives age and exports what it sees as Prometheus
 metrics.
@@ -67,13 +85,25 @@ flags:
   --log.level=LEVEL           debug, info, warn or error (overrides [log])
   --once                      with collect: run once (the only mode)
   --drive=SERIAL              with selftest run: the drive, by serial;
-                              with history: only this drive's runs
+                              with history: only this drive's runs; with
+                              report: a drive to report on (repeat it for
+                              several; default: every drive on record but
+                              the baseline)
+  --baseline=SERIAL           with report: the drive whose latest run of
+                              each measure is every table's baseline row
+  --runs=LIST                 with report: the rows of each table, first
+                              (fresh), latest (aged) or run ids, separated
+                              by commas (default first,latest)
+  --output=FILE               with report: write it to FILE (html: and each
+                              retention study's own report beside it)
   --target=NAME               with phase run: check that the phase runs
                               on this [[aging.targets]] name
   --phase=NAME                with history: only this phase's runs
   --format=FORMAT             with history: table (default), json (one
                               object per line) or csv; with retention
-                              report: text (default), json or html
+                              report: text (default), json or html; with
+                              report: text (default), markdown, json or
+                              html
   --type=short|extended       with selftest run: which test
   --wait                      with selftest run: wait for the result (exit
                               status 0 passed, 1 otherwise)
@@ -133,6 +163,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         return {std::nullopt, "flag " + name + " needs a non-empty value"};
       }
       cli.*(spec->field) = value;
+      if (name == "--drive") cli.drives.push_back(value);
       continue;
     }
     if (!have_subcommand && cli.args.empty()) {
@@ -148,10 +179,12 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         cli.command = CommandLine::Command::kHistory;
       } else if (arg == "retention") {
         cli.command = CommandLine::Command::kRetention;
+      } else if (arg == "report") {
+        cli.command = CommandLine::Command::kReport;
       } else {
         return {std::nullopt, "unknown command \"" + arg +
                                   "\" (expected check-config, collect, "
-                                  "selftest, phase, history or retention; see --help)"};
+                                  "selftest, phase, history, retention or report; see --help)"};
       }
       have_subcommand = true;
       continue;
@@ -160,18 +193,27 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
   }
   const bool selftest = cli.command == CommandLine::Command::kSelfTest;
   const bool history = cli.command == CommandLine::Command::kHistory;
+  const bool reporting = cli.command == CommandLine::Command::kReport;
   if (!selftest && (cli.test_type || cli.wait)) {
     return {std::nullopt, "--type and --wait go with selftest run"};
   }
-  if (!selftest && !history && cli.drive) {
-    return {std::nullopt, "--drive goes with selftest run or history"};
+  if (!selftest && !history && !reporting && cli.drive) {
+    return {std::nullopt, "--drive goes with selftest run, history or report"};
+  }
+  if (!reporting && (cli.baseline || cli.runs || cli.output)) {
+    return {std::nullopt, std::string(cli.baseline ? "--baseline" : cli.runs ? "--runs" : "--output") +
+                              " goes with report"};
+  }
+  if ((selftest || history) && cli.drives.size() > 1) {
+    return {std::nullopt, "--drive is given " + std::to_string(cli.drives.size()) +
+                              " times (expected one drive; only report takes several)"};
   }
   if (cli.command != CommandLine::Command::kPhase && cli.target) {
     return {std::nullopt, "--target goes with phase run"};
   }
   if (!history && cli.phase) return {std::nullopt, "--phase goes with history"};
-  if (!history && cli.format && cli.command != CommandLine::Command::kRetention) {
-    return {std::nullopt, "--format goes with history or retention report"};
+  if (!history && !reporting && cli.format && cli.command != CommandLine::Command::kRetention) {
+    return {std::nullopt, "--format goes with history, retention report or report"};
   }
   switch (cli.command) {
     case CommandLine::Command::kSelfTest:
@@ -228,6 +270,39 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         return {std::nullopt, !report ? std::string("--format goes with retention report")
                                    : "--format must be text, json or html (got \"" +
                                          *cli.format + "\")"};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
+    }
+    case CommandLine::Command::kReport: {
+      if (cli.format && *cli.format != "text" && *cli.format != "markdown" &&
+          *cli.format != "json" && *cli.format != "html") {
+        return {std::nullopt, "--format must be text, markdown, json or html (got \"" +
+                                  *cli.format + "\")"};
+      }
+      if (cli.runs) {
+        std::size_t start = 0;
+        while (start <= cli.runs->size()) {
+          const std::size_t comma = std::min(cli.runs->find(',', start), cli.runs->size());
+          const std::string item = cli.runs->substr(start, comma - start);
+          if (item.empty()) {
+            return {std::nullopt, "--runs \"" + *cli.runs +
+                                      "\" has an empty item (expected first, latest or run ids, "
+                                      "separated by commas, e.g. --runs first,latest)"};
+          }
+          if (std::find(cli.run_items.begin(), cli.run_items.end(), item) != cli.run_items.end()) {
+            return {std::nullopt, "--runs \"" + *cli.runs + "\" names " + item + " twice"};
+          }
+          cli.run_items.push_back(item);
+          start = comma + 1;
+        }
+      } else {
+        cli.run_items = {"first", "latest"};
+      }
+      if (cli.baseline && std::find(cli.drives.begin(), cli.drives.end(), *cli.baseline) !=
+                              cli.drives.end()) {
+        return {std::nullopt, "--baseline " + *cli.baseline +
+                                  " is also a --drive (expected another drive to compare with)"};
       }
       if (cli.once) return {std::nullopt, "--once goes with the collect command"};
       break;

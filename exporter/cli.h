@@ -11,7 +11,8 @@ namespace drivewatch {
 
 struct CommandLine {
   enum class Command {
-    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kRetention, kHelp, kVersion };
+    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kRetention, kReport, kHelp,
+    kVersion };
   Command command = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
@@ -25,6 +26,13 @@ struct CommandLine {
   std::optional<std::string> target;  // phase run --target NAME
   std::optional<std::string> phase;   // history --phase NAME
   std::optional<std::string> format;  // history --format table|json|csv; retention report --format text|json|html
+  // report: every --drive given, in order; --baseline SERIAL; --runs as
+  // given and as its comma-separated items; --output FILE.
+  std::vector<std::string> drives;
+  std::optional<std::string> baseline;
+  std::optional<std::string> runs;
+  std::vector<std::string> run_items;
+  std::optional<std::string> output;
 };
 
 struct ParsedCommandLine {

@@ -6,6 +6,7 @@
 #include "exporter/cli.h"
 #include "exporter/daemon.h"
 #include "exporter/phase_command.h"
+#include "exporter/report_command.h"
 #include "exporter/selftest_command.h"
 
 int main(int argc, char** argv) {
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
       return drivewatch::RunHistoryCommand(cli);
     case CommandLine::Command::kRetention:
       return drivewatch::RunRetentionCommand(cli);
+    case CommandLine::Command::kReport:
+      return drivewatch::RunReportCommand(cli);
     case CommandLine::Command::kServe:
       return drivewatch::RunDaemon(cli);
   }

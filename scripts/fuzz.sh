@@ -40,13 +40,14 @@ declare -A max_len=(
   [json]=4096
   [probe_state]=2048
   [history]=8192
+  [report]=20480            # a history of one record of each kind is ~16 KiB
   [retention_study]=32768   # a verified study is ~20 KiB
   [retention_block]=8192    # 512- and 4096-byte blocks
   [block_trace]=16384       # a few hundred trace lines; longer lines than the 4 KiB limit
 )
 all_targets="config smart_log identify_controller identify_namespace apst error_log
   persistent_event_log self_test_log ocp_smart_log uevent web_config json probe_state history
-  retention_study retention_block block_trace"
+  report retention_study retention_block block_trace"
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)

@@ -158,6 +158,81 @@ result_panel("Reclaim: fast and slow throughput", 8, "drivewatch_phase_result_by
              "Write throughput in the fast stage and after it, for each idle time.",
              unit="Bps", min=0)
 
+b.row("Test report: the last run of each measure (drivewatch report)")
+REPORT = ("The last completed run of each phase, as `drivewatch report` lays it out (docs/report.md); "
+          "the report puts it beside the drive's first run and a baseline drive.")
+
+
+def last_run(title, w, metric, selector, unit, description, **kw):
+    """A bar per measure of each phase's last completed run (an instant query)."""
+    b.panel("bargauge", title, w, kw.pop("h", 8),
+            [target(f"max by (instance, target, phase, measure) ({metric}{ph(selector)})",
+                    "{{phase}} {{measure}}", instant=True, range=False)],
+            description=description + " " + REPORT, unit=unit,
+            options={"orientation": "horizontal", "displayMode": "gradient", "valueMode": "color",
+                     "namePlacement": "left", "showUnfilled": True, "sizing": "auto",
+                     "reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False}},
+            **kw)
+
+
+last_run("SLC cache found by the last fill", 8, "drivewatch_phase_result_bytes",
+         'kind="fill", measure=~"slc_cache|slc_cache_lower_bound"', "bytes",
+         "The SLC cache each fill phase (one per fill level) found: slc_cache where the write speed dropped, "
+         "slc_cache_lower_bound when it did not (the cache is at least what was written, or there is none).",
+         min=0, thresholds=thresholds(("blue", None)))
+last_run("Fill: write speed in the cache and after it", 8, "drivewatch_phase_result_bytes_per_second",
+         'kind="fill", measure=~"before_cache|after_cache|write_mean"', "Bps",
+         "Sequential write speed of the last fill before and after its SLC cache ran out, and its mean.",
+         min=0, thresholds=thresholds(("blue", None)))
+last_run("Reclaim: data written at full speed after each idle", 8, "drivewatch_phase_result_bytes",
+         'kind="reclaim", measure=~"idle_.*_fast_stage(_lower_bound)?"', "bytes",
+         "The reclaim loops of the last reclaim run: how much the write after each idle time ran at full speed "
+         "(_lower_bound: it never slowed down). The longer the idle, the more the drive reclaimed.",
+         min=0, thresholds=thresholds(("blue", None)))
+last_run("Perf cells: throughput", 8, "drivewatch_phase_result_bytes_per_second", 'kind="perf"', "Bps",
+         "Each perf cell's throughput in the last run of each perf phase (one phase per fill level or preset; "
+         "the Phoronix preset's cells are measured in MB/s as OpenBenchmarking prints them).",
+         min=0, h=10, thresholds=thresholds(("blue", None)))
+last_run("Perf cells: IOPS", 8, "drivewatch_phase_result_iops", 'kind="perf"', "iops",
+         "Each perf cell's I/Os per second in the last run of each perf phase.",
+         min=0, h=10, thresholds=thresholds(("blue", None)))
+last_run("Latency p99.9: QD1, low load and mixed", 8, "drivewatch_phase_result_seconds",
+         'kind="perf", measure=~".*p99_9"', "s",
+         "The p99.9 latency of each perf cell (QD1, low fixed rates, mixes) in the last run. The report's rule: "
+         "latencies over 300 ms are detrimental (red).",
+         min=0, h=10, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
+last_run("Workload replay: duration", 8, "drivewatch_phase_result_seconds",
+         'kind="replay", measure="replay_duration"', "s",
+         "How long the last replay of the trace took (the reference report's workload-replay figure): the "
+         "shorter, the better.", min=0, h=6, thresholds=thresholds(("blue", None)))
+last_run("Workload replay: latency", 8, "drivewatch_phase_result_seconds",
+         'kind="replay", measure=~".*_p(50|99|99_9)"', "s",
+         "Read, write and trim latency percentiles of the last replay; over 300 ms is detrimental (red).",
+         min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
+last_run("Trim efficiency of the last run", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"',
+         "suffix:×",
+         "Write speed after the deallocate over before it, in the last trim run: 0.9 or more keeps or gives "
+         "back the speed (above 1: faster, a cache in use again), under 0.5 trim does not help.",
+         min=0, h=6, decimals=2, thresholds=thresholds(("red", None), ("orange", 0.5), ("green", 0.9)))
+last_run("Low power: idle and at 10 IOPS", 8, "drivewatch_phase_result_watts",
+         'kind="power-states", measure=~"(idle|at_10_iops)_power_.*"', "watt",
+         "Power idle and at 10 IOPS in the last power-states run, by source (meter, drive, psd_estimate). The "
+         "report's rule: idle under 10 mW and 10 IOPS under 100 mW is low power.",
+         min=0, thresholds=thresholds(("green", None), ("orange", 0.01), ("red", 0.1)))
+last_run("Power in each state", 8, "drivewatch_phase_result_watts",
+         'kind="power-states", measure=~"ps[0-9]+_(power_.*|max_power_declared)"', "watt",
+         "Measured power in each power state and the descriptor's declared maximum, in the last power-states run.",
+         min=0, thresholds=thresholds(("blue", None)))
+last_run("Exit latency of each state", 8, "drivewatch_phase_result_seconds",
+         'kind="power-states", measure=~"ps[0-9]+_exit_latency_(p50|max|declared)"', "s",
+         "How long a read waited for the drive to leave each power state (p50 and max of the last run) against "
+         "the descriptor's EXLAT.", min=0, thresholds=thresholds(("blue", None)))
+last_run("Endurance: drive writes, Percentage Used and write amplification", 8, "drivewatch_phase_result_ratio",
+         'kind="endurance", measure=~"drive_writes|percentage_used|waf"', "none",
+         "The last endurance run: drive writes done by its test, SMART Percentage Used (NVMe targets) and the "
+         "last pass's write amplification (drives with the OCP C0h log).",
+         min=0, h=6, decimals=2, thresholds=thresholds(("blue", None)))
+
 b.row("Data-retention studies")
 b.panel("table", "Studies", 24, 7,
         [table_target(f"max by ({ST_KEYS}, id, state) (drivewatch_retention_study_info{st()})", "A"),

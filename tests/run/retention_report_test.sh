@@ -22,7 +22,10 @@ cat >"$work/dw.toml" <<TOML
 directory = "$work/state"
 TOML
 
-if ! "$bin" --help 2>&1 | grep -q "retention report"; then
+# Captured first: grep -q would stop reading early, and the help, longer
+# than a pipe write, would then die of SIGPIPE under pipefail.
+help=$("$bin" --help 2>&1)
+if ! grep -q "retention report" <<<"$help"; then
   fail "drivewatch has no retention report command"
 fi
 
@@ -63,97 +66,11 @@ PY
   [[ -f $work/$name.png ]] || fail "$name: no screenshot written"
 }
 
-# dom NAME PYTHON: PYTHON runs with `dom` (the DOM Chromium built, parsed
-# by html.parser into `elements`, a list of (tag, attrs, text)) and `text`
-# (all visible text); it raises AssertionError with a message on failure.
-dom() {
-  python3 - "$work/$1.dom" "$1" "$2" <<'PY' || exit 1
-import sys
-from html.parser import HTMLParser
-raw = open(sys.argv[1], encoding="utf-8").read()
-class P(HTMLParser):
-    def __init__(self):
-        super().__init__(); self.elements = []; self.stack = []; self.texts = []
-    def handle_starttag(self, tag, attrs):
-        e = [tag, dict(attrs), ""]; self.elements.append(e)
-        if tag not in ("meta", "br", "line", "rect", "path", "circle", "img", "link"):
-            self.stack.append(e)
-    def handle_startendtag(self, tag, attrs):
-        self.elements.append([tag, dict(attrs), ""])
-    def handle_endtag(self, tag):
-        while self.stack:
-            if self.stack.pop()[0] == tag: break
-    def handle_data(self, data):
-        for e in self.stack: e[2] += data
-        if not any(e[0] in ("style", "title") for e in self.stack): self.texts.append(data)
-p = P(); p.feed(raw)
-elements = p.elements
-text = " ".join(" ".join(p.texts).split())
-def by_class(tag, cls):
-    return [e for e in elements if e[0] == tag and cls in e[1].get("class", "").split()]
-def by_id(i):
-    found = [e for e in elements if e[1].get("id") == i]
-    assert found, f"no element with id {i}"
-    return found[0]
-try:
-    exec(sys.argv[3])
-except AssertionError as e:
-    print(f"FAIL: {sys.argv[2]}: {e}", file=sys.stderr); sys.exit(1)
-PY
-}
+# dom NAME PYTHON: assertions on the DOM Chromium built (tests/run/dom_check.py).
+dom() { python3 "$src/tests/run/dom_check.py" "$work/$1.dom" "$1" "$2" || exit 1; }
 
-# png NAME: the screenshot is non-trivially sized and not blank.
-png() {
-  python3 - "$work/$1.png" "$1" <<'PY' || exit 1
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-name = sys.argv[2]
-def die(m): print(f"FAIL: {name}: screenshot {m}", file=sys.stderr); sys.exit(1)
-if len(data) < 20000: die(f"is only {len(data)} bytes")
-if data[:8] != b"\x89PNG\r\n\x1a\n": die("is not a PNG")
-pos, idat, ihdr = 8, b"", None
-while pos < len(data):
-    length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    chunk = data[pos + 8:pos + 8 + length]
-    if kind == b"IHDR": ihdr = struct.unpack(">IIBBBBB", chunk)
-    if kind == b"IDAT": idat += chunk
-    pos += 12 + length
-w, h, depth, ctype = ihdr[:4]
-if (w, h) != (1200, 2400): die(f"is {w}x{h}, not 1200x2400")
-if depth != 8 or ctype not in (2, 6): die(f"has an unexpected format (depth {depth}, colour type {ctype})")
-bpp = 3 if ctype == 2 else 4
-raw = zlib.decompress(idat)
-stride = w * bpp
-rows, prev = [], bytearray(stride)
-i = 0
-for y in range(h):
-    f = raw[i]; line = bytearray(raw[i + 1:i + 1 + stride]); i += 1 + stride
-    for x in range(stride):
-        a = line[x - bpp] if x >= bpp else 0
-        b = prev[x]; c = prev[x - bpp] if x >= bpp else 0
-        if f == 1: line[x] = (line[x] + a) & 255
-        elif f == 2: line[x] = (line[x] + b) & 255
-        elif f == 3: line[x] = (line[x] + (a + b) // 2) & 255
-        elif f == 4:
-            pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-            pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            line[x] = (line[x] + pr) & 255
-    rows.append(bytes(line)); prev = line
-colours = {}
-for y in range(0, h, 3):
-    line = rows[y]
-    for x in range(0, w, 3):
-        px = line[x * bpp:x * bpp + 3]
-        colours[px] = colours.get(px, 0) + 1
-total = sum(colours.values())
-top = max(colours.values())
-# Distinct colours that cover a visible area (not just anti-aliasing).
-solid = [c for c, n in colours.items() if n >= 20]
-if top / total > 0.97: die(f"is {100 * top / total:.1f}% one colour (blank?)")
-if len(solid) < 6: die(f"has only {len(solid)} distinct colours")
-print(f"ok: {name}: screenshot {w}x{h}, {len(data)} bytes, {len(solid)} colours")
-PY
-}
+# png NAME: the screenshot is a real picture (tests/run/png_check.py).
+png() { python3 "$src/tests/run/png_check.py" "$work/$1.png" "$1" 1200 2400 || exit 1; }
 
 # --- a study with bad blocks of every class and a firmware change --------
 render bake bad_blocks

@@ -70,7 +70,8 @@ set -e
 pass "an unknown flag exits 2"
 
 "$bin" --version | grep -q "^drivewatch " || fail "--version"
-"$bin" --help | grep -q -- "--web.listen-address" || fail "--help"
+help=$("$bin" --help) || fail "--help exited $?"
+grep -q -- "--web.listen-address" <<<"$help" || fail "--help"
 
 # --- collect --once ---------------------------------------------------------
 "$bin" collect --once --config.file="$work/good.toml" >"$work/collect.prom" 2>"$work/collect.log" \

@@ -46,7 +46,7 @@ TEST(CommandLineTest, Errors) {
             "flag --config.file needs a non-empty value");
   EXPECT_EQ(Parse({"serve"}).error,
             "unknown command \"serve\" (expected check-config, collect, "
-            "selftest, phase, history or retention; see --help)");
+            "selftest, phase, history, retention or report; see --help)");
   EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
   EXPECT_EQ(Parse({"collect"}).error,
             "collect needs --once (it runs the probes one time)");
@@ -77,7 +77,7 @@ TEST(CommandLineTest, PhaseAndHistory) {
   EXPECT_EQ(Parse({"--target=x"}).error, "--target goes with phase run");
   EXPECT_EQ(Parse({"collect", "--once", "--phase=x"}).error, "--phase goes with history");
   EXPECT_EQ(Parse({"collect", "--once", "--format=csv"}).error,
-            "--format goes with history or retention report");
+            "--format goes with history, retention report or report");
   auto report = Parse({"retention", "report", "lab-q4", "--format=html"});
   ASSERT_TRUE(report.cli) << report.error;
   EXPECT_EQ(report.cli->command, CommandLine::Command::kRetention);
@@ -90,6 +90,49 @@ TEST(CommandLineTest, PhaseAndHistory) {
   EXPECT_TRUE(Parse({"retention", "end", "lab-q4"}).cli);
   EXPECT_EQ(Parse({"retention", "end", "lab-q4", "--format=json"}).error,
             "--format goes with retention report");
+}
+
+TEST(CommandLineTest, Report) {
+  auto plain = Parse({"report"});
+  ASSERT_TRUE(plain.cli) << plain.error;
+  EXPECT_EQ(plain.cli->command, CommandLine::Command::kReport);
+  EXPECT_EQ(plain.cli->run_items, (std::vector<std::string>{"first", "latest"}));
+  EXPECT_TRUE(plain.cli->args.empty());
+
+  auto full = Parse({"report", "--drive=SN1", "--drive", "SN2", "--baseline=SN3",
+                     "--runs=first,fill-20260105T030000.000Z,latest", "--format=markdown",
+                     "--output", "/tmp/r.md", "a/history.log", "b/history.log"});
+  ASSERT_TRUE(full.cli) << full.error;
+  EXPECT_EQ(full.cli->drives, (std::vector<std::string>{"SN1", "SN2"}));
+  EXPECT_EQ(full.cli->baseline, "SN3");
+  EXPECT_EQ(full.cli->run_items,
+            (std::vector<std::string>{"first", "fill-20260105T030000.000Z", "latest"}));
+  EXPECT_EQ(full.cli->format, "markdown");
+  EXPECT_EQ(full.cli->output, "/tmp/r.md");
+  EXPECT_EQ(full.cli->args, (std::vector<std::string>{"a/history.log", "b/history.log"}));
+
+  EXPECT_EQ(Parse({"report", "--format=pdf"}).error,
+            "--format must be text, markdown, json or html (got \"pdf\")");
+  EXPECT_EQ(Parse({"report", "--runs=first,,latest"}).error,
+            "--runs \"first,,latest\" has an empty item (expected first, latest or run ids, "
+            "separated by commas, e.g. --runs first,latest)");
+  EXPECT_EQ(Parse({"report", "--runs=first,"}).error,
+            "--runs \"first,\" has an empty item (expected first, latest or run ids, "
+            "separated by commas, e.g. --runs first,latest)");
+  EXPECT_EQ(Parse({"report", "--runs=latest,latest"}).error,
+            "--runs \"latest,latest\" names latest twice");
+  EXPECT_EQ(Parse({"report", "--drive=SN1", "--baseline=SN1"}).error,
+            "--baseline SN1 is also a --drive (expected another drive to compare with)");
+  EXPECT_EQ(Parse({"history", "--baseline=SN1"}).error, "--baseline goes with report");
+  EXPECT_EQ(Parse({"history", "--runs=first"}).error, "--runs goes with report");
+  EXPECT_EQ(Parse({"retention", "list", "--output=x"}).error, "--output goes with report");
+  EXPECT_EQ(Parse({"history", "--drive=SN1", "--drive=SN2"}).error,
+            "--drive is given 2 times (expected one drive; only report takes several)");
+  EXPECT_EQ(Parse({"report", "--once"}).error, "--once goes with the collect command");
+  const std::string help = UsageText();
+  for (const char* flag : {"drivewatch report", "--baseline", "--runs", "--output", "markdown"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
 }
 
 TEST(CommandLineTest, HelpListsEveryFlag) {

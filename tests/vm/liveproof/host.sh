@@ -14,9 +14,10 @@
 #                     latency probe on a directory target, and every heavy
 #                     phase kind plus a retention study on a directory
 #                     target, run by hand before the daemon starts (fill,
-#                     perf, reclaim, trim, retention-write,
+#                     perf, reclaim, trim, endurance, retention-write,
 #                     retention-verify), so the daemon exports their
-#                     results from the history and the study file
+#                     results from the history and the study file; the
+#                     guest runs power-states on DWSN0001 the same way
 # Then liveproof/check.py substitutes the dashboards' variables with real
 # label values and evaluates every dashboard expression, every recorded
 # series, every alert expression and every selector inside the rules:
@@ -27,7 +28,7 @@
 
 LIVEPROOF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LP_REPO=$(cd "$LIVEPROOF_DIR/../../.." && pwd)
-LP_PHASES=(fill perf reclaim trim retention-write retention-verify)
+LP_PHASES=(fill perf reclaim trim endurance retention-write retention-verify)
 # How long check.py keeps re-evaluating while rows still have no data
 # (rates need two scrapes, the power draw probe a closed 10-IOPS window).
 LP_SETTLE=${LP_SETTLE:-120}
@@ -154,7 +155,8 @@ liveproof_run() {
 	vm_start "$LP_OUT" "$work/liveproof.cpio.gz" || return 1
 	# Prometheus first: its first scrape lands ~5 s after it starts.
 	lp_prom_start "127.0.0.1:$VM_HOSTPORT" "127.0.0.1:$LP_HOST_PORT" || return 1
-	vm_wait_marker service-up 120 >/dev/null || return 1
+	# The guest runs power-states by hand before its daemon starts (guest.sh).
+	vm_wait_marker service-up 180 >/dev/null || return 1
 	prom_wait 'count(up{job=~"drivewatch-.*"} == 1)' 2 60 >/dev/null ||
 		{ dw_die scrape "Prometheus does not scrape both drivewatch daemons"; return 1; }
 	n=$(vm_wait_marker ctrl-count 10) || return 1

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "exporter/report_command.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "aging/drive_report.h"
+#include "aging/durable_file.h"
+#include "aging/phase_runner.h"
+#include "aging/retention_report.h"
+#include "exporter/daemon.h"
+
+namespace drivewatch {
+namespace {
+
+double Now() {
+  // SOURCE_DATE_EPOCH (reproducible-builds.org): the same inputs give the
+  // same report, byte for byte.
+  if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH"); epoch && *epoch) {
+    char* end = nullptr;
+    const double v = std::strtod(epoch, &end);
+    if (end && *end == '\0' && v >= 0) return v;
+  }
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void Warn(const std::string& file, const aging::HistoryContents& c) {
+  if (c.torn_tail_bytes > 0) {
+    std::fprintf(stderr,
+                 "drivewatch: %s: the last %zu bytes are a torn record (a write cut short by a "
+                 "crash) and are left out\n",
+                 file.c_str(), c.torn_tail_bytes);
+  }
+  for (const std::string& d : c.damaged) {
+    std::fprintf(stderr, "drivewatch: %s: damaged record left out: %s\n", file.c_str(), d.c_str());
+  }
+}
+
+// Reads one history, saying on stderr what it leaves out; false (and the
+// error said) when the file cannot be read.
+bool ReadHistory(const std::string& path, std::vector<aging::HistorySource>& out) {
+  auto contents = aging::HistoryFile(path).Read();
+  if (!contents) {
+    std::fprintf(stderr, "drivewatch: %s\n", contents.error().message.c_str());
+    return false;
+  }
+  Warn(path, *contents);
+  out.push_back({path, std::move(*contents)});
+  return true;
+}
+
+}  // namespace
+
+int RunReportCommand(const CommandLine& cli) {
+  std::vector<aging::HistorySource> histories;
+  std::vector<aging::StudyFile> studies;
+  if (cli.args.empty()) {
+    const auto cfg = LoadConfig(cli);
+    if (!cfg) return 2;
+    if (!ReadHistory(aging::HistoryPath(cfg->state_directory), histories)) return 1;
+    studies = aging::ReadStudies(cfg->state_directory);
+  } else {
+    for (const std::string& file : cli.args) {
+      auto bytes = ReadWholeFile(file);
+      if (!bytes) {
+        std::fprintf(stderr, "drivewatch: %s: cannot read: %s\n", file.c_str(),
+                     bytes.error().message.c_str());
+        return bytes.error().errnum == ENOENT ? 2 : 1;
+      }
+      if (!bytes->empty() && bytes->front() == '{') {
+        studies.push_back(aging::StudyFile{file, aging::ParseStudyRecord(*bytes, file, "")});
+        continue;
+      }
+      if (!ReadHistory(file, histories)) return 1;
+    }
+  }
+  for (const aging::StudyFile& s : studies) {
+    if (!s.record) {
+      std::fprintf(stderr, "drivewatch: retention study %s left out: %s\n", s.name.c_str(),
+                   s.record.error().message.c_str());
+    }
+  }
+
+  aging::DriveReportRequest request;
+  request.drives = cli.drives;
+  request.baseline = cli.baseline.value_or("");
+  request.runs = cli.run_items;
+  request.generated = Now();
+  auto model = aging::BuildDriveReport(histories, studies, request);
+  if (!model) {
+    std::fprintf(stderr, "drivewatch: report: %s\n", model.error().message.c_str());
+    return 2;
+  }
+  const std::string fmt = cli.format.value_or("text");
+  const aging::DriveReportFormat format = fmt == "json"       ? aging::DriveReportFormat::kJson
+                                          : fmt == "markdown" ? aging::DriveReportFormat::kMarkdown
+                                          : fmt == "html"     ? aging::DriveReportFormat::kHtml
+                                                              : aging::DriveReportFormat::kText;
+  const std::string text = aging::RenderDriveReport(*model, format);
+  if (!cli.output) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  if (Status s = WriteFileAtomically(*cli.output, text, 0644); !s) {
+    std::fprintf(stderr, "drivewatch: %s\n", s.error().message.c_str());
+    return 1;
+  }
+  if (format != aging::DriveReportFormat::kHtml) return 0;
+  // The page links each retention study's own report by this name, beside it.
+  const std::filesystem::path dir = std::filesystem::path(*cli.output).parent_path();
+  for (const aging::StudyFile& s : studies) {
+    if (!s.record) continue;
+    // Named as the report names it: by the study's own name.
+    const aging::Json* study = s.record->Find("study");
+    const std::string name =
+        study && study->type() == aging::Json::Type::kString ? study->AsString() : s.name;
+    const std::string page = (dir / aging::RetentionReportFileName(name)).string();
+    const std::string html =
+        aging::RenderRetentionReport(*s.record, aging::ReportFormat::kHtml, request.generated);
+    if (Status w = WriteFileAtomically(page, html, 0644); !w) {
+      std::fprintf(stderr, "drivewatch: %s\n", w.error().message.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace drivewatch

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: Apache-2.0
+// `drivewatch report` (aging/drive_report.h) over the recorded histories of
+// tests/fixtures/report (make_fixtures.py says what they hold): the text,
+// markdown and JSON reports compared byte for byte with their goldens, and
+// what the report must do with merged, damaged, partial and empty
+// histories and with values that cannot be trusted.
+//
+// Regenerate the goldens after an intended change, then read the diff:
+//   DW_UPDATE_GOLDEN=1 build/tests/aging_test --gtest_filter='DriveReport*'
+#include "aging/drive_report.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/common/file_text.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using drivewatch::testing::ReadFileText;
+using drivewatch::testing::WriteFileText;
+
+const std::string kDir = std::string(DW_FIXTURE_DIR) + "/report/";
+constexpr double kGenerated = 1782864000;  // 2026-07-01
+constexpr const char* kA = "BTEH2450031Z1P0D";
+constexpr const char* kB = "S4GXNX0M305123";
+
+HistorySource History(const std::string& file) {
+  auto contents = HistoryFile(kDir + file).Read();
+  EXPECT_TRUE(contents) << file << ": " << (contents ? "" : contents.error().message);
+  return {file, contents ? std::move(*contents) : HistoryContents{}};
+}
+
+StudyFile Study(const std::string& file) {
+  return {file, ParseStudyRecord(ReadFileText(kDir + file), file, "")};
+}
+
+std::vector<StudyFile> Studies() {
+  std::vector<StudyFile> out;
+  out.push_back(Study("study-p41-lab.json"));
+  out.push_back(Study("study-pm981-shelf.json"));
+  return out;
+}
+
+Json Build(const std::vector<std::string>& files, DriveReportRequest request = {},
+           bool studies = true) {
+  std::vector<HistorySource> histories;
+  for (const std::string& f : files) histories.push_back(History(f));
+  request.generated = kGenerated;
+  auto model = BuildDriveReport(histories, studies ? Studies() : std::vector<StudyFile>{}, request);
+  EXPECT_TRUE(model) << (model ? "" : model.error().message);
+  return model ? *model : Json();
+}
+
+DriveReportRequest WithBaseline() {
+  DriveReportRequest r;
+  r.baseline = kB;
+  return r;
+}
+
+void Golden(const std::string& name, const std::string& got) {
+  const std::string path = kDir + "golden/" + name;
+  if (std::getenv("DW_UPDATE_GOLDEN") != nullptr) {
+    WriteFileText(path, got);
+    return;
+  }
+  const std::string want = ReadFileText(path);
+  ASSERT_FALSE(want.empty()) << path << " is missing (see this file's header to regenerate it)";
+  if (got == want) return;
+  // The first differing line, to start from.
+  std::size_t line = 1, at = 0;
+  while (at < got.size() && at < want.size() && got[at] == want[at]) line += got[at++] == '\n';
+  ADD_FAILURE() << name << " differs from its golden from line " << line
+                << " (regenerate with DW_UPDATE_GOLDEN=1 if the change is intended)\n got: "
+                << got.substr(got.rfind('\n', at) + 1, 200) << "\nwant: "
+                << want.substr(want.rfind('\n', at) + 1, 200);
+}
+
+const Json* SectionOf(const Json& model, const std::string& drive, const std::string& id) {
+  for (const Json& d : model.Find("drives")->items()) {
+    if (d.Find("drive")->AsString() != drive) continue;
+    for (const Json& s : d.Find("sections")->items()) {
+      if (s.Find("id")->AsString() == id) return &s;
+    }
+  }
+  return nullptr;
+}
+
+std::string RunOf(const Json& section, const std::string& label) {
+  for (const Json& r : section.Find("runs")->items()) {
+    if (r.Find("label")->AsString() == label) {
+      return r.Find("run")->is_null() ? "" : r.Find("run")->Find("id")->AsString();
+    }
+  }
+  return "?";
+}
+
+const Json* Cell(const Json& section, const std::string& table, const std::string& row,
+                 const std::string& key) {
+  for (const Json& t : section.Find("tables")->items()) {
+    if (t.Find("id")->AsString() != table) continue;
+    for (const Json& r : t.Find("rows")->items()) {
+      if (r.Find("label")->AsString() == row) return r.Find("values")->Find(key);
+    }
+  }
+  return nullptr;
+}
+
+std::string VerdictOf(const Json& section) {
+  return section.Find("verdict")->Find("status")->AsString() + ": " +
+         section.Find("verdict")->Find("line")->AsString();
+}
+
+TEST(DriveReportTest, TwoHostsWithABaselineMatchTheGoldens) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  Golden("report.txt", RenderDriveReport(model, DriveReportFormat::kText));
+  Golden("report.md", RenderDriveReport(model, DriveReportFormat::kMarkdown));
+  Golden("report.json", RenderDriveReport(model, DriveReportFormat::kJson));
+  // The JSON is the model, and parses back to it.
+  auto parsed = Json::Parse(RenderDriveReport(model, DriveReportFormat::kJson));
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(*parsed, model);
+}
+
+TEST(DriveReportTest, FreshIsTheFirstCompleteRunAgedTheLatestBaselineTheOtherDrivesLatest) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  ASSERT_EQ(model.Find("drives")->items().size(), 1u) << "the baseline is not a drive of its own";
+  const Json* fill = SectionOf(model, kA, "fill_50");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(RunOf(*fill, "fresh"), "fill-half-20260105T050000.000Z");
+  // The aborted fill of January 7 is on record, but not complete.
+  EXPECT_EQ(RunOf(*fill, "aged"), "fill-half-20260601T050000.000Z");
+  EXPECT_EQ(RunOf(*fill, "baseline"), "fill-half-20260504T050000.000Z");
+  EXPECT_DOUBLE_EQ(Cell(*fill, "fill", "fresh", "slc_cache_bytes")->AsDouble(), 98426140000);
+  // Each run's age: from its drive_at_start.
+  const Json& aged = fill->Find("runs")->items()[1];
+  EXPECT_EQ(aged.Find("run")->Find("age")->Find("power_on_hours")->AsUint(), 3952u);
+  EXPECT_EQ(aged.Find("run")->Find("age")->Find("percentage_used")->AsUint(), 2u);
+}
+
+TEST(DriveReportTest, EveryTableIsFreshAgedBaselineAndEverySectionEndsWithAVerdict) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  for (const Json& s : model.Find("drives")->items()[0].Find("sections")->items()) {
+    const std::string id = s.Find("id")->AsString();
+    EXPECT_FALSE(s.Find("expectation")->AsString().empty()) << id;
+    EXPECT_FALSE(s.Find("verdict")->Find("line")->AsString().empty()) << id;
+    if (id.rfind("retention", 0) == 0) continue;  // a row per read of the study
+    std::vector<std::string> labels;
+    for (const Json& r : s.Find("runs")->items()) labels.push_back(r.Find("label")->AsString());
+    EXPECT_EQ(labels, (std::vector<std::string>{"fresh", "aged", "baseline"})) << id;
+  }
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "low_load_latency")),
+            "pass: no latency over 300 ms (the worst: 10 IOPS p99.9 (aged) 26.1 ms)");
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "perf_fill_50")),
+            "fail: aged fell below 80 % of fresh: seq write 128K 72%, rand write 4K 62%");
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "trim")),
+            "pass: trim efficiency 23.17\xc3\x97 (aged): writing is faster after the deallocate");
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "retention_p41-lab")),
+            "pass: every block intact, no read over 100 ms after 61.0 days");
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "fill_50")),
+            "info: SLC cache found: fresh 98.4 GB, then 128 MB/s; aged 62.4 GB, then 110 MB/s");
+}
+
+TEST(DriveReportTest, TheSameRunFromTwoHistoriesCountsOnce) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const auto& sources = model.Find("sources")->items();
+  EXPECT_EQ(sources[1].Find("duplicates")->AsUint(), 2u);
+  // Host B's copy of host A's first record is not a second run of it.
+  const Json* fill10 = SectionOf(model, kA, "fill_10");
+  EXPECT_EQ(RunOf(*fill10, "fresh"), "fill-10-20260105T030000.000Z");
+  EXPECT_EQ(RunOf(*fill10, "aged"), "fill-10-20260601T030000.000Z");
+  // Read the other way round, the copy is taken from the file read first,
+  // and the run is still there once.
+  const Json swapped = Build({"host-b.dwh", "host-a.dwh"}, WithBaseline());
+  EXPECT_EQ(swapped.Find("sources")->items()[1].Find("duplicates")->AsUint(), 2u);
+  const Json* again = SectionOf(swapped, kA, "fill_10");
+  EXPECT_EQ(RunOf(*again, "fresh"), "fill-10-20260105T030000.000Z");
+  EXPECT_EQ(again->Find("runs")->items()[0].Find("run")->Find("source")->AsString(), "host-b.dwh");
+}
+
+TEST(DriveReportTest, PerfCellsFromTheMatrixAndFromBeforeItShareTheirTables) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  // Fresh was recorded before the perf matrix (fixed keys), aged with
+  // series.cells: one table.
+  const Json* perf = SectionOf(model, kA, "perf_fill_50");
+  EXPECT_EQ(RunOf(*perf, "fresh"), "perf-half-20260105T061000.000Z");
+  EXPECT_EQ(RunOf(*perf, "aged"), "perf-half-20260601T061000.000Z");
+  EXPECT_DOUBLE_EQ(Cell(*perf, "throughput", "fresh", "seq_read_bytes_per_second")->AsDouble(),
+                   3870e6);
+  // The Phoronix preset is a table of its own, its not-steady cell marked.
+  const Json* phoronix = SectionOf(model, kA, "perf_fill_50_phoronix");
+  ASSERT_NE(phoronix, nullptr);
+  EXPECT_TRUE(Cell(*phoronix, "throughput", "baseline", "seqread_2m_qd8_bytes_per_second")->is_null())
+      << "the baseline drive never ran the preset: not measured, not 0";
+  EXPECT_NE(RenderDriveReport(model, DriveReportFormat::kText).find("318 \xe2\x80\xa0"),
+            std::string::npos);
+  // The QD1 cells of both kinds of runs: legacy p99.9 keys read as the
+  // cell's own.
+  const Json* qd1 = SectionOf(model, kA, "qd1_latency");
+  EXPECT_NE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds"), nullptr);
+  EXPECT_FALSE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds")->is_null());
+  EXPECT_FALSE(Cell(*qd1, "latency", "aged", "qd1_rand_read_read_p99_9_seconds")->is_null());
+}
+
+TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {
+  const Json model = Build({"damaged.dwh"}, {}, false);
+  const Json& source = model.Find("sources")->items()[0];
+  ASSERT_EQ(source.Find("damaged")->items().size(), 1u);
+  EXPECT_NE(source.Find("damaged")->items()[0].AsString().find("checksum"), std::string::npos)
+      << source.Dump();
+  // The aged reclaim record was the damaged one: the fresh run is the only
+  // one left.
+  const Json* reclaim = SectionOf(model, kA, "reclaim");
+  EXPECT_EQ(RunOf(*reclaim, "fresh"), "reclaim-20260105T090000.000Z");
+  EXPECT_EQ(RunOf(*reclaim, "aged"), "");
+  EXPECT_EQ(RenderDriveReport(model, DriveReportFormat::kText).find("reclaim-20260601"),
+            std::string::npos);
+  const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
+  EXPECT_NE(text.find("damaged, so left out (never a result):"), std::string::npos);
+  Golden("damaged.txt", text);
+}
+
+TEST(DriveReportTest, AHistoryWithOnlySomeKindsSaysNotMeasuredForTheRest) {
+  const Json model = Build({"partial.dwh"}, {}, false);
+  EXPECT_EQ(SectionOf(model, kA, "fill_50")->Find("verdict")->Find("status")->AsString(), "info");
+  EXPECT_EQ(SectionOf(model, kA, "trim")->Find("verdict")->Find("status")->AsString(), "pass");
+  for (const char* id : {"reclaim", "perf_fill_10", "perf_fill_50", "qd1_latency",
+                         "low_load_latency", "mixed", "replay", "low_power", "endurance",
+                         "retention"}) {
+    const Json* s = SectionOf(model, kA, id);
+    ASSERT_NE(s, nullptr) << id;
+    EXPECT_EQ(s->Find("verdict")->Find("status")->AsString(), "not_measured") << id;
+    for (const Json& t : s->Find("tables")->items()) {
+      for (const Json& r : t.Find("rows")->items()) {
+        for (const auto& [key, v] : r.Find("values")->members()) {
+          EXPECT_TRUE(v.is_null()) << id << " " << key << " = " << v.Dump();
+        }
+      }
+    }
+  }
+  const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
+  EXPECT_NE(text.find("Replay of a recorded workload: not measured"), std::string::npos);
+  Golden("partial.txt", text);
+}
+
+TEST(DriveReportTest, AnEmptyHistoryIsAClearReport) {
+  const Json model = Build({"empty.dwh"}, {}, false);
+  EXPECT_TRUE(model.Find("drives")->items().empty());
+  const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
+  EXPECT_NE(text.find("The history holds no runs: nothing to report."), std::string::npos);
+  Golden("empty.txt", text);
+  const std::string html = RenderDriveReport(model, DriveReportFormat::kHtml);
+  EXPECT_NE(html.find("nothing to report"), std::string::npos);
+  DriveReportRequest r;
+  r.drives = {kA};
+  std::vector<HistorySource> h = {History("empty.dwh")};
+  auto refused = BuildDriveReport(h, {}, r);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "--drive BTEH2450031Z1P0D: no run of that drive on record (drives on record: none: "
+            "the history holds no runs)");
+}
+
+TEST(DriveReportTest, ValuesThatCannotBeTrustedAreLeftOutAndSaid) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const std::string problems = model.Find("problems")->Dump();
+  EXPECT_NE(problems.find("write_p99_9_seconds is -0.5 (expected a number, 0 or more): left out"),
+            std::string::npos);
+  EXPECT_NE(problems.find("drive_at_start.percentage_used is 300 (expected a whole number from 0 "
+                          "to 255): its age is shown as unknown"),
+            std::string::npos);
+}
+
+TEST(DriveReportTest, RunsPicksOtherRowsByRunId) {
+  DriveReportRequest r = WithBaseline();
+  r.runs = {"first", "perf-phoronix-20260601T070000.000Z"};
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, r);
+  const Json* phoronix = SectionOf(model, kA, "perf_fill_50_phoronix");
+  EXPECT_EQ(RunOf(*phoronix, "perf-phoronix-20260601T070000.000Z"),
+            "perf-phoronix-20260601T070000.000Z");
+  // A run id is a row only in the tables of its measure.
+  EXPECT_EQ(RunOf(*SectionOf(model, kA, "trim"), "perf-phoronix-20260601T070000.000Z"), "?");
+  // The latest alone: one row, still judged.
+  r.runs = {"latest"};
+  const Json latest = Build({"host-a.dwh"}, r);
+  const Json* identity = SectionOf(latest, kA, "identity");
+  EXPECT_EQ(identity->Find("runs")->items().size(), 2u);  // aged, baseline
+  EXPECT_EQ(VerdictOf(*identity), "info: firmware 002C");
+}
+
+TEST(DriveReportTest, ARequestForWhatIsNotOnRecordIsRefusedAndSaysWhatIs) {
+  std::vector<HistorySource> h = {History("host-a.dwh"), History("host-b.dwh")};
+  DriveReportRequest r;
+  r.drives = {"NOSUCH"};
+  auto e = BuildDriveReport(h, {}, r);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message,
+            "--drive NOSUCH: no run of that drive on record (drives on record: BTEH2450031Z1P0D, "
+            "S4GXNX0M305123)");
+  r = {};
+  r.baseline = "NOSUCH";
+  EXPECT_FALSE(BuildDriveReport(h, {}, r));
+  r = {};
+  r.runs = {"fill-20990101T000000.000Z"};
+  e = BuildDriveReport(h, {}, r);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message,
+            "--runs fill-20990101T000000.000Z: no run with that id of the drives reported on "
+            "(expected first, latest or a run id as drivewatch history --format=json shows it)");
+}
+
+TEST(DriveReportTest, HtmlIsSelfContainedAndEscapesWhatTheHistoryHolds) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const std::string html = RenderDriveReport(model, DriveReportFormat::kHtml);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("href=\"retention-p41-lab.html\""), std::string::npos);
+  // A model name from a history is text, never markup.
+  Json evil = model;
+  Json drives = Json::Array();
+  for (Json d : model.Find("drives")->items()) {
+    d["model"] = "<img src=x onerror=alert(1)>";
+    drives.Push(d);
+  }
+  evil["drives"] = drives;
+  const std::string escaped = RenderDriveReport(evil, DriveReportFormat::kHtml);
+  EXPECT_EQ(escaped.find("<img"), std::string::npos);
+  EXPECT_NE(escaped.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -141,6 +141,8 @@ NOT_IN_THIS_SETUP = OrderedDict([
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
     ("drivewatch_phase_result_iops",
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
+    ("drivewatch_phase_result_ios",
+     "only with a replay phase run; the e2e guest has none (tests/run/replay_test.sh and tests/vm/liveproof cover it)"),
     ("drivewatch_phase_result_seconds",
      "only with [[aging.phases]] configured; the e2e guest has none (tests/run/phase_test.sh and tests/integration cover them)"),
     ("drivewatch_phase_result_ratio",

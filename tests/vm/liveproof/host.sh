@@ -14,7 +14,8 @@
 #                     latency probe on a directory target, and every heavy
 #                     phase kind plus a retention study on a directory
 #                     target, run by hand before the daemon starts (fill,
-#                     perf, reclaim, trim, endurance, retention-write,
+#                     perf, reclaim, trim, endurance, replay (a synthetic
+#                     trace), retention-write,
 #                     retention-verify), so the daemon exports their
 #                     results from the history and the study file; the
 #                     guest runs power-states on DWSN0001 the same way
@@ -28,7 +29,7 @@
 
 LIVEPROOF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LP_REPO=$(cd "$LIVEPROOF_DIR/../../.." && pwd)
-LP_PHASES=(fill perf reclaim trim endurance retention-write retention-verify)
+LP_PHASES=(fill perf reclaim trim endurance replay retention-write retention-verify)
 # How long check.py keeps re-evaluating while rows still have no data
 # (rates need two scrapes, the power draw probe a closed 10-IOPS window).
 LP_SETTLE=${LP_SETTLE:-120}
@@ -42,6 +43,9 @@ lp_host_phases() {
 	mkdir -p "$LP_HOST" "$work/host/state" "$work/host/read" "$work/host/aging" "$work/host/study"
 	sed -e "s|@DIR@|$work/host|g" -e "s|@STATE@|$work/host/state|g" \
 		"$LIVEPROOF_DIR/host-drivewatch.toml" >"$LP_HOST/drivewatch.toml"
+	python3 "$LIVEPROOF_DIR/../../tools/make_trace.py" --format iolog3 --out "$work/host/trace.log" \
+		--capacity $((256 << 20)) --ios 200 --mix 60,30,10 --think-us 5000 --max-size 131072 ||
+		{ dw_die host-trace "tests/tools/make_trace.py failed"; return 1; }
 	"$DRIVEWATCH_BIN" check-config "$LP_HOST/drivewatch.toml" >&2 ||
 		{ dw_die host-config "$DRIVEWATCH_BIN check-config $LP_HOST/drivewatch.toml failed"; return 1; }
 	for p in "${LP_PHASES[@]}"; do

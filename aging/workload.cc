@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "aging/data_pattern.h"
+#include "aging/workload_jobs.h"
 #include "aging/workload_plan.h"
 #include "config/util/sys.h"
 #include "probes/pacing.h"
@@ -91,7 +92,11 @@ class Engine {
   ~Engine();
 
   Status Setup();
-  Expected<WorkloadResult> Run();
+  // start_ns: when the run counts from (CLOCK_MONOTONIC); 0 is now. The
+  // jobs of a multi-job run share one, so their seconds line up.
+  Expected<WorkloadResult> Run(std::uint64_t start_ns = 0);
+  // When the first failed I/O was counted; 0 if none was.
+  std::uint64_t first_error_ns() const { return first_error_ns_; }
 
  private:
   struct Slot {
@@ -158,6 +163,7 @@ class Engine {
   std::uint32_t in_flight_ = 0;
 
   std::uint64_t start_ns_ = 0;
+  std::uint64_t first_error_ns_ = 0;
   std::uint64_t sample_start_ns_ = 0;
   std::uint64_t issued_bytes_ = 0;
   std::uint64_t done_bytes_ = 0;
@@ -359,6 +365,7 @@ void Engine::Count(Op op, std::uint64_t latency_ns, std::uint64_t bs) {
 
 void Engine::RecordError(Op op, std::uint64_t offset, const std::string& what) {
   if (result_.errors++ == 0) {
+    first_error_ns_ = NowNs();
     result_.first_error =
         std::string(OpName(op)) + " at offset " + std::to_string(offset) + ": " + what;
   }
@@ -452,10 +459,10 @@ double Engine::Fraction(std::uint64_t now) const {
   return std::min(f, 1.0);
 }
 
-Expected<WorkloadResult> Engine::Run() {
+Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
   const std::uint64_t bs = spec_.block_size;
   const std::uint32_t qd = spec_.queue_depth;
-  start_ns_ = NowNs();
+  start_ns_ = start_ns != 0 ? start_ns : NowNs();
   sample_start_ns_ = start_ns_;
   if (spec_.rate_iops > 0) {
     pacer_.emplace(spec_.rate_iops, ArrivalProcess::kFixed, ToTimePoint(start_ns_));
@@ -623,12 +630,33 @@ Expected<WorkloadResult> Engine::Run() {
 
 }  // namespace
 
+namespace workload_detail {
+
+Expected<JobRun> RunJob(WorkloadTarget& target, const WorkloadSpec& spec, const Plan& plan,
+                        const std::stop_token& stop, const ProgressCallback& progress,
+                        const JobReady& ready) {
+  Engine engine(target, spec, plan, stop, progress);
+  const Status setup = engine.Setup();
+  const std::optional<std::uint64_t> start_ns = ready(setup);
+  if (!setup) return setup.error();
+  if (!start_ns) {
+    return Error{ECANCELED, -1, "workload on " + target.path() + ": another job did not start"};
+  }
+  Expected<WorkloadResult> result = engine.Run(*start_ns);
+  if (!result) return result.error();
+  return JobRun{std::move(*result), engine.first_error_ns()};
+}
+
+}  // namespace workload_detail
+
 Expected<WorkloadResult> RunWorkload(WorkloadTarget& target,
                                      const WorkloadSpec& spec,
                                      const std::stop_token& stop,
                                      const ProgressCallback& progress) {
   Expected<Plan> plan = workload_detail::Validate(target, spec);
   if (!plan) return plan.error();
+  // Several jobs: each its own Engine on its own thread (workload_jobs.cc).
+  if (spec.jobs > 1) return workload_detail::RunJobs(target, spec, *plan, stop, progress);
   Engine engine(target, spec, *plan, stop, progress);
   if (Status s = engine.Setup(); !s) return s.error();
   return engine.Run();

@@ -34,7 +34,10 @@
 // compress, stamped per 4 KiB with where and when they were written, so any
 // block read back can be checked.
 //
-// A target belongs to the thread that opened it.
+// A target belongs to the thread that opened it. A run of several jobs
+// (WorkloadSpec::jobs) shares it with its job threads while it runs: each
+// job registers the one descriptor in a ring of its own, and trims are
+// ioctl or fallocate calls on it, which any thread may make at once.
 #pragma once
 
 #include <sys/types.h>
@@ -140,7 +143,27 @@ struct WorkloadSpec {
   std::uint32_t block_size = 128 * 1024;
   // I/Os in flight at once, 1 to 256.
   std::uint32_t queue_depth = 32;
-  // Independent rings on their own threads, each with queue_depth in flight (fio's numjobs).
+  // Independent engines, each with its own ring, buffers and counters and
+  // queue_depth I/Os in flight, on their own threads (fio's numjobs); 1 to
+  // 64, queue_depth x jobs at most 256. 1 runs on the calling thread, as
+  // ever. With more, the work is divided as fio's numjobs divides it:
+  //  - sequential: the region is cut into `jobs` contiguous slices of whole
+  //    blocks (the first ones a block longer when they do not divide
+  //    evenly), job j runs over slice j (fio's offset_increment) and wraps
+  //    within it; `start` must be 0;
+  //  - random: every job draws over the whole region with its own random
+  //    map (seed + j);
+  //  - each job writes with data_seed + j, so its bytes are its own and
+  //    deterministic; a block is checked with its job's seed;
+  //  - max_bytes is the run's: rounded up to whole blocks and shared out in
+  //    whole blocks, the remainder to the first jobs (a job whose share is
+  //    nothing does not run); max_time and max_errors hold for each job;
+  //  - the jobs start together (one start time, so their seconds line up);
+  //    one that reaches max_errors stops the others;
+  //  - not with rate_iops, fill, on_read or source, which are one job's.
+  // Results: samples summed second by second, totals summed (seconds: the
+  // longest job's), latencies merged, errors and late summed, first_error
+  // the earliest of any job's.
   std::uint32_t jobs = 1;
   // 0: as fast as the target goes. Otherwise I/Os start on a fixed
   // schedule of this many per second (probes/pacing.h), never more than
@@ -256,24 +279,31 @@ struct WorkloadResult {
   // due, and were issued late.
   std::uint64_t late = 0;
   // Sequential: where (relative to the region's offset) the next I/O would
-  // have gone, so a later run can continue.
+  // have gone, so a later run can continue. 0 for a run of several jobs,
+  // which cannot be continued (start must be 0).
   std::uint64_t next_start = 0;
 };
 
-// Called on the engine thread about once a second, after each sample.
+// Called on the engine thread about once a second, after each sample. With
+// several jobs, on the thread that called RunWorkload, once every job has
+// closed that second (or ended): its sample and bytes_done summed over the
+// jobs, elapsed the longest, fraction the mean of the jobs' (an ended
+// job's counts with its last).
 using ProgressCallback = std::function<void(const WorkloadProgress&)>;
 
 // Runs `spec` on `target` until a bound, a stop, or max_errors. Fails
 // (without doing any I/O) on a spec the target cannot run: a block size
 // that is not a multiple of its logical block size, a region beyond its
-// end, writes or trims on a read-only target, no bound where one is needed.
+// end, writes or trims on a read-only target, no bound where one is needed,
+// jobs that cannot share the run (WorkloadSpec::jobs), or a job that cannot
+// set up its ring.
 Expected<WorkloadResult> RunWorkload(WorkloadTarget& target,
                                      const WorkloadSpec& spec,
                                      const std::stop_token& stop,
                                      const ProgressCallback& progress = {});
 
-// "sequential write 128KiB QD32" or "random 70/30 read/write 4KiB QD1 at
-// 1000 IOPS": for logs and errors.
+// "sequential write 128KiB QD32", "random 70/30 read/write 4KiB QD1 at
+// 1000 IOPS" or "random read 4KiB QD32 x4 jobs": for logs and errors.
 std::string Describe(const WorkloadSpec& spec);
 
 }  // namespace drivewatch::aging

@@ -21,6 +21,9 @@ namespace {
 constexpr std::uint32_t kMinBlockSize = 512;
 constexpr std::uint32_t kMaxBlockSize = 2u << 20;
 constexpr std::uint32_t kMaxQueueDepth = 256;
+// Jobs, and I/Os in flight over all of them (config/config_perf.cc's too).
+constexpr std::uint32_t kMaxJobs = 64;
+constexpr std::uint64_t kMaxInFlight = 256;
 
 // "4KiB", "1MiB": like config::FormatSize(), but never in GiB or TiB, so a
 // 1 GiB block reads "1024MiB" in a workload's description.
@@ -32,6 +35,46 @@ std::string SizeText(std::uint64_t bytes) {
 }  // namespace
 
 namespace workload_detail {
+namespace {
+
+// What several jobs cannot share (WorkloadSpec::jobs).
+template <class Fail>
+Status ValidateJobs(const WorkloadSpec& s, const Plan& plan, const Fail& fail) {
+  const std::string jobs = "jobs " + std::to_string(s.jobs);
+  if (s.jobs < 1 || s.jobs > kMaxJobs) {
+    return fail(jobs + ": expected 1 to " + std::to_string(kMaxJobs));
+  }
+  if (s.jobs == 1) return Ok{};
+  const std::uint64_t in_flight = std::uint64_t{s.queue_depth} * s.jobs;
+  if (in_flight > kMaxInFlight) {
+    return fail("queue_depth " + std::to_string(s.queue_depth) + " x " + jobs + " = " +
+                std::to_string(in_flight) + " I/Os in flight: expected at most " +
+                std::to_string(kMaxInFlight));
+  }
+  if (s.rate_iops > 0) {
+    return fail(jobs + " with rate_iops: expected jobs 1 in a paced run");
+  }
+  if (s.fill || s.on_read) {
+    return fail(jobs +
+                " with a fill or on_read hook: expected jobs 1 (the hooks run on "
+                "the engine thread, and are not made to be called from several)");
+  }
+  if (s.source != nullptr) {
+    return fail(jobs + " with an I/O source: expected jobs 1 (a source is one ordered stream)");
+  }
+  if (s.access == Access::kSequential && s.start != 0) {
+    return fail(jobs + " with start " + std::to_string(s.start) +
+                ": expected start 0 (each job begins at the start of its slice)");
+  }
+  const std::uint64_t blocks = plan.region_length / s.block_size;
+  if (s.access == Access::kSequential && blocks < s.jobs) {
+    return fail(jobs + " over a region of " + std::to_string(blocks) + " blocks of " +
+                std::to_string(s.block_size) + ": expected at least one block per job");
+  }
+  return Ok{};
+}
+
+}  // namespace
 
 Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
   auto fail = [&](const std::string& what) -> Error {
@@ -138,6 +181,7 @@ Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
     return fail("max_time " + std::to_string(s.max_time.count()) +
                 " ns: expected 0 (no bound) or more");
   }
+  if (Status jobs = ValidateJobs(s, plan, fail); !jobs) return jobs.error();
   return plan;
 }
 
@@ -187,6 +231,7 @@ std::string Describe(const WorkloadSpec& spec) {
              : " mixed sizes up to " + SizeText(spec.block_size);
   if (!spec.lba_zones.empty()) out += " skewed over " + std::to_string(spec.lba_zones.size()) + " zones";
   out += " QD" + std::to_string(spec.queue_depth);
+  if (spec.jobs > 1) out += " x" + std::to_string(spec.jobs) + " jobs";
   if (spec.rate_iops > 0) {
     char rate[32];
     std::snprintf(rate, sizeof(rate), "%g", spec.rate_iops);

@@ -166,6 +166,52 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   }
 }
 
+// Cells of several jobs (fio's numjobs) run as one cell: one set of keys,
+// the jobs in series.cells.
+TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
+  config::PerfParams p;
+  config::PerfCell rw{.name = "rw_2j",
+                      .access = "random",
+                      .operation = "write",
+                      .block_size = 4096,
+                      .queue_depth = 2,
+                      .jobs = 2};
+  rw.bytes = 1u << 20;
+  config::PerfCell sr{.name = "sr_4j",
+                      .access = "sequential",
+                      .operation = "read",
+                      .block_size = 64 * 1024,
+                      .queue_depth = 2,
+                      .jobs = 4};
+  sr.duration = milliseconds{300};
+  p.cells = {rw, sr};
+  AddPerf("jobs", p);
+
+  const Json r = Run("jobs");
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  std::set<std::string> expected = {"region_bytes"};
+  for (const std::string cell : {"rw_2j", "sr_4j"}) {
+    expected.insert(cell + "_bytes_per_second");
+    expected.insert(cell + "_iops");
+  }
+  for (const std::string op : {"rw_2j_write", "sr_4j_read"}) {
+    for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds"}) {
+      expected.insert(op + q);
+    }
+  }
+  EXPECT_EQ(Keys(r), expected) << r.Dump(2);
+  for (const std::string& key : expected) EXPECT_GT(Result(r, key), 0) << key;
+  EXPECT_DOUBLE_EQ(Result(r, "rw_2j_bytes_per_second"), Result(r, "rw_2j_iops") * 4096);
+  EXPECT_DOUBLE_EQ(Result(r, "sr_4j_bytes_per_second"), Result(r, "sr_4j_iops") * 64 * 1024);
+  const std::vector<Json>& cells = r.Find("series")->Find("cells")->items();
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0].Dump(),
+            R"({"name":"rw_2j","access":"random","operation":"write","read_percent":0,)"
+            R"("block_size":4096,"queue_depth":2,"jobs":2,"rate_iops":0.0,"bytes":1048576})");
+  EXPECT_EQ(cells[1].Find("jobs")->AsUint(), 4u);
+  EXPECT_EQ(History().back(), r);
+}
+
 TEST_F(PerfMatrixTest, ThePhoronixPresetRunsItsCellsOnASmallFile) {
   config::PerfParams p;
   p.preset = "phoronix";

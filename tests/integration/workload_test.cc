@@ -13,10 +13,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "aging/data_pattern.h"
@@ -412,6 +415,233 @@ TEST_F(WorkloadFile, StopIsNoticedPromptly) {
   stopper.join();
   EXPECT_EQ(r.end, WorkloadResult::End::kStopped);
   EXPECT_LT(took, std::chrono::milliseconds(300 + 150));
+}
+
+// jobs = 4 over a region of 66 blocks: slices of 17, 17, 16 and 16 blocks,
+// each written once, in order, by its own job with its own data seed.
+TEST_F(WorkloadFile, FourJobsWriteEachSequentialBlockOnceInTheirSlices) {
+  constexpr std::uint64_t kBlock = 64 * kKiB;
+  WorkloadSpec s = Spec(0, 100, 0, kBlock, 4);
+  s.jobs = 4;
+  s.offset = 1 * kMiB;
+  s.length = 66 * kBlock;
+  s.data_seed = 40;
+  std::vector<WorkloadProgress> seen;
+  auto run = RunWorkload(*target_, s, {}, [&](const WorkloadProgress& p) { seen.push_back(p); });
+  ASSERT_TRUE(run) << run.error().message;
+  const WorkloadResult& r = *run;
+  EXPECT_EQ(r.end, WorkloadResult::End::kCompleted);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.write_bytes, 66 * kBlock);
+  EXPECT_EQ(r.total.write_ios, 66u);
+  EXPECT_EQ(r.write_latency.count(), 66u);
+  EXPECT_EQ(r.read_latency.count() + r.trim_latency.count(), 0u);
+  EXPECT_EQ(r.next_start, 0u);
+  // The samples add up to the total, and the progress saw the same seconds.
+  ASSERT_FALSE(r.samples.empty());
+  std::uint64_t sampled = 0;
+  for (const ThroughputSample& x : r.samples) sampled += x.write_ios;
+  EXPECT_EQ(sampled, 66u);
+  ASSERT_EQ(seen.size(), r.samples.size());
+  EXPECT_EQ(seen.back().bytes_done, 66 * kBlock);
+  EXPECT_DOUBLE_EQ(seen.back().fraction, 1.0);
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].last_second.write_ios, r.samples[k].write_ios) << k;
+  }
+
+  const std::uint64_t slices[] = {17, 17, 16, 16};
+  std::uint64_t block = 0;
+  for (std::uint64_t j = 0; j < 4; ++j) {
+    for (std::uint64_t b = 0; b < slices[j]; ++b, ++block) {
+      const std::uint64_t at = s.offset + block * kBlock;
+      for (const ChunkVerdict& v : Verify(path_, at, kBlock, s.data_seed + j)) {
+        ASSERT_EQ(v.check, ChunkCheck::kOk) << "job " << j << " block " << b;
+        ASSERT_EQ(v.header.sequence, b) << "job " << j << " block " << b;
+      }
+    }
+  }
+  for (const ChunkVerdict& v : Verify(path_, 0, 1 * kMiB, s.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  const std::uint64_t end = s.offset + s.length;
+  for (const ChunkVerdict& v : Verify(path_, end, kSize - end, s.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+}
+
+// Wrapping, each job stays in its slice: twice the region's bytes write
+// every block twice, the second time with the sequence past the slice.
+TEST_F(WorkloadFile, JobsWrapWithinTheirSlices) {
+  WorkloadSpec s = Spec(0, 100, 0, 16 * kKiB, 2);
+  s.jobs = 2;
+  s.length = 10 * 16 * kKiB;
+  s.wrap = true;
+  s.max_bytes = 2 * s.length;
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.total.write_ios, 20u);
+  for (std::uint64_t block = 0; block < 10; ++block) {
+    const std::uint64_t job = block / 5;
+    const std::vector<ChunkVerdict> v =
+        Verify(path_, block * 16 * kKiB, 4 * kKiB, s.data_seed + job);
+    ASSERT_EQ(v[0].check, ChunkCheck::kOk) << block;
+    EXPECT_EQ(v[0].header.sequence, 5 + block % 5) << block;
+  }
+  EXPECT_EQ(Verify(path_, 10 * 16 * kKiB, 4 * kKiB, s.data_seed)[0].check, ChunkCheck::kUnwritten);
+}
+
+// max_bytes is the run's: 1001 blocks over two jobs (501 and 500), and a
+// bound that is not whole blocks rounds up as one job's does.
+TEST_F(WorkloadFile, TwoRandomJobsIssueExactlyTheBoundsBytes) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 8);
+  s.access = Access::kRandom;
+  s.jobs = 2;
+  s.max_bytes = 1001 * 4 * kKiB;
+  WorkloadResult r = RunOk(*target_, s);
+  EXPECT_EQ(r.end, WorkloadResult::End::kCompleted);
+  EXPECT_EQ(r.errors, 0u) << r.first_error;
+  EXPECT_EQ(r.total.read_bytes, 1001 * 4 * kKiB);
+  EXPECT_EQ(r.total.read_ios, 1001u);
+  EXPECT_EQ(r.read_latency.count(), 1001u);
+
+  s.max_bytes = 1000 * 4 * kKiB + 1;
+  r = RunOk(*target_, s);
+  EXPECT_EQ(r.total.read_ios, 1001u);
+  EXPECT_EQ(r.read_latency.count(), 1001u);
+}
+
+// A time-bound run's jobs share one start: their seconds close together,
+// so the merged samples are whole seconds and the progress comes once a
+// second, from the calling thread.
+TEST_F(WorkloadFile, JobsSamplesLineUpSecondBySecond) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 4);
+  s.access = Access::kRandom;
+  s.jobs = 2;
+  s.max_time = std::chrono::milliseconds(2500);
+  std::vector<WorkloadProgress> seen;
+  const std::thread::id caller = std::this_thread::get_id();
+  bool elsewhere = false;
+  auto r = RunWorkload(*target_, s, {}, [&](const WorkloadProgress& p) {
+    elsewhere |= std::this_thread::get_id() != caller;
+    seen.push_back(p);
+  });
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(elsewhere);
+  EXPECT_EQ(r->errors, 0u) << r->first_error;
+  ASSERT_EQ(r->samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->samples[0].seconds, 1.0);
+  EXPECT_DOUBLE_EQ(r->samples[1].seconds, 1.0);
+  EXPECT_NEAR(r->samples[2].seconds, 0.5, 0.2);
+  EXPECT_NEAR(r->total.seconds, 2.5, 0.2);
+  std::uint64_t ios = 0;
+  for (const ThroughputSample& x : r->samples) ios += x.read_ios;
+  EXPECT_EQ(ios, r->total.read_ios);
+  EXPECT_EQ(r->read_latency.count(), r->total.read_ios);
+  ASSERT_EQ(seen.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(seen[k].last_second.read_ios, r->samples[k].read_ios) << k;
+  }
+  EXPECT_EQ(seen[0].elapsed, std::chrono::seconds(1));
+  EXPECT_EQ(seen[1].elapsed, std::chrono::seconds(2));
+  EXPECT_NEAR(seen[0].fraction, 0.4, 0.01);
+  EXPECT_EQ(seen[2].bytes_done, r->total.read_bytes);
+}
+
+class NoIo : public IoSource {
+ public:
+  std::optional<Io> Next() override { return std::nullopt; }
+  double Fraction() const override { return 1; }
+};
+
+// Refused before any I/O: every spec here writes, and nothing is written.
+TEST_F(WorkloadFile, JobsRefuseWhatOneJobOwns) {
+  WorkloadSpec good = Spec(0, 100, 0, 64 * kKiB, 4);
+  good.length = 1 * kMiB;
+  good.jobs = 2;
+  NoIo source;
+  const std::pair<std::function<void(WorkloadSpec&)>, std::string> cases[] = {
+      {[](WorkloadSpec& s) { s.fill = [](std::uint64_t, void*, std::uint32_t) {}; },
+       "jobs 2 with a fill or on_read hook: expected jobs 1"},
+      {[](WorkloadSpec& s) {
+         s.read_percent = 50;
+         s.write_percent = 50;
+         s.on_read = [](std::uint64_t, const void*, std::uint32_t, int, std::uint64_t) {};
+       },
+       "jobs 2 with a fill or on_read hook: expected jobs 1"},
+      {[&](WorkloadSpec& s) { s.source = &source; }, "jobs 2 with an I/O source: expected jobs 1"},
+      {[](WorkloadSpec& s) {
+         s.access = Access::kRandom;
+         s.rate_iops = 100;
+         s.max_bytes = 1 * kMiB;
+       },
+       "jobs 2 with rate_iops: expected jobs 1 in a paced run"},
+      {[](WorkloadSpec& s) { s.jobs = 0; }, "jobs 0: expected 1 to 64"},
+      {[](WorkloadSpec& s) { s.jobs = 65; }, "jobs 65: expected 1 to 64"},
+      {[](WorkloadSpec& s) { s.queue_depth = 200; },
+       "queue_depth 200 x jobs 2 = 400 I/Os in flight: expected at most 256"},
+      {[](WorkloadSpec& s) { s.start = 64 * kKiB; }, "jobs 2 with start 65536: expected start 0"},
+      {[](WorkloadSpec& s) {
+         s.jobs = 32;
+         s.queue_depth = 1;
+       },
+       "jobs 32 over a region of 16 blocks of 65536: expected at least one block per job"},
+  };
+  for (const auto& [change, expected] : cases) {
+    WorkloadSpec s = good;
+    change(s);
+    auto r = RunWorkload(*target_, s, {});
+    ASSERT_FALSE(r) << expected;
+    EXPECT_NE(r.error().message.find(expected), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.rfind("workload on " + path_ + ": ", 0), 0u) << r.error().message;
+  }
+  for (const ChunkVerdict& v : Verify(path_, 0, 2 * kMiB, good.data_seed)) {
+    ASSERT_EQ(v.check, ChunkCheck::kUnwritten);
+  }
+  EXPECT_EQ(RunOk(*target_, good).total.write_bytes, 1 * kMiB);  // and the good one runs
+}
+
+TEST_F(WorkloadFile, AStopStopsEveryJob) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 4);
+  s.access = Access::kRandom;
+  s.jobs = 4;
+  s.max_time = std::chrono::seconds(60);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request_stop();
+  });
+  const auto begin = std::chrono::steady_clock::now();
+  const WorkloadResult r = RunOk(*target_, s, stop.get_token());
+  const auto took = std::chrono::steady_clock::now() - begin;
+  stopper.join();
+  EXPECT_EQ(r.end, WorkloadResult::End::kStopped);
+  EXPECT_GT(r.total.read_ios, 0u);
+  EXPECT_LT(took, std::chrono::milliseconds(300 + 200));
+
+  // Stopped before it starts: no job issues anything.
+  const WorkloadResult early = RunOk(*target_, s, stop.get_token());
+  EXPECT_EQ(early.end, WorkloadResult::End::kStopped);
+  EXPECT_EQ(early.total.ios(), 0u);
+}
+
+// One job reaching max_errors stops the others: job 1's slice lies past
+// the end of the shrunk file, job 0's wraps over good blocks for a minute
+// unless stopped.
+TEST_F(WorkloadFile, OneJobsErrorsStopTheOthers) {
+  ASSERT_EQ(truncate(path_.c_str(), kSize / 2), 0);
+  WorkloadSpec s = Spec(100, 0, 0, 64 * kKiB, 1);
+  s.jobs = 2;
+  s.wrap = true;
+  s.max_time = std::chrono::seconds(60);
+  s.max_errors = 2;
+  const auto begin = std::chrono::steady_clock::now();
+  const WorkloadResult r = RunOk(*target_, s);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(5));
+  EXPECT_EQ(r.end, WorkloadResult::End::kErrors);
+  EXPECT_EQ(r.errors, 2u);  // QD1: job 1 had nothing else in flight
+  EXPECT_EQ(r.first_error.rfind("read at offset " + std::to_string(kSize / 2) + ": short", 0), 0u)
+      << r.first_error;
+  // (Whether job 0 read anything first is a race: job 1's reads past the
+  // end fail at once.)
 }
 
 // A loop device over a file in /var/tmp; loop passes discard to the file

@@ -87,7 +87,6 @@ std::vector<std::size_t> ChunkSizes(std::size_t block_size) {
 DataPattern::DataPattern(std::uint64_t data_seed, std::uint32_t block_size,
                          std::vector<void*> buffers)
     : data_seed_(data_seed),
-      block_size_(block_size),
       buffers_(std::move(buffers)),
       chunk_sizes_(ChunkSizes(block_size)),
       body_crcs_(buffers_.size() * chunk_sizes_.size()),

@@ -101,7 +101,6 @@ class DataPattern {
   void Fill(std::size_t slot, std::size_t chunk);
 
   std::uint64_t data_seed_;
-  std::uint32_t block_size_;
   std::vector<void*> buffers_;
   std::vector<std::size_t> chunk_sizes_;
   // Slot-major, one per chunk: its body's CRC, the writes that carried it

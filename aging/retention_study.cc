@@ -293,9 +293,8 @@ RetentionAges ComputeAges(const Json& study, double now, const Json* smart_now,
   return ages;
 }
 
-RetentionVerifier::RetentionVerifier(const RetentionPattern& pattern, std::uint64_t first_lba,
-                                     std::uint64_t blocks)
-    : pattern_(pattern), first_lba_(first_lba), blocks_(blocks) {}
+RetentionVerifier::RetentionVerifier(const RetentionPattern& pattern, std::uint64_t blocks)
+    : pattern_(pattern), blocks_(blocks) {}
 
 void RetentionVerifier::Bad(std::uint64_t lba, const std::string& klass, const Json& detail) {
   if (ranges_.size() >= kMaxBadEntries) {

@@ -123,8 +123,8 @@ RetentionAges ComputeAges(const Json& study, double now, const Json* smart_now,
 // order.
 class RetentionVerifier {
  public:
-  RetentionVerifier(const RetentionPattern& pattern, std::uint64_t first_lba,
-                    std::uint64_t blocks);
+  // `blocks`: how many blocks the region holds (the pass's denominator).
+  RetentionVerifier(const RetentionPattern& pattern, std::uint64_t blocks);
   // One read of `size` bytes at byte `offset`; `result` as the workload
   // engine reports it (size, a short count, or -errno).
   void OnRead(std::uint64_t offset, const void* data, std::uint32_t size, int result,
@@ -143,7 +143,6 @@ class RetentionVerifier {
   void Classify(std::uint64_t offset, const void* data, std::uint32_t size, int result);
 
   RetentionPattern pattern_;
-  std::uint64_t first_lba_;
   std::uint64_t blocks_;
   std::uint64_t checked_ = 0;
   std::uint64_t ok_ = 0;

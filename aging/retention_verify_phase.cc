@@ -50,7 +50,7 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
                      std::to_string(pattern.block_size) + "-byte block and divide its region (" +
                      std::to_string(length) + " bytes) (aging.phases.block_size)"};
   }
-  RetentionVerifier verifier(pattern, offset / pattern.block_size, length / pattern.block_size);
+  RetentionVerifier verifier(pattern, length / pattern.block_size);
   WorkloadSpec spec;
   spec.access = Access::kSequential;
   spec.read_percent = 100;

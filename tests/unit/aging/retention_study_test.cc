@@ -127,7 +127,7 @@ TEST(RetentionVerifierTest, ClassifiesMergesRangesAndTimesReads) {
   std::memcpy(&data[20 * 4096], &data[30 * 4096], 4096);               // misplaced: 30's at 20
   EncodeRetentionBlock(other, 40, 1, &data[40 * 4096]);                // stale: another study
 
-  RetentionVerifier verifier(p, 0, kBlocks + 8);
+  RetentionVerifier verifier(p, kBlocks + 8);
   // Reads of 8 blocks; the last one fails outright.
   for (std::uint64_t first = 0; first < kBlocks; first += 8) {
     verifier.OnRead(first * 4096, &data[first * 4096], 8 * 4096, 8 * 4096,

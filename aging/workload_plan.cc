@@ -14,16 +14,17 @@
 
 #include "config/config.h"
 #include "config/util/direct_open.h"
+#include "config/workload_limits.h"
 
 namespace drivewatch::aging {
 namespace {
 
 constexpr std::uint32_t kMinBlockSize = 512;
 constexpr std::uint32_t kMaxBlockSize = 2u << 20;
-constexpr std::uint32_t kMaxQueueDepth = 256;
-// Jobs, and I/Os in flight over all of them (config/config_perf.cc's too).
-constexpr std::uint32_t kMaxJobs = 64;
-constexpr std::uint64_t kMaxInFlight = 256;
+// Shared with the configuration's checks.
+constexpr std::uint32_t kMaxQueueDepth = config::kWorkloadMaxQueueDepth;
+constexpr std::uint32_t kMaxJobs = config::kWorkloadMaxJobs;
+constexpr std::uint64_t kMaxInFlight = config::kWorkloadMaxInFlight;
 
 // "4KiB", "1MiB": like config::FormatSize(), but never in GiB or TiB, so a
 // 1 GiB block reads "1024MiB" in a workload's description.

@@ -7,12 +7,17 @@
 
 #include "config/checks.h"
 #include "config/loader.h"
+#include "config/phase_kinds.h"
+#include "config/workload_limits.h"
 
 namespace drivewatch::config::detail {
 namespace {
 
-// The engine's limits (aging/workload.h).
-constexpr std::uint32_t kMaxInFlight = 256;
+constexpr std::uint32_t kMaxInFlight = kWorkloadMaxInFlight;
+// The keys' own ranges (phase_kinds.h) are the engine's.
+static_assert(kQueueDepthKey.max == kWorkloadMaxQueueDepth);
+static_assert(kCellQueueDepthKey.max == kWorkloadMaxQueueDepth);
+static_assert(kCellJobsKey.max == kWorkloadMaxJobs);
 
 bool Reads(const PerfCell& cell) { return cell.operation == "read" || cell.operation == "mix"; }
 

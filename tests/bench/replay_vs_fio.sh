@@ -12,8 +12,12 @@
 # first; prints every run, then the medians of the replay duration and of
 # the ratio drivewatch/fio per case. Needs root (losetup) and fio.
 #
-#   tests/bench/replay_vs_fio.sh BUILD_DIR [ROUNDS=5] [IOS=20000] [THINK_US=100]
+#   tests/bench/replay_vs_fio.sh BUILD_DIR [ROUNDS=6] [IOS=20000] [THINK_US=100]
 #   FIO=/path/to/fio (default: fio on PATH)
+# FIO_EXTRA="--iomem=mmaphuge": more fio arguments. With that one (and
+# huge pages reserved: echo 128 >/proc/sys/vm/nr_hugepages) fio's buffers
+# are 2 MiB pages too, as the engine's are (docs/aging.md "Buffers"), and
+# the comparison is of the I/O paths alone.
 #   REPLAY_BENCH_DIR=/dev/shm: where the targets' files are (default
 #   /var/tmp; tmpfs takes O_DIRECT on kernels 6.6 and later, and leaves the
 #   replays' own cost without a shared disk's noise)
@@ -35,9 +39,10 @@
 # about 300 us), and fio 3.33 does not reap completions while it waits
 # (fixed in 3.36): fio's recorded replay is no reference for the timing.
 set -euo pipefail
+read -ra fio_extra <<<"${FIO_EXTRA:-}"
 
 build=${1:?usage: $0 BUILD_DIR [ROUNDS] [IOS] [THINK_US]}
-rounds=${2:-5}
+rounds=${2:-6}
 ios=${3:-20000}
 think=${4:-100}
 qd=32
@@ -114,7 +119,7 @@ ours() {  # speed target
 theirs() {  # speed path
   local stall=()
   [[ $1 == max ]] && stall=(--replay_no_stall=1)
-  "$fio" --name=replay --read_iolog="$trace" --replay_redirect="$2" --ioengine=io_uring \
+  "$fio" "${fio_extra[@]}" --name=replay --read_iolog="$trace" --replay_redirect="$2" --ioengine=io_uring \
     --direct=1 --iodepth=$qd "${stall[@]}" --output-format=json |
     "$python" -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["job_runtime"] / 1000)'
 }
@@ -148,7 +153,9 @@ for line in open(sys.argv[1]):
     speed, target, ours, fio = line.split()
     rows[(speed, target)].append((float(ours), float(fio)))
 span = float(sys.argv[3])
-med = lambda v: sorted(v)[len(v) // 2]
+def med(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
 print(f"\nmedians of {sys.argv[2]} interleaved rounds (the trace's span: {span:.3f} s)")
 print(f"{'case':16} {'drivewatch s':>12} {'fio s':>9} {'ratio':>7} {'drivewatch/span':>15} {'fio/span':>9}")
 for (speed, target), v in rows.items():

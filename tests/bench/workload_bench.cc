@@ -4,34 +4,71 @@
 //
 //   workload_bench --path /dev/loop0 --rw write --access seq --bs 131072
 //       --qd 32 --time 10 [--size BYTES] [--rate IOPS]
+//   workload_bench --path F --rw read --bs 131072 --qd 32 --size BYTES
+//       --verify 4096
+//
+// --verify BLOCK is retention-verify's read: the region is first written
+// (untimed, plain pwrite) with retention blocks of BLOCK bytes, then read
+// once sequentially with every read checked by the RetentionVerifier, as
+// the retention-verify phase does. "bad_blocks" counts what failed.
 //
 // CPU is this process's user and system time (getrusage RUSAGE_SELF) over
 // the whole run, setup included, so it is never flattering.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stop_token>
+#include <vector>
+#include <algorithm>
+#include <cerrno>
 #include <string>
 
+#include "aging/retention_block.h"
+#include "aging/retention_study.h"
 #include "aging/workload.h"
 
 namespace {
 
 using drivewatch::aging::Access;
+using drivewatch::aging::EncodeRetentionBlocks;
+using drivewatch::aging::RetentionPattern;
+using drivewatch::aging::RetentionVerifier;
 using drivewatch::aging::RunWorkload;
 using drivewatch::aging::WorkloadSpec;
 using drivewatch::aging::WorkloadTarget;
 
 double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
 
+// Writes [0, length) of `path` with retention blocks, as retention-write
+// would lay them down. Untimed setup for --verify.
+bool WriteRetentionRegion(const std::string& path, const RetentionPattern& pattern,
+                          std::uint64_t length) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  constexpr std::size_t kChunk = 4 << 20;
+  std::vector<char> buf(kChunk);
+  bool ok = true;
+  for (std::uint64_t off = 0; ok && off < length; off += kChunk) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, length - off));
+    EncodeRetentionBlocks(pattern, off / pattern.block_size, n / pattern.block_size, 1, buf.data());
+    ok = ::pwrite(fd, buf.data(), n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
 int Usage(const char* why) {
   std::fprintf(stderr,
                "workload_bench: %s\nusage: workload_bench --path P "
                "[--rw write|read|trim] [--access seq|rand] [--bs N] [--qd N] "
-               "[--time S] [--size BYTES] [--rate IOPS]\n",
+               "[--time S] [--size BYTES] [--rate IOPS] [--verify BLOCK]\n",
                why);
   return 2;
 }
@@ -42,6 +79,7 @@ int main(int argc, char** argv) {
   std::string path, rw = "write", access = "seq";
   WorkloadSpec spec;
   double seconds = 0;
+  std::uint32_t verify_block = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) return Usage(("missing value for " + flag).c_str());
@@ -54,6 +92,7 @@ int main(int argc, char** argv) {
     else if (flag == "--time") seconds = std::strtod(value, nullptr);
     else if (flag == "--size") spec.length = std::strtoull(value, nullptr, 0);
     else if (flag == "--rate") spec.rate_iops = std::strtod(value, nullptr);
+    else if (flag == "--verify") verify_block = std::strtoul(value, nullptr, 0);
     else return Usage(("unknown flag " + flag).c_str());
   }
   if (path.empty()) return Usage("--path is required");
@@ -77,6 +116,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "workload_bench: %s\n", target.error().message.c_str());
     return 1;
   }
+  std::optional<RetentionVerifier> verifier;
+  const RetentionPattern pattern{0x5eed, 42, verify_block};
+  if (verify_block != 0) {
+    if (rw != "read" || access != "seq" || seconds > 0 || spec.length == 0 ||
+        !drivewatch::aging::IsValidRetentionPattern(pattern) ||
+        spec.block_size % verify_block != 0 || spec.length % spec.block_size != 0) {
+      return Usage("--verify BLOCK wants --rw read --access seq --size BYTES, no --time, "
+                   "a valid retention block (512..65536, multiple of 512) dividing --bs, "
+                   "and --bs dividing --size");
+    }
+    if (!WriteRetentionRegion(path, pattern, spec.length)) {
+      std::fprintf(stderr, "workload_bench: writing retention blocks to %s: %s\n", path.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+    verifier.emplace(pattern, spec.length / verify_block);
+    spec.max_errors = 0;
+    spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
+                       std::uint64_t latency_ns) { verifier->OnRead(at, data, size, result, latency_ns); };
+  }
   std::stop_source stop;
   auto result = RunWorkload(**target, spec, stop.get_token());
   if (!result) {
@@ -93,13 +152,16 @@ int main(int argc, char** argv) {
       "{\"workload\": \"%s\", \"seconds\": %.6f, \"bytes\": %llu, \"ios\": %llu, "
       "\"mb_per_s\": %.3f, \"iops\": %.1f, \"cpu_user_s\": %.6f, "
       "\"cpu_sys_s\": %.6f, \"p50_us\": %.2f, \"p99_us\": %.2f, "
-      "\"p999_us\": %.2f, \"errors\": %llu, \"first_error\": \"%s\"}\n",
+      "\"p999_us\": %.2f, \"errors\": %llu, \"first_error\": \"%s\", "
+      "\"verified_blocks\": %llu, \"bad_blocks\": %llu}\n",
       drivewatch::aging::Describe(spec).c_str(), r.total.seconds,
       static_cast<unsigned long long>(r.total.bytes()),
       static_cast<unsigned long long>(r.total.ios()),
       r.total.bytes_per_second() / 1e6, r.total.iops(), Seconds(ru.ru_utime),
       Seconds(ru.ru_stime), h.Quantile(0.5) * 1e6, h.Quantile(0.99) * 1e6,
       h.Quantile(0.999) * 1e6, static_cast<unsigned long long>(r.errors),
-      r.first_error.c_str());
-  return r.errors == 0 ? 0 : 1;
+      r.first_error.c_str(),
+      static_cast<unsigned long long>(verifier ? verifier->blocks_checked() : 0),
+      static_cast<unsigned long long>(verifier ? verifier->bad_blocks() : 0));
+  return r.errors == 0 && (!verifier || verifier->bad_blocks() == 0) ? 0 : 1;
 }

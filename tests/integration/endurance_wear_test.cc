@@ -286,7 +286,9 @@ TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes
   std::filesystem::remove(path);
   HistoryFile rewritten(path);
   for (const Json& r : h->records) {
-    if (!IsStepRecord(r)) ASSERT_TRUE(rewritten.Append(r));
+    if (!IsStepRecord(r)) {
+      ASSERT_TRUE(rewritten.Append(r));
+    }
   }
   ASSERT_TRUE(PassRecords(config_.state_directory).empty());
 

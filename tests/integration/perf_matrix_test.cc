@@ -270,7 +270,9 @@ TEST_F(PerfMatrixTest, SteadyStateOnARealRunStopsAtTheFirstSteadyWindow) {
     ASSERT_TRUE(last);
     EXPECT_EQ(w.Find("steady")->AsBool(), last->steady) << name;
     EXPECT_EQ(Result(r, name + "_steady_state_ratio"), last->steady ? 1 : 0) << name;
-    if (!last->steady) EXPECT_EQ(rounds, 12u) << name;
+    if (!last->steady) {
+      EXPECT_EQ(rounds, 12u) << name;
+    }
     for (std::size_t k = kSteadyStateWindow; k < rounds; ++k) {
       const auto earlier = CheckSteadyState(std::span<const double>(values).first(k));
       EXPECT_FALSE(earlier->steady) << name << " was steady after " << k << " rounds";

@@ -29,14 +29,7 @@ ok() { echo "ok: $*"; }
 
 # ---------------------------------------------------------------- 1. build
 build=${DW_PACKAGE_BUILD_DIR:-$work/build}
-# With ccache (scripts/ccache.sh) this tree reuses the main build's objects:
-# same sources, same flags, the same generator (DW_PACKAGE_GENERATOR, set by
-# packaging/CMakeLists.txt to the main build's).
-source "$src/scripts/ccache.sh"
-dw_ccache "$build"
-generator=()
-[[ -n ${DW_PACKAGE_GENERATOR:-} && ! -f $build/CMakeCache.txt ]] && generator=(-G "$DW_PACKAGE_GENERATOR")
-cmake -S "$src" -B "$build" "${generator[@]}" "${DW_CCACHE_ARGS[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
   -DDRIVEWATCH_BUILD_TESTS=OFF -UDRIVEWATCH_PACKAGE_VERSION >/dev/null
 cmake --build "$build" -j"$(nproc)" --target drivewatch man >"$work/build.log" 2>&1 \

@@ -43,6 +43,9 @@ constexpr std::uint64_t kWaitSliceNs = 20'000'000;
 // After a stop, how long in-flight I/O is given to land before the ring is
 // torn down anyway (the kernel then finishes it on its own).
 constexpr std::uint64_t kStopDrainNs = 1'000'000'000;
+// Buffers start on a page boundary (O_DIRECT wants at most this) and are
+// populated a page at a time.
+constexpr std::size_t kPage = 4096;
 
 const char* OpName(Op op) {
   switch (op) {
@@ -94,6 +97,10 @@ class Engine {
   // Buffer `buf` (0..qd-1, then the reads' own in a mix).
   char* Buffer(std::uint32_t buf) const {
     return static_cast<char*>(memory_) + std::size_t{buf} * stride_;
+  }
+  // The registered buffer an I/O of `op` in slot `index` uses.
+  std::uint32_t BufferIndex(Op op, std::uint32_t index) const {
+    return op == Op::kRead && separate_read_buffers_ ? spec_.queue_depth + index : index;
   }
   // start_ns: when the run counts from (CLOCK_MONOTONIC); 0 is now. The
   // jobs of a multi-job run share one, so their seconds line up.
@@ -244,8 +251,7 @@ Status Engine::MapBuffers(std::size_t bytes) {
   // ENOMEM here is a real shortage, reported as the mmap's failure.
   if (errno == ENOMEM) return SysError(errno, what);
 #endif
-  const long page = ::sysconf(_SC_PAGESIZE);
-  for (std::size_t off = 0; off < memory_size_; off += static_cast<std::size_t>(page)) {
+  for (std::size_t off = 0; off < memory_size_; off += kPage) {
     static_cast<volatile char*>(memory_)[off] = 0;
   }
   return Ok{};
@@ -258,7 +264,6 @@ Status Engine::Setup() {
   const bool writes = spec_.write_percent > 0;
   separate_read_buffers_ = reads && writes;
   const std::size_t buffers = separate_read_buffers_ ? 2 * qd : qd;
-  constexpr std::size_t kPage = 4096;
   stride_ = (bs + kPage - 1) / kPage * kPage;
   if (reads || writes) {
     if (Status st = MapBuffers(buffers * stride_); !st) return st;
@@ -453,9 +458,7 @@ std::uint64_t Engine::Trim(std::uint64_t offset, std::uint32_t size) {
 void Engine::Complete(std::uint32_t index, int res, std::uint64_t now) {
   Slot& s = slots_[index];
   if (s.op == Op::kRead && spec_.on_read) {
-    const std::uint32_t buf = separate_read_buffers_ ? spec_.queue_depth + index : index;
-    spec_.on_read(s.offset, Buffer(buf), s.size, res,
-                  now - s.start_ns);
+    spec_.on_read(s.offset, Buffer(BufferIndex(s.op, index)), s.size, res, now - s.start_ns);
   }
   if (res == static_cast<int>(s.size)) {
     Count(s.op, now - s.start_ns, s.size);
@@ -566,8 +569,7 @@ Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
         s.late = late;
         if (s.late) ++result_.late;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
-        const std::uint32_t buf =
-            op == Op::kRead && separate_read_buffers_ ? qd + index : index;
+        const std::uint32_t buf = BufferIndex(op, index);
         void* addr = Buffer(buf);
         if (op == Op::kWrite && spec_.fill) {
           spec_.fill(io.offset, addr, size);

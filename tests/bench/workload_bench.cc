@@ -8,15 +8,13 @@
 //       --verify 4096
 //
 // --verify BLOCK is retention-verify's read: the region is first written
-// (untimed, plain pwrite) with retention blocks of BLOCK bytes, then read
+// (untimed, by the engine as retention-write does) with retention blocks of BLOCK bytes, then read
 // once sequentially with every read checked by the RetentionVerifier, as
 // the retention-verify phase does. "bad_blocks" counts what failed.
 //
 // CPU is this process's user and system time (getrusage RUSAGE_SELF) over
 // the whole run, setup included, so it is never flattering.
-#include <fcntl.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -24,9 +22,6 @@
 #include <cstring>
 #include <optional>
 #include <stop_token>
-#include <vector>
-#include <algorithm>
-#include <cerrno>
 #include <string>
 
 #include "aging/retention_block.h"
@@ -45,23 +40,33 @@ using drivewatch::aging::WorkloadTarget;
 
 double Seconds(const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; }
 
-// Writes [0, length) of `path` with retention blocks, as retention-write
-// would lay them down. Untimed setup for --verify.
+// Lays [0, length) of `path` down with retention blocks as retention-write
+// does: the engine writing, its fill hook encoding each buffer. Untimed
+// setup for --verify; done before the reading target is opened (a block
+// device is opened exclusively).
 bool WriteRetentionRegion(const std::string& path, const RetentionPattern& pattern,
-                          std::uint64_t length) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  constexpr std::size_t kChunk = 4 << 20;
-  std::vector<char> buf(kChunk);
-  bool ok = true;
-  for (std::uint64_t off = 0; ok && off < length; off += kChunk) {
-    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, length - off));
-    EncodeRetentionBlocks(pattern, off / pattern.block_size, n / pattern.block_size, 1, buf.data());
-    ok = ::pwrite(fd, buf.data(), n, static_cast<off_t>(off)) == static_cast<ssize_t>(n);
+                          const WorkloadSpec& read) {
+  auto target = WorkloadTarget::Open(path, WorkloadTarget::kReadWrite);
+  if (!target) {
+    std::fprintf(stderr, "workload_bench: %s\n", target.error().message.c_str());
+    return false;
   }
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
+  WorkloadSpec write;
+  write.access = Access::kSequential;
+  write.block_size = read.block_size;
+  write.queue_depth = read.queue_depth;
+  write.length = read.length;
+  write.max_errors = 1;
+  write.fill = [&](std::uint64_t at, void* buffer, std::uint32_t size) {
+    EncodeRetentionBlocks(pattern, at / pattern.block_size, size / pattern.block_size, 1, buffer);
+  };
+  auto r = RunWorkload(**target, write, std::stop_token{});
+  if (!r || r->errors > 0) {
+    std::fprintf(stderr, "workload_bench: writing retention blocks to %s: %s\n", path.c_str(),
+                 r ? r->first_error.c_str() : r.error().message.c_str());
+    return false;
+  }
+  return true;
 }
 
 int Usage(const char* why) {
@@ -110,12 +115,6 @@ int main(int argc, char** argv) {
   spec.wrap = spec.access == Access::kSequential && seconds > 0;
   spec.max_time = std::chrono::nanoseconds(static_cast<long long>(seconds * 1e9));
 
-  auto target = WorkloadTarget::Open(
-      path, rw == "read" ? WorkloadTarget::kReadOnly : WorkloadTarget::kReadWrite);
-  if (!target) {
-    std::fprintf(stderr, "workload_bench: %s\n", target.error().message.c_str());
-    return 1;
-  }
   std::optional<RetentionVerifier> verifier;
   const RetentionPattern pattern{0x5eed, 42, verify_block};
   if (verify_block != 0) {
@@ -126,15 +125,17 @@ int main(int argc, char** argv) {
                    "a valid retention block (512..65536, multiple of 512) dividing --bs, "
                    "and --bs dividing --size");
     }
-    if (!WriteRetentionRegion(path, pattern, spec.length)) {
-      std::fprintf(stderr, "workload_bench: writing retention blocks to %s: %s\n", path.c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
+    if (!WriteRetentionRegion(path, pattern, spec)) return 1;
     verifier.emplace(pattern, spec.length / verify_block);
     spec.max_errors = 0;
     spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
                        std::uint64_t latency_ns) { verifier->OnRead(at, data, size, result, latency_ns); };
+  }
+  auto target = WorkloadTarget::Open(
+      path, rw == "read" ? WorkloadTarget::kReadOnly : WorkloadTarget::kReadWrite);
+  if (!target) {
+    std::fprintf(stderr, "workload_bench: %s\n", target.error().message.c_str());
+    return 1;
   }
   std::stop_source stop;
   auto result = RunWorkload(**target, spec, stop.get_token());

@@ -211,10 +211,12 @@ struct WorkloadSpec {
   // Hooks for workloads whose bytes mean something (retention studies).
   // `fill`, when set, writes each write's bytes instead of the data
   // pattern, when the write is prepared. `on_read`, when set, sees every
-  // read as it completes: its offset, the bytes (valid during the call
-  // only), the result (block_size, a short count, or -errno) and its
-  // latency. Both run on the engine thread, between submissions, so they
-  // must be fast.
+  // read once it has completed: its offset, the bytes (valid during the
+  // call only), the result (block_size, a short count, or -errno) and its
+  // latency (taken at the completion). The reads a wait brought in are
+  // handed over after the freed slots have been given new reads, so the
+  // hook's work overlaps them; such runs read into 2 x queue_depth
+  // buffers. Both hooks run on the engine thread, so they must be fast.
   std::function<void(std::uint64_t offset, void* buffer, std::uint32_t size)> fill;
   std::function<void(std::uint64_t offset, const void* buffer, std::uint32_t size,
                      int result, std::uint64_t latency_ns)>

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${DW_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=${DW_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+source scripts/ccache.sh
+dw_ccache "$build"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=${DW_BUILD_TYPE:-RelWithDebInfo} "${DW_CCACHE_ARGS[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -51,10 +51,12 @@ all_targets="config smart_log identify_controller identify_namespace apst error_
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)
+source scripts/ccache.sh
+dw_ccache "$build"
 if [[ "${DW_FUZZ_PREBUILT:-0}" == 1 ]]; then
   :
 elif [[ ! -f "$build/CMakeCache.txt" ]]; then
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DDRIVEWATCH_FUZZ=ON \
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DDRIVEWATCH_FUZZ=ON "${DW_CCACHE_ARGS[@]}" \
     -DDRIVEWATCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     >/dev/null

@@ -27,6 +27,9 @@ packages=(
 # Tests only (scripts/test.sh).
 test_packages=(
   ninja-build
+  # every build script puts it in front of the compiler (scripts/ccache.sh):
+  # the package test's tree then reuses the main build's objects
+  ccache
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing: clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev

@@ -20,10 +20,12 @@ build=${DW_ASAN_BUILD_DIR:-build-asan}
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 start=$(date +%s)
+source scripts/ccache.sh
+dw_ccache "$build"
 # -O1 rather than RelWithDebInfo's -O2: a third less compile time with the
 # sanitizers, and the tests are not CPU-bound. No -DNDEBUG: asserts on, as
 # in the fuzzing build.
-cmake -S . -B "$build" -G Ninja \
+cmake -S . -B "$build" -G Ninja "${DW_CCACHE_ARGS[@]}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DDRIVEWATCH_BUILD_TESTS=ON \

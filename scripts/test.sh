@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
 stages=${DW_TEST_STAGES:-suite sanitize fuzz}
+started=$(mktemp)  # ctest's failure lists newer than this are this run's
+trap 'rm -f "$started"' EXIT
 status=0
 summary=()
 run_stage() {
@@ -37,4 +39,12 @@ for stage in $stages; do
 done
 echo "=== test.sh: summary"
 printf '%s\n' "${summary[@]}"
+# Only the end of a long log may be kept: name what failed here too.
+for dir in "${DW_BUILD_DIR:-build}" "${DW_ASAN_BUILD_DIR:-build-asan}"; do
+  failed=$dir/Testing/Temporary/LastTestsFailed.log
+  if [[ -s $failed && $failed -nt $started ]]; then
+    echo "failed in $dir (ctest number:name):"
+    sed 's/^/  /' "$failed"
+  fi
+done
 exit $status

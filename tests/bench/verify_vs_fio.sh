@@ -7,14 +7,16 @@
 #
 #   tests/bench/verify_vs_fio.sh BUILD_DIR [ROUNDS=6] [MIB=2048] [BS=131072] [QD=32]
 #
-# Ours: workload_bench --verify 4096 writes the file with retention blocks
-# (untimed), then reads it once, every 4 KiB block checked by the
-# RetentionVerifier (the retention-verify phase's code). Its time is the
-# engine's run time; "process" adds setup and teardown, without the write.
-# fio: written once with --verify=crc32c --do_verify=0, then each round
-# `--verify_only` with ioengine=io_uring, direct=1, registerfiles=1,
-# fixedbufs=1; its time is the job's runtime. Each tool has its own file: a
-# fio read job over a file fio did not write lays its own data down first.
+# Each file is written once, before the rounds, and each round only reads:
+# ours: laid down by `workload_bench --verify 4096 --verify-step write`
+# (retention blocks, written by the engine as retention-write does); each
+# round `--verify-step read` reads it once, every 4 KiB block checked by
+# the RetentionVerifier (the retention-verify phase's code); its time is
+# the engine's run time. fio: written with --verify=crc32c --do_verify=0,
+# then each round `--verify_only` with ioengine=io_uring, direct=1,
+# registerfiles=1, fixedbufs=1; its time is the job's runtime. Each tool
+# has its own file: a fio read job over a file fio did not write lays its
+# own data down first.
 # FIO_EXTRA="--iomem=mmaphuge": more fio arguments. With that one (and
 # huge pages reserved: echo 128 >/proc/sys/vm/nr_hugepages) fio's buffers
 # are 2 MiB pages too, as the engine's are (docs/aging.md "Buffers"), and
@@ -43,11 +45,13 @@ fio_common=(--name=verify --filename="$fio_file" --size=$size --rw=write --bs="$
   --iodepth="$qd" --ioengine=io_uring --direct=1 --registerfiles=1 --fixedbufs=1
   --verify=crc32c --verify_state_save=0)
 fio "${fio_common[@]}" --do_verify=0 >/dev/null
+"$bench" --path "$ours_file" --rw read --access seq --bs "$bs" --qd "$qd" --size $size \
+  --verify 4096 --verify-step write
 
 ours() {
-  local t0 t1 json
+  local json
   json=$("$bench" --path "$ours_file" --rw read --access seq --bs "$bs" --qd "$qd" \
-    --size $size --verify 4096)
+    --size $size --verify 4096 --verify-step read)
   echo "$json" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)

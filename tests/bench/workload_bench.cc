@@ -5,12 +5,17 @@
 //   workload_bench --path /dev/loop0 --rw write --access seq --bs 131072
 //       --qd 32 --time 10 [--size BYTES] [--rate IOPS]
 //   workload_bench --path F --rw read --bs 131072 --qd 32 --size BYTES
-//       --verify 4096
+//       --verify 4096 [--verify-step both|write|read]
 //
 // --verify BLOCK is retention-verify's read: the region is first written
-// (untimed, by the engine as retention-write does) with retention blocks of BLOCK bytes, then read
-// once sequentially with every read checked by the RetentionVerifier, as
-// the retention-verify phase does. "bad_blocks" counts what failed.
+// (untimed, by the engine as retention-write does) with retention blocks
+// of BLOCK bytes, then read once sequentially with every read checked by
+// the RetentionVerifier, as the retention-verify phase does. "bad_blocks"
+// counts what failed. --verify-step write only lays the region down and
+// prints nothing; read only verifies a region laid down before. A bench
+// that compares reads lays its file down once, as fio's verify_only runs
+// do: a read right after writing the same 2 GiB competes with the host
+// still flushing that write.
 //
 // CPU is this process's user and system time (getrusage RUSAGE_SELF) over
 // the whole run, setup included, so it is never flattering.
@@ -73,7 +78,8 @@ int Usage(const char* why) {
   std::fprintf(stderr,
                "workload_bench: %s\nusage: workload_bench --path P "
                "[--rw write|read|trim] [--access seq|rand] [--bs N] [--qd N] "
-               "[--time S] [--size BYTES] [--rate IOPS] [--verify BLOCK]\n",
+               "[--time S] [--size BYTES] [--rate IOPS] [--verify BLOCK "
+               "[--verify-step both|write|read]]\n",
                why);
   return 2;
 }
@@ -85,6 +91,7 @@ int main(int argc, char** argv) {
   WorkloadSpec spec;
   double seconds = 0;
   std::uint32_t verify_block = 0;
+  std::string verify_step = "both";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) return Usage(("missing value for " + flag).c_str());
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
     else if (flag == "--size") spec.length = std::strtoull(value, nullptr, 0);
     else if (flag == "--rate") spec.rate_iops = std::strtod(value, nullptr);
     else if (flag == "--verify") verify_block = std::strtoul(value, nullptr, 0);
+    else if (flag == "--verify-step") verify_step = value;
     else return Usage(("unknown flag " + flag).c_str());
   }
   if (path.empty()) return Usage("--path is required");
@@ -125,7 +133,11 @@ int main(int argc, char** argv) {
                    "a valid retention block (512..65536, multiple of 512) dividing --bs, "
                    "and --bs dividing --size");
     }
-    if (!WriteRetentionRegion(path, pattern, spec)) return 1;
+    if (verify_step != "both" && verify_step != "write" && verify_step != "read") {
+      return Usage(("--verify-step " + verify_step + ": expected both, write or read").c_str());
+    }
+    if (verify_step != "read" && !WriteRetentionRegion(path, pattern, spec)) return 1;
+    if (verify_step == "write") return 0;
     verifier.emplace(pattern, spec.length / verify_block);
     spec.max_errors = 0;
     spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,

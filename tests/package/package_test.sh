@@ -29,11 +29,32 @@ ok() { echo "ok: $*"; }
 
 # ---------------------------------------------------------------- 1. build
 build=${DW_PACKAGE_BUILD_DIR:-$work/build}
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# With ccache (scripts/ccache.sh) this tree reuses the main build's objects:
+# same sources, same flags, the same generator and ccache base directory
+# (DW_PACKAGE_GENERATOR and DW_CCACHE_BASEDIR, set by packaging/CMakeLists.txt
+# to the main build's generator and tree, which holds this one).
+source "$src/scripts/ccache.sh"
+dw_ccache "${DW_CCACHE_BASEDIR:-$build}"
+ccache_before=$(ccache --print-stats 2>/dev/null || true)
+generator=()
+[[ -n ${DW_PACKAGE_GENERATOR:-} && ! -f $build/CMakeCache.txt ]] && generator=(-G "$DW_PACKAGE_GENERATOR")
+cmake -S "$src" -B "$build" "${generator[@]}" "${DW_CCACHE_ARGS[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc \
   -DDRIVEWATCH_BUILD_TESTS=OFF -UDRIVEWATCH_PACKAGE_VERSION >/dev/null
 cmake --build "$build" -j"$(nproc)" --target drivewatch man >"$work/build.log" 2>&1 \
   || { tail -50 "$work/build.log" >&2; fail "build"; }
+if [[ -n $ccache_before ]]; then
+  # Says whether the reuse worked: a cold cache compiles everything.
+  ccache --print-stats | python3 -c '
+import sys
+def stats(text):
+    return {k: int(v) for k, v in (l.split("\t") for l in text.splitlines() if "\t" in l)}
+before, after = stats(sys.argv[1]), stats(sys.stdin.read())
+d = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+hits = d.get("direct_cache_hit", 0) + d.get("preprocessed_cache_hit", 0)
+misses = d.get("cache_miss", 0)
+print(f"ok: ccache: {hits} of {hits + misses} compilations reused")' "$ccache_before" || true
+fi
 version=$("$build/exporter/drivewatch" --version | awk 'NR==1 {print $2}')
 [[ -n $version ]] || fail "no version from drivewatch --version"
 old_version="$version~old"

@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${DW_BUILD_DIR:-build}
 source scripts/ccache.sh
-dw_ccache "$build"
+dw_ccache "$PWD"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=${DW_BUILD_TYPE:-RelWithDebInfo} "${DW_CCACHE_ARGS[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)"

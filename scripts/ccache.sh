@@ -1,27 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
 # Sourced by the build scripts (scripts/build.sh, sanitize.sh, fuzz.sh) and
 # tests/package/package_test.sh. When ccache is installed (install-deps.sh
-# --tests installs it), `dw_ccache BASE_DIR` sets DW_CCACHE_ARGS to the
+# --tests installs it), `dw_ccache SOURCE_DIR` sets DW_CCACHE_ARGS to the
 # CMake arguments that put it in front of the compiler, and keeps a build
 # tree's own location out of the cache key:
-#   CCACHE_BASEDIR=BASE_DIR  paths under it become relative to the working
-#                            directory: a tree's generated headers
-#                            (-I<tree>/exporter) read the same from any
-#                            tree under BASE_DIR. BASE_DIR must not hold the
-#                            sources (their -I would then differ with the
-#                            tree's depth), so it is the main build tree,
-#                            which holds the package test's tree.
-#   CCACHE_NOHASHDIR=1       the working directory is not hashed (with -g
-#                            it otherwise is; the debug info's comp_dir
-#                            may then name the other tree).
-# So the package test's tree (prefix /usr, no tests) compiles nothing the
-# main build already compiled. Both set here override a user's ccache.conf.
-# Without ccache DW_CCACHE_ARGS is empty and nothing changes; DW_CCACHE=0
-# turns it off.
+#   CCACHE_BASEDIR=SOURCE_DIR  absolute paths under it (the sources, a
+#                              tree's generated headers) become relative to
+#                              the compiler's working directory, so they
+#                              read the same from any tree at the same depth
+#                              below the sources: build/ and build-package/;
+#   CCACHE_NOHASHDIR=1         the working directory is not hashed (with -g
+#                              it otherwise is; the debug info's comp_dir
+#                              may then name the other tree).
+# So the package test's tree (build-package/: prefix /usr, no tests)
+# compiles nothing the main build already compiled. Both override a user's
+# ccache.conf. Without ccache DW_CCACHE_ARGS is empty and nothing changes;
+# DW_CCACHE=0 turns it off.
 dw_ccache() {
   DW_CCACHE_ARGS=()
   if [[ ${DW_CCACHE:-1} != 0 ]] && command -v ccache >/dev/null; then
-    mkdir -p "$1"
     DW_CCACHE_ARGS=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
     CCACHE_BASEDIR=$(realpath "$1")
     export CCACHE_BASEDIR CCACHE_NOHASHDIR=1

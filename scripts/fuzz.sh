@@ -52,7 +52,7 @@ targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)
 source scripts/ccache.sh
-dw_ccache "$build"
+dw_ccache "$PWD"
 if [[ "${DW_FUZZ_PREBUILT:-0}" == 1 ]]; then
   :
 elif [[ ! -f "$build/CMakeCache.txt" ]]; then

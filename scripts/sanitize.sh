@@ -21,7 +21,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 
 start=$(date +%s)
 source scripts/ccache.sh
-dw_ccache "$build"
+dw_ccache "$PWD"
 # -O1 rather than RelWithDebInfo's -O2: a third less compile time with the
 # sanitizers, and the tests are not CPU-bound. No -DNDEBUG: asserts on, as
 # in the fuzzing build.

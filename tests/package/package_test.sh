@@ -30,11 +30,11 @@ ok() { echo "ok: $*"; }
 # ---------------------------------------------------------------- 1. build
 build=${DW_PACKAGE_BUILD_DIR:-$work/build}
 # With ccache (scripts/ccache.sh) this tree reuses the main build's objects:
-# same sources, same flags, the same generator and ccache base directory
-# (DW_PACKAGE_GENERATOR and DW_CCACHE_BASEDIR, set by packaging/CMakeLists.txt
-# to the main build's generator and tree, which holds this one).
+# same sources, same flags, the same generator, and a tree at the same depth
+# below the sources (packaging/CMakeLists.txt sets DW_PACKAGE_GENERATOR,
+# DW_PACKAGE_BUILD_DIR=<main tree>-package and DW_CCACHE_BASEDIR).
 source "$src/scripts/ccache.sh"
-dw_ccache "${DW_CCACHE_BASEDIR:-$build}"
+dw_ccache "${DW_CCACHE_BASEDIR:-$src}"
 ccache_before=$(ccache --print-stats 2>/dev/null || true)
 generator=()
 [[ -n ${DW_PACKAGE_GENERATOR:-} && ! -f $build/CMakeCache.txt ]] && generator=(-G "$DW_PACKAGE_GENERATOR")

@@ -98,11 +98,6 @@ class Engine {
   char* Buffer(std::uint32_t buf) const {
     return static_cast<char*>(memory_) + std::size_t{buf} * stride_;
   }
-  // The registered buffer an I/O of `op` in slot `index` uses. A read whose
-  // bytes are checked takes a spare from the pool instead (TakeReadBuffer).
-  std::uint32_t BufferIndex(Op op, std::uint32_t index) const {
-    return op == Op::kRead && separate_read_buffers_ ? spec_.queue_depth + index : index;
-  }
   // start_ns: when the run counts from (CLOCK_MONOTONIC); 0 is now. The
   // jobs of a multi-job run share one, so their seconds line up.
   Expected<WorkloadResult> Run(std::uint64_t start_ns = 0);
@@ -145,7 +140,10 @@ class Engine {
   // Runs on_read for the reads completed since the last call, and gives
   // their buffers back to the pool.
   void CheckCompletedReads();
-  std::uint32_t TakeReadBuffer();
+  // The registered buffer for an I/O of `op` in slot `index`: the slot's
+  // write buffer, its read buffer, or for reads checked by on_read a spare
+  // from the pool.
+  std::uint32_t TakeBuffer(Op op, std::uint32_t index);
   void Count(Op op, std::uint64_t latency_ns, std::uint64_t size);
   void RecordError(Op op, std::uint64_t offset, const std::string& what);
   void RollSamples(std::uint64_t now);
@@ -172,9 +170,10 @@ class Engine {
   // otherwise leave every buffer after the first straddling pages, one
   // more scatter-gather segment each, and unaligned to the page.
   std::size_t stride_ = 0;
-  // Mixed read/write runs read into their own buffers, so a read never
-  // overwrites a write buffer's precomputed body.
-  bool separate_read_buffers_ = false;
+  // The first read buffer. Mixed read/write runs read into their own
+  // buffers after the qd write buffers, so a read never overwrites a write
+  // buffer's precomputed body; runs without writes read from buffer 0.
+  std::uint32_t read_base_ = 0;
   // Reads with an on_read hook (retention-verify's check of every block)
   // take their buffers from a pool of 2 x queue_depth. A completed read
   // keeps its buffer until its check has run, its slot goes back to work
@@ -285,16 +284,15 @@ Status Engine::Setup() {
   const std::size_t bs = spec_.block_size;
   const bool reads = spec_.read_percent > 0;
   const bool writes = spec_.write_percent > 0;
-  separate_read_buffers_ = reads && writes;
   pooled_reads_ = reads && spec_.on_read != nullptr;
   // Write buffers 0..qd-1 (their bodies precomputed per slot), then the
-  // reads': qd of them, or the pool of 2 x qd. Reads alone start at 0.
-  const std::size_t read_base = writes ? qd : 0;
+  // reads': qd of them, or the pool of 2 x qd.
+  read_base_ = writes ? qd : 0;
   const std::size_t read_buffers = !reads ? 0 : pooled_reads_ ? 2 * std::size_t{qd} : qd;
-  const std::size_t buffers = std::max<std::size_t>(read_base + read_buffers, qd);
+  const std::size_t buffers = read_base_ + read_buffers;
   if (pooled_reads_) {
     free_read_buffers_.reserve(read_buffers);
-    for (std::size_t b = read_base + read_buffers; b-- > read_base;) {
+    for (std::size_t b = buffers; b-- > read_base_;) {
       free_read_buffers_.push_back(static_cast<std::uint32_t>(b));
     }
     completed_reads_.reserve(read_buffers);
@@ -519,7 +517,9 @@ void Engine::CheckCompletedReads() {
   completed_reads_.clear();
 }
 
-std::uint32_t Engine::TakeReadBuffer() {
+std::uint32_t Engine::TakeBuffer(Op op, std::uint32_t index) {
+  if (op != Op::kRead) return index;
+  if (!pooled_reads_) return read_base_ + index;
   // The pool holds 2 x qd: qd reads in flight at most, and the completed
   // ones are checked before every wait, so a spare is there; checking now
   // covers the case anyway.
@@ -622,8 +622,7 @@ Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
         s.late = late;
         if (s.late) ++result_.late;
         io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
-        const std::uint32_t buf =
-            op == Op::kRead && pooled_reads_ ? TakeReadBuffer() : BufferIndex(op, index);
+        const std::uint32_t buf = TakeBuffer(op, index);
         s.buffer = buf;
         void* addr = Buffer(buf);
         if (op == Op::kWrite && spec_.fill) {
@@ -716,7 +715,6 @@ Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
     RollSamples(now);
   }
 
-  CheckCompletedReads();  // none are left by the loop; kept for its exits
   const std::uint64_t end_ns = NowNs();
   if (end_ns > sample_start_ns_ && (sample_.ios() > 0 || result_.samples.empty() ||
                                     end_ns - sample_start_ns_ > 1'000'000)) {

@@ -531,9 +531,9 @@ TEST_F(WorkloadFile, BuffersOfAnOddBlockSizeStartOnPages) {
   }
 }
 
-// 2 MiB reads at QD4 seen by on_read: a pool of 8 buffers (16 MiB), each on a 2 MiB boundary, and
-// (where transparent huge pages are on for madvise()d memory) on huge
-// pages: on 4 KiB pages a 2 MiB buffer is 512 scattered segments, which a
+// 2 MiB reads at QD4 seen by on_read: a pool of 8 buffers (16 MiB), each
+// on a 2 MiB boundary, and (where transparent huge pages are on for
+// madvise()d memory) on huge pages: on 4 KiB pages a 2 MiB buffer is 512 scattered segments, which a
 // device with fewer segments per request splits (docs/aging.md "Buffers").
 TEST_F(WorkloadFile, LargeBuffersSitOnHugePages) {
   constexpr std::uint32_t kBlock = 2 * kMiB;

@@ -31,10 +31,10 @@ ok() { echo "ok: $*"; }
 build=${DW_PACKAGE_BUILD_DIR:-$work/build}
 # With ccache (scripts/ccache.sh) this tree reuses the main build's objects:
 # same sources, same flags, the same generator, and a tree at the same depth
-# below the sources (packaging/CMakeLists.txt sets DW_PACKAGE_GENERATOR,
-# DW_PACKAGE_BUILD_DIR=<main tree>-package and DW_CCACHE_BASEDIR).
+# below the sources (packaging/CMakeLists.txt sets DW_PACKAGE_GENERATOR and
+# DW_PACKAGE_BUILD_DIR=<main tree>-package).
 source "$src/scripts/ccache.sh"
-dw_ccache "${DW_CCACHE_BASEDIR:-$src}"
+dw_ccache "$src"
 ccache_before=$(ccache --print-stats 2>/dev/null || true)
 generator=()
 [[ -n ${DW_PACKAGE_GENERATOR:-} && ! -f $build/CMakeCache.txt ]] && generator=(-G "$DW_PACKAGE_GENERATOR")

@@ -17,9 +17,13 @@
 # event as soon as they read the SMART log, so both probes, each Identify
 # Controller then Get Log Page 02h, run back to back), device_del c0 into
 # the storm (UNPLUG_DELAYS ms, varied per cycle), DEVICE_DELETED; 3 s
-# unplugged; device_add with the same serial and backing node. At least
-# UNPLUG_CYCLES (4) cycles; more, up to UNPLUG_MAX_CYCLES (20), only until
-# one cycle shows U5b (about one cycle in four does). Checks:
+# unplugged; device_add with the same serial and backing node. Cycles go on
+# until UNPLUG_CYCLES (4) of them hit the probes' work (U5a) and one shows
+# U5b (about one cycle in four does), up to UNPLUG_MAX_CYCLES (20). Whether
+# a probe run starts between the kernel marking the controller deleting and
+# its node going away is a race the host cannot steer (the SMART event
+# chain can end in the kernel just before), so a cycle that missed is
+# recorded and run again; every other check applies to it too. Checks:
 #   U1 /metrics answers during every unplug: every watcher scrape from
 #      device_del until the drive is back succeeded, median under
 #      UNPLUG_SCRAPE_MEDIAN s, slowest under UNPLUG_SCRAPE_MAX s; no watcher
@@ -40,7 +44,8 @@
 #      interval by the drive's removal, so the evidence is the
 #      daemon's "probe P on drive ... failed: DEVICE: COMMAND: ERROR" line
 #      (the daemon's log up to each unplug is shipped as service-N.log):
-#      a  every cycle: the health or thermal probe (the two that read the
+#      a  in UNPLUG_CYCLES cycles (a miss runs again, see above; misses
+#         are measured): the health or thermal probe (the two that read the
 #         SMART log) failed on the open controller with the error the
 #         kernel returned for a command sent while it removed the
 #         controller (NVMe status 0x370 Host Pathing Error, ENODEV, EIO),
@@ -56,11 +61,13 @@
 #      deleted /dev/nvme* node (guest /proc/PID/fd), so the kernel can
 #      reuse the name
 #   U9 the faults are counted: drivewatch_probe_failures_total of
-#      DWSN0001's health and thermal probes is at least the number of
-#      cycles (U5a: one failed run a cycle at least), DWSN0002's is 0
+#      DWSN0001's health and thermal probes is at least the number of their
+#      failures the daemon logged over all cycles (logged once until the
+#      probe recovers, so each line is one failed run at least; U5a: one in
+#      each hit cycle at least), DWSN0002's is 0
 #   U10 the reads that failed at the unplugs stay counted: the sum of
 #      DWSN0001's drivewatch_read_errors_total is at least the number of
-#      cycles (its counts continue across the re-plug)
+#      cycles whose read was hit (its counts continue across the re-plug)
 #   U7 the daemon never restarted (same PID at every check, alive) and
 #      exits 0 on SIGTERM
 #   U8 nothing lost: the state directory parses (known-drives.tsv: header,
@@ -252,12 +259,22 @@ unplug_cycle() {
 	local pub
 	pub=$(up_json 'v["err0_before_down"] or ""' <<<"$win")
 	[[ -n $pub && $pub != "{}" ]] && read_hit=yes
-	UP_ADMIN_HITS+=("$n:$(up_json "'yes' if [f for f in v.get('probe_failures', []) if f[0] in ('health', 'thermal') and ': open: ' not in f[2]] else 'no'" <<<"$scan")")
+	local admin_hit
+	admin_hit=$(up_json "'yes' if [f for f in v.get('probe_failures', []) if f[0] in ('health', 'thermal') and ': open: ' not in f[2]] else 'no'" <<<"$scan")
+	UP_ADMIN_HITS+=("$n:$admin_hit")
+	# U9's floor: each logged health/thermal failure (a probe's error is
+	# logged once until it recovers, so each line is one failed run at least).
+	UP_FAIL_LINES=$((UP_FAIL_LINES + $(up_json "len([f for f in v.get('probe_failures', []) if f[0] in ('health', 'thermal')])" <<<"$scan")))
 	if [[ $(up_json 'v.get("smart_in_flight")' <<<"$scan") == True ]]; then
 		UP_SMART_SEEN=1
 		UP_SMART_CYCLES+="$n "
 	fi
 	UP_READ_HITS+=("$n:$read_hit")
+	if [[ $read_hit == yes && $admin_hit == yes ]]; then
+		UP_HIT_CYCLES=$((UP_HIT_CYCLES + 1))
+	else
+		UP_MISSED+="$n "
+	fi
 	printf '{"cycle": %d, "prom_min_up": "%s", "delay_ms": %s, "trigger": %s, "drive_up0_after_deleted_s": %s, "drive_up1_after_add_s": %s, "reads_after_add_s": "%s", "name_before": "%s", "name_after": "%s", "ns_before": "%s", "ns_after": "%s", "guest_gone": "%s", "reads_hit": "%s", "published_errors_before_down": "%s", "log": %s, "scrapes": %s, "other_reads": "%s -> %s", "reads_after": "%s -> %s"}\n' \
 		"$n" "$prom_up" "$delay" "$trig" "$d_down" "$d_up" "${d_read:-}" "$UP_NAME" "$name" "$ns_before" "$ns" "$gone" "$read_hit" "$pub" "$scan" "$win" "$c1a" "$c1b" "${r1:-}" "${r2:-}" >>"$UP_OUT/cycles.txt"
 	vm_log "cycle $n: drive_up 0 ${d_down}s after DEVICE_DELETED, 1 ${d_up}s after device_add; $UP_NAME -> $name; reads hit: $read_hit; log: $(up_json '"smart_in_flight=%s failures=%s read_gone=%s" % (v.get("smart_in_flight"), v.get("probe_failures"), v.get("read_gone"))' <<<"$scan")"
@@ -276,6 +293,7 @@ unplug_run() {
 	: >"$UP_OUT/cycles.txt"
 	: >"$UP_OUT/scrapes.jsonl"
 	UP_PROM_UP='' UP_SMART_SEEN=0 UP_SMART_CYCLES='' UP_READ_HITS=() UP_ADMIN_HITS=() UP_NAMES='' UP_CYCLES_OK=0
+	UP_HIT_CYCLES=0 UP_MISSED='' UP_FAIL_LINES=0
 	t0=$(dw_now)
 	# Up to UNPLUG_MAX_CYCLES cycles: more than lib.sh's default deadline.
 	((DW_VM_TIMEOUT >= 600)) || DW_VM_TIMEOUT=600
@@ -303,7 +321,7 @@ for r in json.load(sys.stdin)["data"]["result"]:
 	watcher=$!
 
 	n=0
-	while ((n < UNPLUG_CYCLES || (UP_SMART_SEEN == 0 && n < UNPLUG_MAX_CYCLES))); do
+	while (((UP_HIT_CYCLES < UNPLUG_CYCLES || UP_SMART_SEEN == 0) && n < UNPLUG_MAX_CYCLES)); do
 		n=$((n + 1))
 		unplug_cycle "$n" || break
 	done
@@ -314,6 +332,7 @@ for r in json.load(sys.stdin)["data"]["result"]:
 	vm_measure "cycles whose SMART read was hit (U5b)" "${UP_SMART_CYCLES:-none}"
 	vm_measure "cycles whose read latency probe hit the unplug" "${UP_READ_HITS[*]}"
 	vm_measure "cycles whose health/thermal failed on the open controller" "${UP_ADMIN_HITS[*]}"
+	vm_measure "cycles whose unplug missed the probes' work (run again)" "${UP_MISSED:-none}"
 	vm_measure "watcher scrapes (all / failed / slowest s)" "$(up_check window "$UP_OUT/scrapes.jsonl" 0 1e12 | up_json '"%d / %d / %.3f" % (v["n"], v["failures"], v["max_dur"] or 0)')"
 
 	# U1 over the whole run: the watcher never failed (5 s timeout).
@@ -337,32 +356,39 @@ for r in json.load(sys.stdin)["data"]["result"]:
 		vm_fail "U4 other drive" "$UNPLUG_OTHER read errors/timeouts seen by the watcher: $out"
 	fi
 	# U5.
-	if [[ " ${UP_READ_HITS[*]} ${UP_ADMIN_HITS[*]} " == *":no "* ]]; then
-		vm_fail "U5a work in flight" "a cycle's unplug did not hit DWSN0001's probes while they ran: reads ${UP_READ_HITS[*]}; health/thermal on the open controller ${UP_ADMIN_HITS[*]}"
+	if ((UP_HIT_CYCLES < UNPLUG_CYCLES)); then
+		vm_fail "U5a work in flight" "only $UP_HIT_CYCLES of $n cycles' unplugs hit DWSN0001's probes while they ran (want $UNPLUG_CYCLES): reads ${UP_READ_HITS[*]}; health/thermal on the open controller ${UP_ADMIN_HITS[*]}"
 	else
-		vm_pass "U5a work in flight" "every cycle: a read of DWSN0001's namespace failed at the unplug (${UP_READ_HITS[*]}) and the health or thermal probe failed on the open controller (${UP_ADMIN_HITS[*]})"
+		vm_pass "U5a work in flight" "$UP_HIT_CYCLES of $n cycles: a read of DWSN0001's namespace failed at the unplug (${UP_READ_HITS[*]}) and the health or thermal probe failed on the open controller (${UP_ADMIN_HITS[*]}); missed and run again: ${UP_MISSED:-none}"
 	fi
 	if ((UP_SMART_SEEN)); then
 		vm_pass "U5b SMART read in flight" "cycle(s) ${UP_SMART_CYCLES% } of $n: a Get Log Page 02h failed right after the same run's Identify Controller succeeded (files/service-N.log)"
 	else
 		vm_fail "U5b SMART read in flight" "in none of $n cycles did the health or thermal probe fail at its SMART read after its Identify (cycles.txt)"
 	fi
-	# U9: every cycle's failed health/thermal run on DWSN0001 (U5a: at least
-	# one per cycle) is counted in drivewatch_probe_failures_total, which
-	# the drive keeps across the unplug; DWSN0002 has none.
-	if up_poll 30 up_failures_at_least "$n" >/dev/null; then
-		vm_pass "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = $(up_failures "$UNPLUG_SERIAL" 'health|thermal') after $n cycles; $UNPLUG_OTHER: $(up_failures "$UNPLUG_OTHER" '.*')"
+	# U9: every failed health/thermal run on DWSN0001 that the daemon
+	# logged (one line per probe and cycle at least: logged once until it
+	# recovers; U5a: one in each hit cycle at least) is counted in
+	# drivewatch_probe_failures_total, which the drive keeps across the
+	# unplug; DWSN0002 has none.
+	local want9=$UP_FAIL_LINES
+	((want9 >= UP_HIT_CYCLES)) || want9=$UP_HIT_CYCLES
+	((want9 > 0)) || want9=1
+	if up_poll 30 up_failures_at_least "$want9" >/dev/null; then
+		vm_pass "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = $(up_failures "$UNPLUG_SERIAL" 'health|thermal') after $n cycles, $UP_FAIL_LINES failures logged; $UNPLUG_OTHER: $(up_failures "$UNPLUG_OTHER" '.*')"
 	else
-		vm_fail "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = '$(up_failures "$UNPLUG_SERIAL" 'health|thermal')' after $n cycles (want >= $n); $UNPLUG_OTHER: '$(up_failures "$UNPLUG_OTHER" '.*')' (want 0)"
+		vm_fail "U9 faults counted" "drivewatch_probe_failures_total{serial=$UNPLUG_SERIAL,probe=~health|thermal} = '$(up_failures "$UNPLUG_SERIAL" 'health|thermal')' after $n cycles (want >= $want9: the health/thermal failures logged, $UP_FAIL_LINES, and at least one per hit cycle, $UP_HIT_CYCLES); $UNPLUG_OTHER: '$(up_failures "$UNPLUG_OTHER" '.*')' (want 0)"
 	fi
 	# U10: the reads that failed at each unplug (U5a) stay counted: the
 	# namespace's probe is kept through the grace period and its counts go
 	# on after the re-plug, so its errors are exported once it is back.
+	local reads_hit
+	reads_hit=$(tr ' ' '\n' <<<"${UP_READ_HITS[*]}" | grep -c ':yes$' || true)
 	v=$(prom_value "sum(drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"})")
-	if up_gt "$n" "${v:-0}"; then
-		vm_fail "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = '${v}' after $n cycles, each with a failed read (want >= $n)"
+	if up_gt "$reads_hit" "${v:-0}" || ! up_gt "${v:-0}" 0; then
+		vm_fail "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = '${v}' after $n cycles, $reads_hit of them with a failed read (want >= $reads_hit)"
 	else
-		vm_pass "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = $v after $n cycles: $(prom_query "drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"}" | dw_python -c 'import json,sys; print(", ".join(r["metric"].get("error","?")+"="+r["value"][1] for r in json.load(sys.stdin)["data"]["result"]))')"
+		vm_pass "U10 read errors counted" "sum(drivewatch_read_errors_total{serial=$UNPLUG_SERIAL}) = $v after $n cycles, $reads_hit of them with a failed read: $(prom_query "drivewatch_read_errors_total{serial=\"$UNPLUG_SERIAL\"}" | dw_python -c 'import json,sys; print(", ".join(r["metric"].get("error","?")+"="+r["value"][1] for r in json.load(sys.stdin)["data"]["result"]))')"
 	fi
 	for v in U2 U3 U4 U6 U7; do
 		[[ " ${VM_FAILED[*]} " == *" $v "* ]] || vm_pass "$v" "all $n cycles"

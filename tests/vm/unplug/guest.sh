@@ -9,7 +9,8 @@
 #                   daemon holds no file of a deleted /dev/nvme* node (a
 #                   leaked descriptor keeps the kernel from reusing the
 #                   name); mark "gone-N alive=0|1 pid=P waited=S fds=..."
-#                   and send the daemon's log so far as service-N.log
+#                   and send the daemon's log so far as service-N.log; when it did
+#                   not settle, also gone-N.diag (what held it)
 #   back N SERIAL   wait until SERIAL's controller is live with a namespace
 #                   block device; mark "back-N name=nvmeX ns=nvmeXnY
 #                   alive=0|1 pid=P"
@@ -50,6 +51,21 @@ unplug_gone() { # N SERIAL
 	_w=$(awk -v a="$_t0" -v b="$(dw_uptime)" 'BEGIN{printf "%.1f", b - a}')
 	_fds=$(unplug_fds)
 	cp /tmp/service.log "/tmp/service-$1.log"
+	# Not settled: what held it, for the record (gone-N.diag): the
+	# controller's state, the daemon's NVMe files, each thread's kernel
+	# wait and stack, the kernel's last words.
+	_c=$(dw_ctrl_by_serial "$2") || _c=
+	if [ -n "$_c" ] || unplug_fds | grep -q deleted; then
+		{
+			echo "gone $1 after ${_w}s: controller '${_c:-none}' state '$(dw_attr "/sys/class/nvme/$_c/state")' fds $(unplug_fds)"
+			for _t in /proc/"$UNPLUG_PID"/task/*; do
+				echo "task ${_t##*/} $(cat "$_t/comm" 2>/dev/null) wchan=$(cat "$_t/wchan" 2>/dev/null)"
+				cat "$_t/stack" 2>/dev/null
+			done
+			dmesg 2>/dev/null | tail -n 40
+		} >"/tmp/gone-$1.diag" 2>&1
+		dw_send_file "gone-$1.diag" "/tmp/gone-$1.diag"
+	fi
 	dw_send_file "service-$1.log" "/tmp/service-$1.log"
 	dw_mark "gone-$1" "alive=$(unplug_alive) pid=$UNPLUG_PID waited=$_w fds=${_fds:-none}"
 }

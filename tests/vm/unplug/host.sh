@@ -176,7 +176,7 @@ unplug_cycle() {
 		ok=0
 	fi
 	if [[ -z $gone || $fds == *deleted* ]]; then
-		vm_fail "U6 cycle $n" "the daemon still holds a deleted NVMe node after the unplug: '$gone'"
+		vm_fail "U6 cycle $n" "the daemon still holds a deleted NVMe node after the unplug: '$gone' (what held it: files/gone-$n.diag)"
 		ok=0
 	fi
 	local name_before=$UP_NAME

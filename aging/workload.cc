@@ -22,6 +22,7 @@
 #include "aging/workload_jobs.h"
 #include "aging/workload_plan.h"
 #include "config/util/sys.h"
+#include "probes/io_target.h"
 #include "probes/pacing.h"
 
 namespace drivewatch::aging {
@@ -302,23 +303,13 @@ Status Engine::Setup() {
     if (Status st = MapBuffers(buffers * stride_); !st) return st;
   }
 
-  // Newest flags first; kernels before 6.1 (DEFER_TASKRUN) or 6.0
-  // (SINGLE_ISSUER) refuse them with EINVAL. SINGLE_ISSUER lets the kernel
-  // skip submission locking. DEFER_TASKRUN runs completion work only when
-  // the engine enters to wait, so a completion posted while the engine
-  // submits or checks a block does not interrupt it (fio 3.33 sets the
-  // same flags). The engine reaps at that wait in any case, so no latency
-  // is taken later than before. Verify reads on tmpfs (io-wq copies, the
-  // engine checks): 7 % faster than with COOP_TASKRUN, median of 8 A/B rounds.
-  const unsigned kFlags[] = {
-      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
-      IORING_SETUP_COOP_TASKRUN, 0};
-  int rc = -EINVAL;
-  for (unsigned flags : kFlags) {
-    rc = io_uring_queue_init(qd, &ring_, flags);
-    if (rc != -EINVAL) break;
-  }
+  // DEFER_TASKRUN (InitSingleIssuerRing) runs completion work only when the
+  // engine enters to wait, so a completion posted while the engine submits
+  // or checks a block does not interrupt it (fio 3.33 sets the same flags).
+  // The engine reaps at that wait in any case, so no latency is taken later
+  // than before. Verify reads on tmpfs (io-wq copies, the engine checks):
+  // 7 % faster than with COOP_TASKRUN, median of 8 A/B rounds.
+  int rc = InitSingleIssuerRing(qd, &ring_);
   if (rc < 0) return SysError(-rc, "io_uring_queue_init for " + target_.path());
   ring_ok_ = true;
 

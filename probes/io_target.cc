@@ -95,18 +95,8 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
   if (mem == MAP_FAILED) return SysError(errno, "mmap read buffer");
   t->buffer_ = mem;
 
-  // Newest flags first; kernels before 6.1 (DEFER_TASKRUN) or 6.0
-  // (SINGLE_ISSUER) refuse them with EINVAL.
-  const unsigned kFlags[] = {
-      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
-      IORING_SETUP_COOP_TASKRUN, 0};
-  int rc = -EINVAL;
   t->ring_ = std::make_unique<Ring>();
-  for (unsigned flags : kFlags) {
-    rc = io_uring_queue_init(4, &t->ring_->ring, flags);
-    if (rc != -EINVAL) break;
-  }
+  int rc = InitSingleIssuerRing(4, &t->ring_->ring);
   if (rc < 0) return SysError(-rc, "io_uring_queue_init for " + path);
   t->ring_ok_ = true;
   iovec iov{t->buffer_, block_size};
@@ -117,6 +107,19 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
     return SysError(-rc, "io_uring_register_files for " + path);
   }
   return t;
+}
+
+int InitSingleIssuerRing(unsigned entries, io_uring* ring) {
+  const unsigned kFlags[] = {
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_COOP_TASKRUN,
+      IORING_SETUP_COOP_TASKRUN, 0};
+  int rc = -EINVAL;
+  for (unsigned flags : kFlags) {
+    rc = io_uring_queue_init(entries, ring, flags);
+    if (rc != -EINVAL) break;
+  }
+  return rc;
 }
 
 IoTarget::~IoTarget() {

@@ -20,7 +20,17 @@
 
 #include "probes/expected.h"
 
+struct io_uring;
+
 namespace drivewatch {
+
+// io_uring_queue_init with the newest setup flags the kernel takes, tried
+// newest first (a kernel that lacks one refuses it with EINVAL):
+// SINGLE_ISSUER | DEFER_TASKRUN (6.1), SINGLE_ISSUER | COOP_TASKRUN (6.0),
+// COOP_TASKRUN, none. SINGLE_ISSUER lets the kernel skip submission locking;
+// DEFER_TASKRUN runs completion work only when the ring's thread enters to
+// wait. The ring belongs to the thread that creates it. Returns 0 or -errno.
+int InitSingleIssuerRing(unsigned entries, io_uring* ring);
 
 struct ReadOutcome {
   enum class Kind {

@@ -9,8 +9,8 @@
 #                   daemon holds no file of a deleted /dev/nvme* node (a
 #                   leaked descriptor keeps the kernel from reusing the
 #                   name); mark "gone-N alive=0|1 pid=P waited=S fds=..."
-#                   and send the daemon's log so far as service-N.log; when it did
-#                   not settle, also gone-N.diag (what held it)
+#                   and send the daemon's log so far as service-N.log
+#                   (and gone-N.diag, what held it, if it did not settle)
 #   back N SERIAL   wait until SERIAL's controller is live with a namespace
 #                   block device; mark "back-N name=nvmeX ns=nvmeXnY
 #                   alive=0|1 pid=P"
@@ -38,11 +38,16 @@ unplug_alive() {
 	if kill -0 "$UNPLUG_PID" 2>/dev/null; then echo 1; else echo 0; fi
 }
 
+# SERIAL's controller is out of sysfs and the daemon holds no deleted node.
+unplug_settled() {
+	! dw_ctrl_by_serial "$1" >/dev/null && ! unplug_fds | grep -q deleted
+}
+
 unplug_gone() { # N SERIAL
 	_t0=$(dw_uptime)
 	_i=0
 	while [ $_i -lt 150 ]; do
-		if ! dw_ctrl_by_serial "$2" >/dev/null && ! unplug_fds | grep -q deleted; then
+		if unplug_settled "$2"; then
 			break
 		fi
 		usleep 200000
@@ -54,8 +59,8 @@ unplug_gone() { # N SERIAL
 	# Not settled: what held it, for the record (gone-N.diag): the
 	# controller's state, the daemon's NVMe files, each thread's kernel
 	# wait and stack, the kernel's last words.
-	_c=$(dw_ctrl_by_serial "$2") || _c=
-	if [ -n "$_c" ] || unplug_fds | grep -q deleted; then
+	if ! unplug_settled "$2"; then
+		_c=$(dw_ctrl_by_serial "$2") || _c=
 		{
 			echo "gone $1 after ${_w}s: controller '${_c:-none}' state '$(dw_attr "/sys/class/nvme/$_c/state")' fds $(unplug_fds)"
 			for _t in /proc/"$UNPLUG_PID"/task/*; do

@@ -32,6 +32,7 @@
 #   DW_VM_EXTRA_MODULES  more kernel modules for the initramfs (deps resolved)
 #   DRIVEWATCH_BIN optional binary copied to /usr/bin/drivewatch (+ its libraries)
 #   DW_VM_EXTRA_FILES  optional "host_path:guest_path ..." list of extra files
+#   DW_VM_BLKDEBUG  backing nodes (n0 n1 n2) to put blkdebug under
 #   DW_VM_KEEP=1   keep the work dir (disks, sockets, initramfs)
 
 DW_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -316,9 +317,18 @@ vm_disks() {
 		truncate -s "${n#*:}" "$w/${n%%:*}.img" || { dw_die disks "truncate $w/${n%%:*}.img"; return 1; }
 	done
 	DW_VM_DEVICE_ARGS=()
+	local file
 	for n in n0 n1 n2; do
-		DW_VM_DEVICE_ARGS+=(-blockdev "driver=file,filename=$w/$n.img,node-name=$n-file,discard=unmap"
-			-blockdev "driver=raw,file=$n-file,node-name=$n,discard=unmap")
+		DW_VM_DEVICE_ARGS+=(-blockdev "driver=file,filename=$w/$n.img,node-name=$n-file,discard=unmap")
+		file=$n-file
+		# A blkdebug layer between the image and the format: its "break"
+		# (qemu-io over QMP human-monitor-command) holds the next request
+		# of an event in QEMU until "resume".
+		if [[ " ${DW_VM_BLKDEBUG:-} " == *" $n "* ]]; then
+			DW_VM_DEVICE_ARGS+=(-blockdev "driver=blkdebug,image=$n-file,node-name=$n-dbg")
+			file=$n-dbg
+		fi
+		DW_VM_DEVICE_ARGS+=(-blockdev "driver=raw,file=$file,node-name=$n,discard=unmap")
 	done
 	DW_VM_DEVICE_ARGS+=(
 		-device "nvme,id=c0,serial=DWSN0001,drive=n0"

@@ -2,15 +2,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host-side helpers of the "unplug" VM scenario (stdlib only).
 
-  check.py trigger QMP_SOCK ID DELAY_MS TIMEOUT
-      On one QMP session, a storm of SMART events: qom-set ID
-      smart_critical_warning 0 then 4, over and over (each 0 -> 4 is a
-      SMART AEN, on which the daemon runs its health and thermal probes at
-      once; QEMU releases the next queued event as soon as the SMART log is
-      read, so they run back to back); DELAY_MS into the storm, device_del
-      ID; the storm goes on until the device is gone. Waits for
-      DEVICE_DELETED; prints JSON with the host's Unix times and the
-      number of events raised.
   check.py watch URL OUT STOPFILE
       Scrapes URL (/metrics) every 0.2 s until STOPFILE exists, one JSON
       line per scrape in OUT: start time, duration, ok/error, and the
@@ -35,11 +26,9 @@
       (comma-separated), every *.state file has only known line kinds, no
       temporary file is left. Prints what it found; exit 1 on a problem.
 """
-import io
 import json
 import os
 import re
-import socket
 import sys
 import tarfile
 import time
@@ -64,93 +53,6 @@ def select(series, name, want):
 def fetch(url, timeout=5):
     with urllib.request.urlopen(url, timeout=timeout) as r:
         return r.read().decode()
-
-
-# --------------------------------------------------------------- QMP
-class Qmp:
-    def __init__(self, path, deadline):
-        self.deadline = deadline
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(max(0.1, deadline - time.monotonic()))
-        self.sock.connect(path)
-        self.buf = b''
-        self.events = []
-        if 'QMP' not in self.read():
-            raise SystemExit('unexpected QMP greeting')
-        self.cmd({'execute': 'qmp_capabilities'})
-
-    def read(self):
-        while b'\n' not in self.buf:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise SystemExit('QMP timeout')
-            self.sock.settimeout(left)
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise SystemExit('QMP closed')
-            self.buf += chunk
-        line, self.buf = self.buf.split(b'\n', 1)
-        return json.loads(line) if line.strip() else self.read()
-
-    def cmd(self, obj):
-        self.sock.sendall(json.dumps(obj).encode() + b'\n')
-        while True:
-            r = self.read()
-            if 'event' in r:
-                self.events.append(r)
-                continue
-            if 'return' not in r:
-                raise SystemExit('QMP %s failed: %r' % (obj['execute'], r))
-            return r['return']
-
-    def wait_event(self, name, device):
-        while True:
-            for ev in self.events:
-                if ev.get('event') == name and ev.get('data', {}).get('device') == device:
-                    return ev
-            self.events = [self.read()]
-
-
-class QmpError(Exception):
-    pass
-
-
-def cmd_trigger(sock, dev, delay_ms, timeout):
-    q = Qmp(sock, time.monotonic() + float(timeout))
-    out = {'t_storm': time.time(), 'events': 0}
-
-    def warn(value):
-        try:
-            q.cmd({'execute': 'qom-set', 'arguments': {
-                'path': '/machine/peripheral/' + dev,
-                'property': 'smart_critical_warning', 'value': value}})
-        except SystemExit as e:
-            raise QmpError(str(e))
-    # Each 0 -> 4 raises a SMART event. QEMU queues them (up to 64) and
-    # sends the next one as soon as the host reads the SMART log with RAE
-    # clear, which the health and thermal probes do on every event: while
-    # this storm lasts, they run back to back on the drive. device_del
-    # goes out DELAY_MS into the storm, which goes on until QEMU deletes
-    # the device (qom-set fails) or DEVICE_DELETED arrives.
-    storm_end = time.time() + float(delay_ms) / 1000 + 10
-    while time.time() < storm_end:
-        if 't_del' not in out and time.time() >= out['t_storm'] + float(delay_ms) / 1000:
-            out['t_del'] = time.time()
-            q.cmd({'execute': 'device_del', 'arguments': {'id': dev}})
-        if any(ev.get('event') == 'DEVICE_DELETED' for ev in q.events):
-            break
-        try:
-            warn(0)
-            warn(4)
-        except QmpError:
-            break
-        out['events'] += 1
-    out['t_storm_end'] = time.time()
-    if 't_del' not in out:
-        raise SystemExit('device_del was never sent')
-    q.wait_event('DEVICE_DELETED', dev)
-    out['t_deleted'] = time.time()
-    print(json.dumps(out))
 
 
 # --------------------------------------------------------------- watcher
@@ -355,7 +257,7 @@ def cmd_prom_min(url, expr, t0, t1):
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    fn = {'trigger': cmd_trigger, 'watch': cmd_watch, 'window': cmd_window,
+    fn = {'watch': cmd_watch, 'window': cmd_window,
           'value': cmd_value, 'logscan': cmd_logscan, 'state': cmd_state,
           'prom-min': cmd_prom_min}[cmd]
     return fn(*args) or 0

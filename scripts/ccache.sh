@@ -12,8 +12,13 @@
 #   CCACHE_NOHASHDIR=1         the working directory is not hashed (with -g
 #                              it otherwise is; the debug info's comp_dir
 #                              may then name the other tree).
+#   CCACHE_SLOPPINESS          pch_defines,time_macros (and the include
+#                              files' times): what ccache needs to cache a
+#                              compile that uses a precompiled header (the
+#                              test binaries', tests/CMakeLists.txt) rather
+#                              than run it every time.
 # So the package test's tree (build-package/: prefix /usr, no tests)
-# compiles nothing the main build already compiled. Both override a user's
+# compiles nothing the main build already compiled. They override a user's
 # ccache.conf. Without ccache DW_CCACHE_ARGS is empty and nothing changes;
 # DW_CCACHE=0 turns it off.
 dw_ccache() {
@@ -22,5 +27,6 @@ dw_ccache() {
     DW_CCACHE_ARGS=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
     CCACHE_BASEDIR=$(realpath "$1")
     export CCACHE_BASEDIR CCACHE_NOHASHDIR=1
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
   fi
 }

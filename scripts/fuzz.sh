@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds the libFuzzer targets (tests/fuzz/) into ./build-fuzz with clang,
-# ASan and UBSan, and runs each for a bounded time on a copy of its seed
-# corpus (tests/fuzz/corpus/<target>/), so the committed corpus never grows
-# by itself. Prints executions and coverage per target as a table.
+# Builds the libFuzzer targets (tests/fuzz/) in the sanitizer build's tree
+# (./build-asan or $DW_ASAN_BUILD_DIR: clang, ASan and UBSan, the objects
+# scripts/sanitize.sh tests; scripts/asan_tree.sh), and runs each for a
+# bounded time on a copy of its seed corpus (tests/fuzz/corpus/<target>/),
+# so the committed corpus never grows by itself. Prints executions and
+# coverage per target as a table.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET=30]
 #
 # Environment:
 #   DW_FUZZ_TARGETS  space-separated subset to run (default: all)
 #   DW_FUZZ_JOBS     targets run at once (default: nproc)
-#   DW_FUZZ_BUILD_DIR  default build-fuzz
+#   DW_FUZZ_BUILD_DIR  the tree (default: the sanitizer build's)
 #   DW_FUZZ_PREBUILT  1: run the binaries already in BUILD_DIR, build nothing
 #   DW_FUZZ_RUN_DIR    where corpora, logs and reproducers go (default: BUILD_DIR/fuzz-run)
 #
 # Exits non-zero when any target finds a crash, leak, timeout or UB report,
 # and names the reproducer libFuzzer saved. Reproduce with
-#   build-fuzz/tests/fuzz/<target>_fuzz <reproducer>
+#   build-asan/tests/fuzz/<target>_fuzz <reproducer>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
-build=${DW_FUZZ_BUILD_DIR:-build-fuzz}
+# shellcheck source=asan_tree.sh
+source scripts/asan_tree.sh
+build=${DW_FUZZ_BUILD_DIR:-$(dw_asan_build_dir)}
 jobs=${DW_FUZZ_JOBS:-$(nproc)}
 
 # -max_len per target: the largest well-formed input plus room to grow
@@ -51,21 +55,12 @@ all_targets="config smart_log identify_controller identify_namespace apst error_
 targets=${DW_FUZZ_TARGETS:-$all_targets}
 
 start=$(date +%s)
-source scripts/ccache.sh
-dw_ccache "$PWD"
-if [[ "${DW_FUZZ_PREBUILT:-0}" == 1 ]]; then
-  :
-elif [[ ! -f "$build/CMakeCache.txt" ]]; then
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DDRIVEWATCH_FUZZ=ON "${DW_CCACHE_ARGS[@]}" \
-    -DDRIVEWATCH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
-    >/dev/null
-fi
 for t in $targets; do
   [[ -n "${max_len[$t]:-}" ]] || { echo "fuzz.sh: unknown target $t" >&2; exit 2; }
 done
 if [[ "${DW_FUZZ_PREBUILT:-0}" != 1 ]]; then
-  cmake --build "$build" -j"$(nproc)" --target $(printf '%s_fuzz ' $targets)
+  # After scripts/sanitize.sh --build, nothing is left to build here.
+  DW_ASAN_BUILD_DIR=$build dw_asan_tree --target $(printf '%s_fuzz ' $targets)
 fi
 echo "fuzz.sh: build took $(( $(date +%s) - start )) s"
 

@@ -1,40 +1,43 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds drivewatch and its tests with AddressSanitizer (+ LeakSanitizer)
-# and UndefinedBehaviorSanitizer into ./build-asan (or $DW_ASAN_BUILD_DIR),
-# and runs the unit, golden, integration and run tests there. Left out:
-# the QEMU tests (vm_*: minutes of TCG guest each, and the guest binary is
-# not this build), the benchmarks (not tests), package_test (it builds
-# the .deb in a tree of its own, without the sanitizers) and scrape_load
-# (below). Any sanitizer report fails the run, also one from a daemon a
-# shell test stops without looking at its exit status: reports go to files
-# under $build/sanitizer-reports, printed at the end.
+# and UndefinedBehaviorSanitizer into ./build-asan (or $DW_ASAN_BUILD_DIR;
+# clang, the same tree as the fuzz targets: scripts/asan_tree.sh), and runs
+# there the tests labelled "sanitize": every GoogleTest case (unit, golden,
+# integration) and the shell tests that drive code of ours no GoogleTest
+# case reaches. tests/CMakeLists.txt says, next to each test, why it is or
+# is not one; in short, the sanitizers cannot find anything in tests that
+# run no code of ours (rules, dashboards, licences, layering, the unit file)
+# or only code other sanitized tests already run (the SIGKILL and resume
+# scenarios, the Chromium renderings, the man page), nor in the QEMU
+# scenarios (the guest binary is not this build) and the packaging test;
+# those run in the main build's suite only. Any sanitizer report fails the
+# run, also one from a daemon a shell test stops without looking at its
+# exit status: reports go to files under $build/sanitizer-reports, printed
+# at the end.
 #
-#   scripts/sanitize.sh [extra ctest arguments]
+#   scripts/sanitize.sh [--build | --test] [extra ctest arguments]
 #
-# CC/CXX choose the compiler (default: the system's cc/c++, GCC on Debian);
-# clang works too. Integration tests need root and loop devices, as in CI.
+# --build only builds, --test only runs the tests (scripts/test.sh times the
+# two apart); the default does both. DW_TEST_JOBS: tests run at once
+# (default: nproc). Integration tests need root and loop devices, as in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${DW_ASAN_BUILD_DIR:-build-asan}
-san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+# shellcheck source=asan_tree.sh
+source scripts/asan_tree.sh
+build=$(dw_asan_build_dir)
+step=all
+case ${1:-} in
+  --build) step=build; shift ;;
+  --test) step=test; shift ;;
+esac
 
-start=$(date +%s)
-source scripts/ccache.sh
-dw_ccache "$PWD"
-# -O1 rather than RelWithDebInfo's -O2: a third less compile time with the
-# sanitizers, and the tests are not CPU-bound. No -DNDEBUG: asserts on, as
-# in the fuzzing build.
-cmake -S . -B "$build" -G Ninja "${DW_CCACHE_ARGS[@]}" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-  -DDRIVEWATCH_BUILD_TESTS=ON \
-  -DCMAKE_CXX_FLAGS="$san" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" -j"$(nproc)"
-built=$(date +%s)
-echo "sanitize.sh: build took $((built - start)) s"
+if [[ $step != test ]]; then
+  start=$(date +%s)
+  dw_asan_tree
+  echo "sanitize.sh: build took $(($(date +%s) - start)) s"
+fi
+[[ $step != build ]] || exit 0
 
 # abort_on_error: a report ends the process with SIGABRT, which no test
 # harness mistakes for success. The suppression-free defaults are on
@@ -47,14 +50,11 @@ rm -rf "$reports"
 mkdir -p "$reports"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$reports/asan:log_exe_name=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$reports/ubsan:log_exe_name=1
+tests_start=$(date +%s)
 status=0
-# scrape_load: its pass criterion is RSS growth <= 1 MiB under load, which
-# ASan's allocator (quarantine of freed memory, redzones, per-thread
-# caches) does not keep: ~350 MiB RSS and several MiB of growth with no
-# leak. Its zero-errors half is covered by the normal build's run.
-ctest --test-dir "$build" --output-on-failure --timeout 900 \
-  -E '^vm_|bench|^package_test$|^scrape_load$' "$@" || status=$?
-echo "sanitize.sh: tests took $(( $(date +%s) - built )) s (exit $status)"
+ctest --test-dir "$build" --output-on-failure --timeout 900 -j"${DW_TEST_JOBS:-$(nproc)}" \
+  -L '^sanitize$' --output-junit "$(realpath "$build")/junit-sanitize.xml" "$@" || status=$?
+echo "sanitize.sh: tests took $(($(date +%s) - tests_start)) s (exit $status)"
 if compgen -G "$reports/*" >/dev/null; then
   for f in "$reports"/*; do
     echo "=== sanitizer report: $f"

@@ -53,6 +53,17 @@ DW_VM_NET_MODULES_e1000="e1000"
 
 # ---------------------------------------------------------------- basics
 
+# vm_priority: under scripts/test.sh (and tests/tools/repeat.sh) ctest runs
+# the other tests 5 niceness steps below the niceness those scripts run at,
+# DW_VM_NICE; a scenario takes that niceness back (renice as root, which
+# the scenarios need anyway), for itself, QEMU, Prometheus and its polls.
+# A TCG guest starved by the tests ctest -j runs beside it stretched its
+# boot past its deadlines; what a scenario times is the guest's, not theirs.
+vm_priority() {
+	[[ -n ${DW_VM_NICE:-} ]] || return 0
+	renice -n "$DW_VM_NICE" -p $$ >/dev/null 2>&1 || dw_log "renice to $DW_VM_NICE failed; running at $(nice)"
+}
+
 dw_log() { printf '[dwvm %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 # dw_die STEP MESSAGE...: fail loudly, naming the step.

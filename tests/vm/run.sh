@@ -21,6 +21,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+vm_priority
 
 scenario=${1:-all}
 # The drivewatch binary for "e2e" (ctest passes it; else the default build).

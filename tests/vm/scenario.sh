@@ -25,6 +25,7 @@ repo=$(cd "$here/../.." && pwd)
 [[ -f $here/$name/host.sh ]] || { echo "scenario.sh: no scenario $here/$name/host.sh" >&2; exit 2; }
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+vm_priority
 # shellcheck disable=SC1090
 . "$here/$name/host.sh"
 

@@ -70,6 +70,7 @@ Json ToJson(const EnduranceProgress& p) {
   j["ended"] = p.ended;
   j["end_reason"] = p.end_reason;
   j["passes"] = p.passes;
+  if (!p.storage.empty()) j["storage"] = ToJson(p.storage);
   return j;
 }
 
@@ -144,6 +145,11 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
     if (record.type() != Json::Type::kObject) return bad("passes", "an array of objects");
   }
   p.passes = *passes;
+  if (const Json* storage = j.Find("storage")) {
+    auto extents = StorageFromJson(*storage, "");
+    if (!extents) return bad("storage", "the storage the test writes: " + extents.error().message);
+    p.storage = std::move(*extents);
+  }
   return p;
 }
 

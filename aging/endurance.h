@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "aging/json.h"
+#include "aging/storage.h"
 #include "aging/workload.h"
 #include "probes/expected.h"
 
@@ -58,6 +59,10 @@ struct EnduranceProgress {
   bool ended = false;                 // an end was reached: no more passes
   std::string end_reason;
   Json passes = Json::Array();  // one record per completed pass
+  // The storage the test writes (aging/storage.h), recorded when it began:
+  // its progress is refused on any other. Empty in files written before it
+  // was kept; such a test records it at its next run.
+  std::vector<StorageExtent> storage;
 };
 
 std::string EnduranceProgressPath(const std::string& state_directory, const std::string& phase);

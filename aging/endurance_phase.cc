@@ -235,11 +235,23 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
                     phase.workload + "\" over " + std::to_string(capacity) +
                     " (expected the same; remove it to start the test over)");
     }
+    // The progress is this storage's: the target's name or serial may
+    // reach other bytes now (SIGHUP moved it to another loop device).
+    const auto here = ctx.storage().Map(0, capacity);
+    if (!loaded->storage.empty() && !here.empty() && !RecordedSame(loaded->storage, here)) {
+      std::string was;
+      for (const StorageExtent& e : loaded->storage) was += (was.empty() ? "" : " and ") + e.Describe();
+      return refuse(path + " is the progress of a test on " + was + ", and target " +
+                    ctx.target().name + " now reaches " + ctx.storage().Describe() +
+                    " (expected the same storage; remove " + path +
+                    " to start the test over here)");
+    }
     if (loaded->ended) {
       return refuse("the test already ended (" + loaded->end_reason + "); remove " + path +
                     " to start a new one");
     }
     p = std::move(*loaded);
+    if (p.storage.empty()) p.storage = here;  // a file from before storage was kept
     resumed = true;
   } else {
     p.workload = phase.workload;
@@ -247,6 +259,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     p.seed = static_cast<std::uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count());
     p.started = UnixNow();
+    p.storage = ctx.storage().Map(0, capacity);
     p.pass_start_physical_bytes = ReadPhysicalMediaBytesWritten(ctx);
   }
   std::optional<SmartLog> wear = ReadWear(ctx);
@@ -355,6 +368,11 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
       run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     }
   }
+}
+
+const StorageMap& PhaseContext::storage() const {
+  static const StorageMap kNone;
+  return kNone;
 }
 
 Status PhaseContext::RecordStep(const std::string&, std::uint64_t, const Json&) {

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "aging/durable_file.h"
+#include "aging/study_register.h"
 #include "config/util/sys.h"
 #include "config/util/text.h"
 #include "probes/identify.h"
@@ -175,7 +176,7 @@ std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uin
 }
 
 Status EndStudy(const std::string& state_directory, const std::string& study,
-                const std::string& reason) {
+                const std::string& reason, const std::string& study_register) {
   auto lock = LockStudy(state_directory, study, std::chrono::seconds{30});
   if (!lock) return lock.error();
   auto loaded = LoadStudy(state_directory, study);
@@ -186,7 +187,11 @@ Status EndStudy(const std::string& state_directory, const std::string& study,
   record["ended_at"] =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   record["end_reason"] = reason;
-  return SaveStudy(state_directory, record);
+  if (Status s = SaveStudy(state_directory, record); !s) return s;
+  // The record says "ended" now, which is what the write gate reads; the
+  // entry is only the register's pointer to it.
+  if (const Json* id = record.Find("id")) (void)UnregisterStudy(study_register, id->AsString());
+  return Ok{};
 }
 
 std::string StudyIdHex(std::uint64_t id) { return util::Hex(id, 16); }

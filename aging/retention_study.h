@@ -31,6 +31,7 @@
 
 #include "aging/json.h"
 #include "aging/retention_block.h"
+#include "aging/storage.h"
 #include "probes/expected.h"
 #include "probes/latency_histogram.h"
 
@@ -70,6 +71,11 @@ std::string SerializeStudy(const Json& study);
 // "crc32c" member. Every failure is EBADMSG.
 Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
                                 const std::string& name);
+// The checksum line, the JSON and the version of any record SerializeStudy
+// wrote (a study, a study register entry), without the study's own field
+// checks. Errors read "PATH: damaged NOUN: ...", EBADMSG.
+Expected<Json> ParseChecksummedRecord(std::string_view bytes, const std::string& path,
+                                      std::string_view noun);
 // Every field of a study record, as docs/retention.md lists them: types,
 // the region (block_size 4096, offset and length multiples of it, length
 // > 0, no overflow), the pattern (study_id == id), how far the write got
@@ -189,8 +195,11 @@ std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uin
 // its region is no longer held against other phases' writes and it is
 // verified no more. Its record and verifies stay. Ending an ended study is
 // not an error; a missing one is ENOENT, a busy one EBUSY.
+// Its entry in the host's study register (aging/study_register.h) goes
+// too.
 Status EndStudy(const std::string& state_directory, const std::string& study,
-                const std::string& reason);
+                const std::string& reason,
+                const std::string& study_register = SystemPaths{}.study_register);
 
 // "0123456789abcdef".
 std::string StudyIdHex(std::uint64_t id);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "aging/durable_file.h"
 #include "aging/phase.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/units.h"
@@ -72,6 +73,12 @@ Json ToJson(const EnduranceProgress& p) {
   j["passes"] = p.passes;
   if (!p.storage.empty()) j["storage"] = ToJson(p.storage);
   return j;
+}
+
+Expected<EnduranceProgress> LoadEnduranceProgress(const std::string& path) {
+  auto text = ReadWholeFile(path, kMaxEnduranceProgressBytes, "an endurance progress file");
+  if (!text) return text.error();
+  return ParseEnduranceProgress(*text, path);
 }
 
 Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,

@@ -6,6 +6,7 @@
 // "endurance").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -70,5 +71,13 @@ Json ToJson(const EnduranceProgress& p);
 // Checks every field: errors read "PATH: KEY: expected ...".
 Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
                                                    const std::string& path);
+
+// The largest progress file a run reads back. It grows by one pass record
+// (about 200 bytes) a pass, so this holds some 20,000 passes.
+inline constexpr std::size_t kMaxEnduranceProgressBytes = std::size_t{4} << 20;
+// Reads the progress file at `path` and checks it (ParseEnduranceProgress);
+// one larger than kMaxEnduranceProgressBytes is refused, unread, with
+// errnum EFBIG and a message naming the file.
+Expected<EnduranceProgress> LoadEnduranceProgress(const std::string& path);
 
 }  // namespace drivewatch::aging

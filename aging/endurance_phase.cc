@@ -223,9 +223,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   EnduranceProgress p;
   bool resumed = false;
   if (access(path.c_str(), F_OK) == 0) {
-    auto text = ReadWholeFile(path);
-    auto loaded = text ? ParseEnduranceProgress(*text, path)
-                       : Expected<EnduranceProgress>(text.error());
+    auto loaded = LoadEnduranceProgress(path);
     if (!loaded) {
       return refuse(loaded.error().message + " (remove it to start the test over)");
     }
@@ -384,8 +382,7 @@ Status ExportKindState(const config::EnduranceParams&, const config::PhaseConfig
                        SampleSink& sink) {
   const std::string path = EnduranceProgressPath(state_directory, phase.name);
   if (access(path.c_str(), F_OK) != 0) return Ok{};  // no test begun (or it was removed)
-  auto text = ReadWholeFile(path);
-  auto p = text ? ParseEnduranceProgress(*text, path) : Expected<EnduranceProgress>(text.error());
+  auto p = LoadEnduranceProgress(path);
   if (!p) return p.error();
   sink.Add(kEnduranceHostWritten, labels, static_cast<double>(p->host_bytes));
   sink.Add(kEnduranceDriveWrites, labels,

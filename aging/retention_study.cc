@@ -55,14 +55,24 @@ std::string StudyPath(const std::string& state_directory, const std::string& stu
 
 Expected<Json> LoadStudy(const std::string& state_directory, const std::string& study) {
   const std::string path = StudyPath(state_directory, study);
-  auto text = ReadWholeFile(path);
-  if (!text) {
-    if (text.error().errnum == ENOENT) {
-      return Error{ENOENT, -1, "no retention study \"" + study + "\" (" + path + " does not exist)"};
-    }
-    return text.error();
+  auto record = ReadStudyRecord(path, study);
+  if (!record && record.error().errnum == ENOENT) {
+    return Error{ENOENT, -1, "no retention study \"" + study + "\" (" + path + " does not exist)"};
   }
-  return ParseStudyRecord(*text, path, study);
+  return record;
+}
+
+Expected<Json> ReadStudyRecord(const std::string& path, const std::string& name) {
+  auto text = ReadWholeFile(path, kMaxStudyRecordBytes, "a retention study record");
+  if (!text) {
+    const Error& e = text.error();
+    if (e.errnum == EFBIG && e.message.starts_with(path + ": ")) {
+      return Error{EBADMSG, -1,
+                   path + ": damaged retention study record: " + e.message.substr(path.size() + 2)};
+    }
+    return e;
+  }
+  return ParseStudyRecord(*text, path, name);
 }
 
 Status SaveStudy(const std::string& state_directory, const Json& study) {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,6 +77,14 @@ Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
 // checks. Errors read "PATH: damaged NOUN: ...", EBADMSG.
 Expected<Json> ParseChecksummedRecord(std::string_view bytes, const std::string& path,
                                       std::string_view noun);
+// The largest study record read back. A study grows by one read (the
+// baseline, each verify: some 20 KB as written), so this holds several
+// hundred verifies.
+inline constexpr std::size_t kMaxStudyRecordBytes = std::size_t{16} << 20;
+// Reads the study record at `path` and parses it (ParseStudyRecord). A file
+// larger than kMaxStudyRecordBytes is damaged (EBADMSG) and never read
+// whole; a missing one is ENOENT, an unreadable one read(2)'s errno.
+Expected<Json> ReadStudyRecord(const std::string& path, const std::string& name);
 // Every field of a study record, as docs/retention.md lists them: types,
 // the region (block_size 4096, offset and length multiples of it, length
 // > 0, no overflow), the pattern (study_id == id), how far the write got

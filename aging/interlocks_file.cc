@@ -101,16 +101,8 @@ struct OwnFile {
 Expected<std::optional<OwnFile>> ReadOwnRecord(const std::string& state_directory,
                                                                const config::AgingTarget& target) {
   const std::string path = AgingFileRecordPath(state_directory, target);
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return std::optional<OwnFile>{};
-    return SysError(errno, path);
-  }
-  if (st.st_size > 64 * 1024) {
-    return Error{EBADMSG, -1, path + ": damaged " + std::string(kRecordNoun) + ": " +
-                                  std::to_string(st.st_size) + " bytes (expected at most 65536)"};
-  }
-  auto bytes = ReadWholeFile(path);
+  auto bytes = ReadWholeFile(path, 64 * 1024, kRecordNoun);
+  if (!bytes && bytes.error().errnum == ENOENT) return std::optional<OwnFile>{};
   if (!bytes) return bytes.error();
   auto record = ParseChecksummedRecord(*bytes, path, kRecordNoun);
   if (!record) return record.error();

@@ -2,7 +2,6 @@
 #include "aging/study_register.h"
 
 #include <dirent.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -125,16 +124,7 @@ std::vector<RegisteredStudy> ReadStudyRegister(const std::string& register_direc
     const std::string id = name.substr(0, 16);
     if (!IsStudyId(id)) continue;
     const std::string path = register_directory + "/" + name;
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > kMaxEntryBytes) {
-      if (problems) {
-        problems->push_back(path + ": damaged " + std::string(kNoun) + ": " +
-                            std::to_string(st.st_size) + " bytes (expected at most " +
-                            std::to_string(kMaxEntryBytes) + ")");
-      }
-      continue;
-    }
-    auto bytes = ReadWholeFile(path);
+    auto bytes = ReadWholeFile(path, kMaxEntryBytes, kNoun);
     if (!bytes) {
       if (bytes.error().errnum == ENOENT) continue;  // removed as we listed
       if (problems) problems->push_back(path + ": " + bytes.error().message);

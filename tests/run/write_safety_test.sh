@@ -137,6 +137,7 @@ rc=0; "$bin" check-config "$work/both.toml" >"$work/check.out" 2>&1 || rc=$?
 grep -qF "which reaches the same bytes as target \"other\": $work/t.img [80MiB, 88MiB)" "$work/check.out" ||
   grep -qF "which reaches the same bytes as target \"disk\": $work/t.img [80MiB, 88MiB)" "$work/check.out" ||
   fail "1: check-config does not name the shared bytes: $(cat "$work/check.out")"
+sed 's/^/  check-config: /' "$work/check.out"
 pass "1: a study is refused to a fill through ${disk}p2 and through an --offset loop, and at load"
 # Control: partition 1 shares no byte with the study, and is written.
 config "$work/p1.toml" "$work/state" <<TOML
@@ -369,6 +370,7 @@ rc=0; "$bin" check-config "$work/blank.toml" >"$work/check.out" 2>&1 || rc=$?
 ((rc == 2)) || fail "8: a serial with a trailing blank passed check-config"
 grep -qF 'aging.targets.serial: "loop:'"$work"'/s.img " has blanks at its start or end' "$work/check.out" ||
   fail "8: check-config does not say why: $(cat "$work/check.out")"
+sed 's/^/  check-config: /' "$work/check.out"
 pass "8: \"t.img \" is not \"t.img\", and a serial with blanks at its ends is a config error"
 
 # --- 9: endurance progress belongs to its storage ---------------------------------

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -27,6 +29,22 @@ Status WriteAll(int fd, const std::string& content, const std::string& path) {
     done += static_cast<size_t>(n);
   }
   return Ok{};
+}
+
+// Reads from `fd` until its end or until `limit` bytes are in.
+Expected<std::string> ReadUpTo(int fd, std::size_t limit, const std::string& path) {
+  std::string out;
+  char buf[16384];
+  while (out.size() < limit) {
+    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, limit - out.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return SysError(errno, path, "read");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 }  // namespace
@@ -59,21 +77,39 @@ Status WriteFileAtomically(const std::string& path, const std::string& content,
 Expected<std::string> ReadWholeFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return SysError(errno, path, "open");
-  std::string out;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return SysError(err, path, "read");
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+  util::FdCloser closer(fd);
+  return ReadUpTo(fd, std::string::npos, path);
+}
+
+Expected<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes,
+                                    std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SysError(errno, path, "open");
+  util::FdCloser closer(fd);
+  const auto too_large = [&](const std::string& size) {
+    return Error{EFBIG, -1,
+                 path + ": " + size + ", larger than " + std::string(what) +
+                     " may be (expected at most " + std::to_string(max_bytes) + " bytes)"};
+  };
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    return too_large(std::to_string(st.st_size) + " bytes");
   }
-  ::close(fd);
-  return out;
+  // Not regular (a FIFO, a /proc file), or growing: its size says nothing,
+  // so what it yields is bounded instead.
+  Expected<std::string> data = ReadUpTo(fd, max_bytes + 1, path);
+  if (data && data->size() > max_bytes) {
+    return too_large("more than " + std::to_string(max_bytes) + " bytes");
+  }
+  return data;
+}
+
+Expected<std::string> ReadFileHead(const std::string& path, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SysError(errno, path, "open");
+  util::FdCloser closer(fd);
+  return ReadUpTo(fd, max_bytes, path);
 }
 
 Status EnsureDirectory(const std::string& dir) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "aging/durable_file.h"
 #include "aging/phase.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/units.h"
@@ -70,7 +71,14 @@ Json ToJson(const EnduranceProgress& p) {
   j["ended"] = p.ended;
   j["end_reason"] = p.end_reason;
   j["passes"] = p.passes;
+  if (!p.storage.empty()) j["storage"] = ToJson(p.storage);
   return j;
+}
+
+Expected<EnduranceProgress> LoadEnduranceProgress(const std::string& path) {
+  auto text = ReadWholeFile(path, kMaxEnduranceProgressBytes, "an endurance progress file");
+  if (!text) return text.error();
+  return ParseEnduranceProgress(*text, path);
 }
 
 Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
@@ -144,6 +152,11 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
     if (record.type() != Json::Type::kObject) return bad("passes", "an array of objects");
   }
   p.passes = *passes;
+  if (const Json* storage = j.Find("storage")) {
+    auto extents = StorageFromJson(*storage, "");
+    if (!extents) return bad("storage", "the storage the test writes: " + extents.error().message);
+    p.storage = std::move(*extents);
+  }
   return p;
 }
 

@@ -6,12 +6,14 @@
 // "endurance").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "aging/json.h"
+#include "aging/storage.h"
 #include "aging/workload.h"
 #include "probes/expected.h"
 
@@ -58,6 +60,10 @@ struct EnduranceProgress {
   bool ended = false;                 // an end was reached: no more passes
   std::string end_reason;
   Json passes = Json::Array();  // one record per completed pass
+  // The storage the test writes (aging/storage.h), recorded when it began:
+  // its progress is refused on any other. Empty in files written before it
+  // was kept; such a test records it at its next run.
+  std::vector<StorageExtent> storage;
 };
 
 std::string EnduranceProgressPath(const std::string& state_directory, const std::string& phase);
@@ -65,5 +71,13 @@ Json ToJson(const EnduranceProgress& p);
 // Checks every field: errors read "PATH: KEY: expected ...".
 Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
                                                    const std::string& path);
+
+// The largest progress file a run reads back. It grows by one pass record
+// (about 200 bytes) a pass, so this holds some 20,000 passes.
+inline constexpr std::size_t kMaxEnduranceProgressBytes = std::size_t{4} << 20;
+// Reads the progress file at `path` and checks it (ParseEnduranceProgress);
+// one larger than kMaxEnduranceProgressBytes is refused, unread, with
+// errnum EFBIG and a message naming the file.
+Expected<EnduranceProgress> LoadEnduranceProgress(const std::string& path);
 
 }  // namespace drivewatch::aging

@@ -223,9 +223,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   EnduranceProgress p;
   bool resumed = false;
   if (access(path.c_str(), F_OK) == 0) {
-    auto text = ReadWholeFile(path);
-    auto loaded = text ? ParseEnduranceProgress(*text, path)
-                       : Expected<EnduranceProgress>(text.error());
+    auto loaded = LoadEnduranceProgress(path);
     if (!loaded) {
       return refuse(loaded.error().message + " (remove it to start the test over)");
     }
@@ -235,11 +233,23 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
                     phase.workload + "\" over " + std::to_string(capacity) +
                     " (expected the same; remove it to start the test over)");
     }
+    // The progress is this storage's: the target's name or serial may
+    // reach other bytes now (SIGHUP moved it to another loop device).
+    const auto here = ctx.storage().Map(0, capacity);
+    if (!loaded->storage.empty() && !here.empty() && !RecordedSame(loaded->storage, here)) {
+      std::string was;
+      for (const StorageExtent& e : loaded->storage) was += (was.empty() ? "" : " and ") + e.Describe();
+      return refuse(path + " is the progress of a test on " + was + ", and target " +
+                    ctx.target().name + " now reaches " + ctx.storage().Describe() +
+                    " (expected the same storage; remove " + path +
+                    " to start the test over here)");
+    }
     if (loaded->ended) {
       return refuse("the test already ended (" + loaded->end_reason + "); remove " + path +
                     " to start a new one");
     }
     p = std::move(*loaded);
+    if (p.storage.empty()) p.storage = here;  // a file from before storage was kept
     resumed = true;
   } else {
     p.workload = phase.workload;
@@ -247,6 +257,7 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     p.seed = static_cast<std::uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count());
     p.started = UnixNow();
+    p.storage = ctx.storage().Map(0, capacity);
     p.pass_start_physical_bytes = ReadPhysicalMediaBytesWritten(ctx);
   }
   std::optional<SmartLog> wear = ReadWear(ctx);
@@ -357,6 +368,11 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   }
 }
 
+const StorageMap& PhaseContext::storage() const {
+  static const StorageMap kNone;
+  return kNone;
+}
+
 Status PhaseContext::RecordStep(const std::string&, std::uint64_t, const Json&) {
   return Error{ENOTSUP, -1, "this phase context keeps no history"};
 }
@@ -366,8 +382,7 @@ Status ExportKindState(const config::EnduranceParams&, const config::PhaseConfig
                        SampleSink& sink) {
   const std::string path = EnduranceProgressPath(state_directory, phase.name);
   if (access(path.c_str(), F_OK) != 0) return Ok{};  // no test begun (or it was removed)
-  auto text = ReadWholeFile(path);
-  auto p = text ? ParseEnduranceProgress(*text, path) : Expected<EnduranceProgress>(text.error());
+  auto p = LoadEnduranceProgress(path);
   if (!p) return p.error();
   sink.Add(kEnduranceHostWritten, labels, static_cast<double>(p->host_bytes));
   sink.Add(kEnduranceDriveWrites, labels,

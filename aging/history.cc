@@ -13,7 +13,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "aging/durable_file.h"
 #include "config/util/sys.h"
@@ -29,7 +33,6 @@ namespace {
 // ---- Record framing ---------------------------------------------------------
 
 constexpr std::string_view kMagic = "DWH1 ";
-constexpr std::string_view kResync = "\nDWH1 ";
 
 std::string Hex8(std::uint32_t v) { return util::Hex(v, 8); }
 
@@ -85,134 +88,245 @@ bool ParseHeader(std::string_view data, std::size_t pos, Header& h) {
   return true;
 }
 
-// Whether a whole, intact record starts at `pos`: header, length ending
-// at the record's newline, and checksum.
-bool IntactRecordAt(std::string_view data, std::size_t pos) {
-  Header h;
-  if (!ParseHeader(data, pos, h) || h.json_begin + h.length >= data.size()) return false;
-  const std::string_view json = data.substr(h.json_begin, h.length);
-  return data[h.json_begin + h.length] == '\n' && json.find('\n') == std::string_view::npos &&
-         Crc32c(json.data(), json.size()) == h.crc;
-}
-
-// Where reading goes on after damage at `pos`: the next intact record,
-// found by its magic (the newline before it may be the damaged byte), or
-// failing that the next "\nDWH1 " marker, so a damaged record after it is
-// still reported rather than taken for a torn tail. npos when neither.
-std::size_t Resync(std::string_view data, std::size_t pos) {
-  for (std::size_t at = data.find(kMagic, pos + 1); at != std::string_view::npos;
-       at = data.find(kMagic, at + 1)) {
-    if (IntactRecordAt(data, at)) return at;
-  }
-  const std::size_t marker = data.find(kResync, pos);
-  return marker == std::string_view::npos ? marker : marker + 1;
-}
-
-// Walks the whole file. Returns the offset where the torn tail starts (the
-// file size when there is none).
-std::size_t Scan(std::string_view data, HistoryContents* out) {
-  std::size_t pos = 0;
-  while (pos < data.size()) {
-    Header h;
-    std::string problem;
-    if (!ParseHeader(data, pos, h)) {
-      problem = "not a record header (expected \"DWH1 <length> <crc32c> \")";
-    } else if (h.json_begin + h.length >= data.size()) {
-      problem = "length " + std::to_string(h.length) +
-                " runs past the end of the file";
-    } else {
-      const std::string_view json = data.substr(h.json_begin, h.length);
-      const std::size_t end = h.json_begin + h.length;
-      if (data[end] != '\n' || json.find('\n') != std::string_view::npos) {
-        // A newline inside, or none at the end: the length is wrong, and
-        // the record's extent is unknown, so resync below.
-        problem = "length " + std::to_string(h.length) +
-                  " does not end at the record's newline";
-      } else {
-        // A whole record: whatever is wrong with it, the next one starts
-        // right after it.
-        const std::uint32_t crc = Crc32c(json.data(), json.size());
-        const std::string where = "offset " + std::to_string(pos) + ": ";
-        if (crc != h.crc) {
-          if (out) {
-            out->damaged.push_back(where + "checksum " + Hex8(crc) +
-                                   ", expected " + Hex8(h.crc));
-          }
-        } else if (out) {
-          Expected<Json> parsed = Json::Parse(json);
-          if (!parsed) {
-            out->damaged.push_back(where + "JSON: " + parsed.error().message);
-          } else if (parsed->type() != Json::Type::kObject) {
-            out->damaged.push_back(where + "record is not a JSON object");
-          } else {
-            out->records.push_back(std::move(parsed).value());
-          }
-        }
-        pos = end + 1;
-        continue;
-      }
-    }
-    // Not a whole record at `pos`. With another record after it, it is
-    // damage in the middle; at the end of the file, a torn append.
-    const std::size_t next = Resync(data, pos);
-    if (next == std::string_view::npos) return pos;
-    if (out) {
-      out->damaged.push_back("offset " + std::to_string(pos) + ": " + problem +
-                             "; skipped " + std::to_string(next - pos) + " bytes");
-    }
-    pos = next;
-  }
-  return data.size();
-}
-
 using util::FdCloser;
 using util::SysError;
 
-Expected<std::string> ReadAll(int fd, std::uint64_t size,
-                              const std::string& path) {
-  std::string data(size, '\0');
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::pread(fd, data.data() + done, data.size() - done,
-                              static_cast<off_t>(done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return SysError(errno, path, "read");
+// The longest header ParseHeader takes is 5 + 18 + 1 + 8 + 1 bytes: a line
+// holding a record of kMaxRecordBytes has at most this many more.
+constexpr std::size_t kMaxLineKept = kMaxRecordBytes + 64;
+
+// One line of the file: its first bytes are kept, the rest only counted.
+struct Line {
+  std::uint64_t offset = 0;  // of its first byte
+  std::uint64_t number = 0;  // 1-based
+  std::uint64_t length = 0;  // without its newline
+  bool newline = false;      // false: the file's last bytes, with no newline
+  std::string kept;          // its first min(length, kMaxLineKept) bytes
+  bool whole() const { return kept.size() == length; }
+};
+
+// Reads the first `size` bytes of a file, line by line, through a fixed
+// buffer.
+class LineReader {
+ public:
+  // The buffer is no larger than the file: most histories are small, and
+  // a reader (the fuzz target) may read thousands of them.
+  LineReader(int fd, std::uint64_t size, const std::string& path)
+      : fd_(fd),
+        size_(size),
+        path_(path),
+        capacity_(static_cast<std::size_t>(std::clamp<std::uint64_t>(size, 1, kBufferBytes))),
+        buffer_(std::make_unique_for_overwrite<char[]>(capacity_)) {}
+
+  // The next line, or false at the end.
+  Expected<bool> Next(Line& line) {
+    if (begin_ == end_) {
+      Expected<bool> more = Fill();
+      if (!more || !*more) return more;
     }
-    if (n == 0) break;  // shrank under us; the caller's lock makes this rare
-    done += static_cast<std::size_t>(n);
+    line.offset = offset_;
+    line.number = ++number_;
+    line.length = 0;
+    line.newline = false;
+    line.kept.clear();
+    for (;;) {
+      if (begin_ == end_) {
+        Expected<bool> more = Fill();
+        if (!more) return more.error();
+        if (!*more) break;
+      }
+      const char* at = buffer_.get() + begin_;
+      const std::size_t available = end_ - begin_;
+      const void* newline = std::memchr(at, '\n', available);
+      const std::size_t take =
+          newline ? static_cast<std::size_t>(static_cast<const char*>(newline) - at) : available;
+      if (line.kept.size() < kMaxLineKept) {
+        line.kept.append(at, std::min(take, kMaxLineKept - line.kept.size()));
+      }
+      line.length += take;
+      begin_ += take;
+      offset_ += take;
+      if (newline) {
+        ++begin_;
+        ++offset_;
+        line.newline = true;
+        break;
+      }
+    }
+    return true;
   }
-  data.resize(done);
-  return data;
+
+ private:
+  // False when the file has no more bytes (its end, or it shrank).
+  Expected<bool> Fill() {
+    while (read_ < size_) {
+      const std::size_t want =
+          static_cast<std::size_t>(std::min<std::uint64_t>(capacity_, size_ - read_));
+      const ssize_t n = ::pread(fd_, buffer_.get(), want, static_cast<off_t>(read_));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return SysError(errno, path_, "read");
+      }
+      if (n == 0) return false;  // shrank under us; the caller's lock makes this rare
+      read_ += static_cast<std::uint64_t>(n);
+      begin_ = 0;
+      end_ = static_cast<std::size_t>(n);
+      return true;
+    }
+    return false;
+  }
+
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 16;
+  int fd_;
+  std::uint64_t size_;
+  const std::string& path_;
+  std::size_t capacity_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t begin_ = 0, end_ = 0;  // the unread part of buffer_
+  std::uint64_t read_ = 0;           // bytes read from the file
+  std::uint64_t offset_ = 0;         // of buffer_[begin_]
+  std::uint64_t number_ = 0;         // lines so far
+};
+
+std::string Where(std::uint64_t line, std::uint64_t offset) {
+  return "line " + std::to_string(line) + " (offset " + std::to_string(offset) + "): ";
+}
+
+// Walks the whole file. Returns the offset where the torn tail starts (the
+// file size when there is none). Without `out`, only the framing is
+// checked (no JSON is parsed).
+Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryContents* out) {
+  // A damaged stretch not yet reported: its first line's problem; it ends
+  // at the next record or "DWH1 ", or is the torn tail.
+  struct Stretch {
+    std::uint64_t offset, line;
+    std::string problem;
+  };
+  std::optional<Stretch> stretch;
+  const auto damaged = [&](std::uint64_t line, std::uint64_t offset, const std::string& what) {
+    if (out) out->damaged.push_back(Where(line, offset) + what);
+  };
+  const auto end_stretch = [&](std::uint64_t at) {
+    if (!stretch) return;
+    damaged(stretch->line, stretch->offset,
+            stretch->problem + "; skipped " + std::to_string(at - stretch->offset) + " bytes");
+    stretch.reset();
+  };
+  // The intact record whose JSON is line.kept[h.json_begin, line end).
+  const auto take = [&](const Line& line, std::uint64_t offset, const Header& h) {
+    if (!out) return;
+    Expected<Json> parsed = Json::Parse(std::string_view(line.kept).substr(h.json_begin));
+    if (!parsed) {
+      // A record is one line: the JSON error's "line 1, " says nothing.
+      std::string why = parsed.error().message;
+      if (why.starts_with("line 1, ")) why.erase(0, 8);
+      damaged(line.number, offset, "JSON: " + why);
+    } else if (parsed->type() != Json::Type::kObject) {
+      damaged(line.number, offset, "record is not a JSON object");
+    } else {
+      out->records.push_back(std::move(parsed).value());
+    }
+  };
+  const auto crc_of = [](const Line& line, const Header& h) {
+    return Crc32c(line.kept.data() + h.json_begin, h.length);
+  };
+
+  Line line;
+  for (;;) {
+    Expected<bool> next = lines.Next(line);
+    if (!next) return next.error();
+    if (!*next) break;
+    const bool marker = std::string_view(line.kept).starts_with(kMagic);
+    if (!line.newline) {
+      // The last bytes, unfinished: a torn append, and the damage before
+      // it too unless a record header ends that.
+      if (stretch && marker) end_stretch(line.offset);
+      return stretch ? stretch->offset : line.offset;
+    }
+    Header h;
+    const bool header = ParseHeader(line.kept, 0, h);
+    if (header && h.json_begin + h.length == line.length) {
+      // A whole record: whatever is wrong with it, the next one starts
+      // right after it.
+      end_stretch(line.offset);
+      if (h.length > kMaxRecordBytes) {
+        damaged(line.number, line.offset,
+                "record of " + std::to_string(h.length) +
+                    " bytes, larger than a record may be (expected at most " +
+                    std::to_string(kMaxRecordBytes) + " bytes)");
+      } else if (const std::uint32_t crc = crc_of(line, h); crc != h.crc) {
+        damaged(line.number, line.offset, "checksum " + Hex8(crc) + ", expected " + Hex8(h.crc));
+      } else {
+        take(line, line.offset, h);
+      }
+      continue;
+    }
+    // Not a record. One glued to its end, after a damaged newline, is
+    // still found by its magic.
+    std::optional<std::pair<std::size_t, Header>> glued;
+    if (line.whole()) {
+      for (std::size_t at = line.kept.find(kMagic, 1); at != std::string::npos && !glued;
+           at = line.kept.find(kMagic, at + 1)) {
+        Header g;
+        if (ParseHeader(line.kept, at, g) && g.json_begin + g.length == line.length &&
+            g.length <= kMaxRecordBytes && crc_of(line, g) == g.crc) {
+          glued.emplace(at, g);
+        }
+      }
+    }
+    if (!stretch || marker) {
+      end_stretch(line.offset);
+      std::string problem;
+      if (!header) {
+        problem = "not a record header (expected \"DWH1 <length> <crc32c> \")";
+      } else if (line.offset + h.json_begin + h.length >= size) {
+        problem = "length " + std::to_string(h.length) + " runs past the end of the file";
+      } else {
+        problem = "length " + std::to_string(h.length) + " does not end at the record's newline";
+      }
+      stretch = Stretch{line.offset, line.number, std::move(problem)};
+    }
+    if (glued) {
+      end_stretch(line.offset + glued->first);
+      take(line, line.offset + glued->first, glued->second);
+    }
+  }
+  return stretch ? stretch->offset : size;
 }
 
 }  // namespace
 
-
 Expected<HistoryContents> HistoryFile::Read() const {
-  Expected<std::string> data = ReadWholeFile(path_);
-  if (!data) {
-    if (data.error().errnum == ENOENT) return HistoryContents{};
-    return data.error();
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return HistoryContents{};
+    return SysError(errno, path_, "open");
   }
+  FdCloser closer(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return SysError(errno, path_, "fstat");
+  // What is there now: records appended while reading are for the next read.
+  const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   HistoryContents contents;
-  const std::size_t torn_at = Scan(*data, &contents);
-  contents.torn_tail_bytes = data->size() - torn_at;
+  LineReader lines(fd, size, path_);
+  Expected<std::uint64_t> torn_at = Scan(lines, size, &contents);
+  if (!torn_at) return torn_at.error();
+  contents.torn_tail_bytes = static_cast<std::size_t>(size - *torn_at);
   return contents;
 }
 
 Status HistoryFile::CutTornTail(int fd, std::uint64_t size) {
-  Expected<std::string> data = ReadAll(fd, size, path_);
-  if (!data) return data.error();
-  const std::size_t torn_at = Scan(*data, nullptr);
-  if (torn_at == data->size() && data->size() == size) return Ok{};
-  if (::ftruncate(fd, static_cast<off_t>(torn_at)) != 0) {
+  LineReader lines(fd, size, path_);
+  Expected<std::uint64_t> torn_at = Scan(lines, size, nullptr);
+  if (!torn_at) return torn_at.error();
+  if (*torn_at == size) return Ok{};
+  if (::ftruncate(fd, static_cast<off_t>(*torn_at)) != 0) {
     return SysError(errno, path_, "ftruncate torn tail");
   }
   // The cut must be durable before a record lands after it, or a crash
   // could bring the torn bytes back in front of the new record.
   if (::fsync(fd) != 0) return SysError(errno, path_, "fsync");
-  repaired_bytes_ = size - torn_at;
+  repaired_bytes_ = static_cast<std::size_t>(size - *torn_at);
   return Ok{};
 }
 

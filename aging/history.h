@@ -17,11 +17,19 @@
 // the middle whose checksum fails is reported and skipped, never silently
 // taken.
 //
-// Reading resynchronizes after damage at the next intact record: the next
-// "DWH1 " whose header, length, newline and checksum all hold (so a flipped
-// newline loses only the record it ended), or failing that at the next
-// "\nDWH1 " (a record's JSON never holds a raw newline, so that marker only
-// starts records).
+// A record's JSON never holds a raw newline, so records are lines. Reading
+// goes line by line and resynchronizes after damage at the next line that
+// is an intact record (header, length, newline and checksum all hold) or
+// that starts "DWH1 "; an intact record glued to the end of a damaged line
+// is found by its magic (so a flipped newline loses only the record it
+// ended).
+//
+// A record is read back only when its JSON is at most kMaxRecordBytes
+// long and none of its objects has more than Json::kMaxObjectMembers
+// members; a larger one is reported as damaged. Reading streams the file
+// and holds at most one record's worth of a line, so a huge line (a
+// damaged file, a hand edit) costs neither memory nor time beyond reading
+// past it.
 #pragma once
 
 #include <cstddef>
@@ -35,15 +43,23 @@
 
 namespace drivewatch::aging {
 
+// The longest record JSON readers take. drivewatch's largest records are
+// a long fill's 1 s throughput series (about 20 bytes a second: some 14 h
+// fit) and an endurance test's passes (about 200 bytes each: some 5,000).
+inline constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20;
+// The largest phase checkpoint recovery reads (it becomes a record).
+inline constexpr std::size_t kMaxCheckpointBytes = 4 * kMaxRecordBytes;
+
 struct HistoryContents {
   std::vector<Json> records;  // the good ones, in file order
   // Bytes after the last good record that do not form a whole record (a
   // torn append); 0 normally.
   std::size_t torn_tail_bytes = 0;
   // Damaged stretches before the torn tail: records whose header, length,
-  // checksum or JSON failed, with their byte offsets, e.g.
-  // "offset 4096: checksum 1a2b3c4d, expected 5e6f7a8b" (computed, then the
-  // recorded one). Reading goes on at the next record.
+  // checksum or JSON failed, or that are larger than a record may be, with
+  // their line (1-based) and byte offset, e.g. "line 12 (offset 4096):
+  // checksum 1a2b3c4d, expected 5e6f7a8b" (computed, then the recorded one).
+  // Reading goes on at the next record.
   std::vector<std::string> damaged;
 };
 

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <ctime>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "config/util/text.h"
 
@@ -247,14 +249,17 @@ std::string RenderCsv(const std::vector<const Json*>& records) {
       "version", "run",   "phase", "kind",     "target",
       "serial",  "model", "firmware", "start", "end",
       "duration_seconds", "outcome", "reason"};
+  // Columns are looked up by name: a record may hold thousands of fields
+  // (Json::kMaxObjectMembers in one object), and searching them for each
+  // column would take their count squared.
+  std::unordered_map<std::string, std::size_t> column_of;
+  for (std::size_t c = 0; c < columns.size(); ++c) column_of.emplace(columns[c], c);
   std::vector<std::vector<std::pair<std::string, const Json*>>> flat;
   for (const Json* r : records) {
     flat.emplace_back();
     Flatten(*r, "", flat.back());
     for (const auto& [name, value] : flat.back()) {
-      if (std::find(columns.begin(), columns.end(), name) == columns.end()) {
-        columns.push_back(name);
-      }
+      if (column_of.emplace(name, columns.size()).second) columns.push_back(name);
     }
   }
   std::string out;
@@ -263,15 +268,18 @@ std::string RenderCsv(const std::vector<const Json*>& records) {
     out += CsvField(columns[c]);
   }
   out += '\n';
+  std::vector<const Json*> row;
   for (const auto& fields : flat) {
+    // Two fields may flatten to one name ({"a.b": 1, "a": {"b": 2}}): the
+    // first is shown.
+    row.assign(columns.size(), nullptr);
+    for (const auto& [name, value] : fields) {
+      const Json*& cell = row[column_of.at(name)];
+      if (cell == nullptr) cell = value;
+    }
     for (std::size_t c = 0; c < columns.size(); ++c) {
       if (c) out += ',';
-      for (const auto& [name, value] : fields) {
-        if (name == columns[c]) {
-          out += CsvValue(*value);
-          break;
-        }
-      }
+      if (row[c] != nullptr) out += CsvValue(*row[c]);
     }
     out += '\n';
   }

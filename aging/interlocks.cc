@@ -71,61 +71,6 @@ bool Exists(const std::string& path) {
 }
 
 
-std::string DevNumber(dev_t d) {
-  return std::to_string(major(d)) + ":" + std::to_string(minor(d));
-}
-
-std::optional<dev_t> ParseDevNumber(std::string_view s) {
-  unsigned maj = 0, min = 0;
-  char tail = 0;
-  if (std::sscanf(std::string(s).c_str(), "%u:%u%c", &maj, &min, &tail) != 2)
-    return std::nullopt;
-  return makedev(maj, min);
-}
-
-// mountinfo and /proc/swaps escape space, tab, newline and backslash as
-// \ooo octal.
-std::string UnescapeOctal(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' &&
-        s[i + 1] <= '7' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
-        s[i + 3] >= '0' && s[i + 3] <= '7') {
-      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
-                               (s[i + 3] - '0'));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-
-// The sysfs directory of a block device: <sysfs>/dev/block/M:m (a symlink
-// into /sys/devices on a real system, a plain directory in fixtures).
-std::string BlockDir(dev_t device, const SystemPaths& paths) {
-  return paths.sysfs + "/dev/block/" + DevNumber(device);
-}
-
-// The kernel's name of the device ("nvme0n1", "loop3").
-std::string KernelName(const std::string& block_dir) {
-  if (std::ifstream in(block_dir + "/uevent"); in) {
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("DEVNAME=", 0) == 0) {
-        return util::Trim(line.substr(8), util::kBlanksAndNul);
-      }
-    }
-  }
-  char resolved[PATH_MAX];
-  if (::realpath(block_dir.c_str(), resolved) != nullptr) {
-    std::string_view r(resolved);
-    return std::string(r.substr(r.rfind('/') + 1));
-  }
-  return "";
-}
-
 // Whether the device is an NVMe namespace (or a partition of one): its
 // `device` link leads to an nvme controller or subsystem, or its name says
 // so.
@@ -211,104 +156,47 @@ const Member* FindMember(const std::vector<Member>& members, dev_t dev) {
   return nullptr;
 }
 
-// Mounted: mountinfo field 3 is the st_dev of the mount, which is the
-// block device for most file systems. btrfs (and others) report an
-// anonymous 0:N there, so the mount source is also stat'ed.
-std::optional<Error> CheckMounted(const std::string& device_path,
-                                  const std::vector<Member>& members,
-                                  const SystemPaths& paths) {
-  std::ifstream in(paths.mountinfo);
-  if (!in) {
-    return Refuse(
-        device_path,
-        "cannot read " + paths.mountinfo +
-            " to check whether it is mounted: " + std::strerror(errno),
-        kNoOverride);
-  }
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, number, root, mount_point;
-    if (!(fields >> id >> parent >> number >> root >> mount_point)) continue;
-    const Member* hit = nullptr;
-    if (const auto dev = ParseDevNumber(number))
-      hit = FindMember(members, *dev);
-    if (hit == nullptr) {
-      const auto dash = line.find(" - ");
-      if (dash != std::string::npos) {
-        std::istringstream tail(line.substr(dash + 3));
-        std::string fstype, source;
-        struct stat st;
-        if (tail >> fstype >> source && !source.empty() &&
-            source.front() == '/' &&
-            ::stat(UnescapeOctal(source).c_str(), &st) == 0 &&
-            S_ISBLK(st.st_mode)) {
-          hit = FindMember(members, st.st_rdev);
-        }
-      }
-    }
-    if (hit != nullptr) {
-      const std::string what =
-          hit->path == device_path ? std::string("it") : hit->path;
-      return Refuse(device_path,
-                    what + " is mounted on " + UnescapeOctal(mount_point),
-                    "unmount it; " + std::string(kNoOverride));
-    }
-  }
-  return std::nullopt;
-}
-
-// Swap: /proc/swaps names block devices and files; a swap file lives on a
-// mounted file system, which CheckMounted already refuses.
-std::optional<Error> CheckSwap(const std::string& device_path,
-                               const std::vector<Member>& members,
-                               const SystemPaths& paths) {
-  std::ifstream in(paths.swaps);
-  if (!in) {
+// Mounted, swapped on or held (device-mapper, md, bcache): the device,
+// a partition of it, or anything else whose storage shares a byte with
+// the target's (a second loop device over the same file, an offset loop,
+// the disk under a partition). Something in use whose storage cannot be
+// told refuses too: what it shares is unknown.
+std::optional<Error> CheckInUse(const std::string& device_path, const std::vector<Member>& members,
+                                const std::vector<StorageExtent>& extents,
+                                const SystemPaths& paths) {
+  auto scan = ScanStorageInUse(paths);
+  if (!scan) {
     return Refuse(device_path,
-                  "cannot read " + paths.swaps +
-                      " to check whether it is swap: " + std::strerror(errno),
+                  "cannot tell what is mounted, swapped on or held: " + scan.error().message,
                   kNoOverride);
   }
-  std::string line;
-  std::getline(in, line);  // Filename Type Size Used Priority
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string name;
-    if (!(fields >> name)) continue;
-    const std::string path = UnescapeOctal(name);
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0 || !S_ISBLK(st.st_mode)) continue;
-    if (const Member* hit = FindMember(members, st.st_rdev)) {
-      const std::string what =
-          hit->path == device_path ? std::string("it") : hit->path;
-      return Refuse(device_path, what + " is in use as swap (" + path + ")",
-                    "swapoff it; " + std::string(kNoOverride));
+  const auto remedy = [](const StorageInUse& u) { return u.remedy + "; " + std::string(kNoOverride); };
+  for (const StorageInUse& u : *scan) {
+    const Member* hit = u.device != 0 ? FindMember(members, u.device) : nullptr;
+    if (hit == nullptr) continue;
+    const std::string what = hit->path == device_path ? std::string("it") : hit->path;
+    return Refuse(device_path, what + " " + u.why, remedy(u));
+  }
+  for (const StorageInUse& u : *scan) {
+    for (const StorageExtent& theirs : u.extents) {
+      for (const StorageExtent& mine : extents) {
+        if (!theirs.Overlaps(mine)) continue;
+        const std::uint64_t from = std::max(theirs.offset, mine.offset);
+        const std::uint64_t to = std::min(theirs.offset + theirs.length, mine.offset + mine.length);
+        const StorageExtent shared{mine.storage, from, to - from};
+        return Refuse(device_path,
+                      u.name + " " + u.why + ", and it reaches the same bytes (" +
+                          shared.Describe() + ")",
+                      remedy(u));
+      }
     }
   }
-  return std::nullopt;
-}
-
-// Held: device-mapper, md and bcache list themselves in holders/.
-std::optional<Error> CheckHolders(const std::string& device_path,
-                                  const std::vector<Member>& members) {
-  for (const Member& m : members) {
-    DIR* d = ::opendir((m.block_dir + "/holders").c_str());
-    if (d == nullptr) continue;
-    std::string holders;
-    while (dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
-      holders += (holders.empty() ? "" : ", ") + name;
-    }
-    ::closedir(d);
-    if (!holders.empty()) {
-      const std::string what =
-          m.path == device_path ? std::string("it") : m.path;
-      return Refuse(device_path, what + " is held by " + holders,
-                    "remove the device-mapper or md device first; " +
-                        std::string(kNoOverride));
-    }
+  for (const StorageInUse& u : *scan) {
+    if (u.unresolved.empty()) continue;
+    return Refuse(device_path,
+                  u.name + " " + u.why + " and " + u.unresolved +
+                      ", so whether it shares bytes with this target is unknown",
+                  kNoOverride);
   }
   return std::nullopt;
 }
@@ -321,7 +209,100 @@ std::string WithArticle(std::string_view word) {
   return (vowel ? "an " : "a ") + std::string(word);
 }
 
-// What libblkid finds on the device, e.g. "an ext4 file system", or
+// libblkid's words for what it found: "an ext4 file system", "a dos
+// partition table", or nothing.
+std::vector<std::string> Found(blkid_probe pr) {
+  const char* type = nullptr;
+  const char* usage = nullptr;
+  const char* pttype = nullptr;
+  blkid_probe_lookup_value(pr, "TYPE", &type, nullptr);
+  blkid_probe_lookup_value(pr, "USAGE", &usage, nullptr);
+  blkid_probe_lookup_value(pr, "PTTYPE", &pttype, nullptr);
+  std::vector<std::string> what;
+  if (pttype != nullptr) what.push_back(WithArticle(pttype) + " partition table");
+  if (type != nullptr) {
+    const std::string_view u = usage != nullptr ? usage : "";
+    if (u == "filesystem") {
+      what.push_back(WithArticle(type) + " file system");
+    } else if (u == "raid") {
+      what.push_back(WithArticle(type) + " RAID or LVM member signature");
+    } else if (u == "crypto") {
+      what.push_back(WithArticle(type) + " encryption header");
+    } else {
+      what.push_back(WithArticle(type) + " signature");
+    }
+  }
+  return what;
+}
+
+std::string Joined(const std::vector<std::string>& parts, std::string_view with) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(with)) + p;
+  return out;
+}
+
+// What a partition holds: its own probe over its bytes of the device.
+std::string PartitionContents(int fd, std::uint64_t offset, std::uint64_t size) {
+  blkid_probe pr = blkid_new_probe();
+  if (pr == nullptr) return "not probed (blkid_new_probe failed)";
+  std::string out = "nothing libblkid recognises";
+  if (blkid_probe_set_device(pr, fd, static_cast<blkid_loff_t>(offset),
+                             static_cast<blkid_loff_t>(size)) == 0) {
+    blkid_probe_enable_superblocks(pr, 1);
+    blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
+    const int rc = blkid_do_safeprobe(pr);
+    if (rc == 0) {
+      if (auto what = Found(pr); !what.empty()) out = Joined(what, " and ");
+    } else if (rc < 0) {
+      out = "not probed (libblkid failed, or it holds more than one signature)";
+    }
+  } else {
+    out = "not probed (libblkid cannot open its range)";
+  }
+  blkid_free_probe(pr);
+  return out;
+}
+
+// Each partition of the table the probe found, and what it holds, so the
+// acknowledgement (allow_signatures) knows what it destroys: "partition 1
+// (63MiB from 1MiB): an ext4 file system".
+std::string Partitions(blkid_probe pr, int fd) {
+  blkid_partlist list = blkid_probe_get_partitions(pr);
+  if (list == nullptr) return "";
+  const int n = blkid_partlist_numof_partitions(list);
+  if (n <= 0) return "no partitions in it";
+  constexpr int kListed = 16;
+  std::vector<std::string> parts;
+  for (int i = 0; i < n && i < kListed; ++i) {
+    blkid_partition par = blkid_partlist_get_partition(list, i);
+    if (par == nullptr) continue;
+    const auto start = static_cast<std::uint64_t>(blkid_partition_get_start(par)) * 512;
+    const auto size = static_cast<std::uint64_t>(blkid_partition_get_size(par)) * 512;
+    parts.push_back("partition " + std::to_string(blkid_partition_get_partno(par)) + " (" +
+                    config::FormatSize(size) + " from " + config::FormatSize(start) +
+                    "): " + PartitionContents(fd, start, size));
+  }
+  if (n > kListed) parts.push_back("and " + std::to_string(n - kListed) + " more");
+  return Joined(parts, "; ");
+}
+
+// A GPT whose primary header and protective MBR were wiped still has its
+// backup header in the device's last logical block (UEFI 2.10 §5.3.2), and
+// tools such as gdisk and parted restore the table from it. libblkid is
+// told to look there (BLKID_PARTS_FORCE_GPT); this reads the last 4 KiB as
+// well, which holds the last block for 512-byte and 4 KiB blocks alike.
+bool BackupGptHeader(int fd, std::uint64_t size) {
+  if (size < 4096) return false;
+  char block[4096];
+  if (::pread(fd, block, sizeof block, static_cast<off_t>(size - sizeof block)) !=
+      static_cast<ssize_t>(sizeof block)) {
+    return false;
+  }
+  return std::memcmp(block, "EFI PART", 8) == 0 || std::memcmp(block + 3584, "EFI PART", 8) == 0;
+}
+
+// What libblkid finds on the device, e.g. "an ext4 file system", or "a
+// dos partition table (partition 1 (...): an ext4 file system)", or
 // nothing. Probed through a fresh read-only open of the fd's own file
 // (/proc/self/fd): still the same device, but without the writer's
 // O_DIRECT (libblkid reads into unaligned buffers) and without moving its
@@ -347,7 +328,7 @@ Expected<std::optional<std::string>> ProbeSignatures(
     blkid_probe_set_superblocks_flags(pr,
                                       BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE);
     blkid_probe_enable_partitions(pr, 1);
-    blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+    blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT);
     rc = blkid_do_fullprobe(pr);
   }
   if (rc < 0) {
@@ -356,36 +337,24 @@ Expected<std::optional<std::string>> ProbeSignatures(
                   kNoOverride);
   }
   if (rc == 0) {
-    const char* type = nullptr;
-    const char* usage = nullptr;
+    std::vector<std::string> what = Found(pr);
     const char* pttype = nullptr;
-    blkid_probe_lookup_value(pr, "TYPE", &type, nullptr);
-    blkid_probe_lookup_value(pr, "USAGE", &usage, nullptr);
-    blkid_probe_lookup_value(pr, "PTTYPE", &pttype, nullptr);
-    std::vector<std::string> what;
-    if (pttype != nullptr)
-      what.push_back(WithArticle(pttype) + " partition table");
-    if (type != nullptr) {
-      const std::string_view u = usage != nullptr ? usage : "";
-      if (u == "filesystem") {
-        what.push_back(WithArticle(type) + " file system");
-      } else if (u == "raid") {
-        what.push_back(WithArticle(type) + " RAID or LVM member signature");
-      } else if (u == "crypto") {
-        what.push_back(WithArticle(type) + " encryption header");
-      } else {
-        what.push_back(WithArticle(type) + " signature");
+    if (blkid_probe_lookup_value(pr, "PTTYPE", &pttype, nullptr) == 0 && pttype != nullptr) {
+      if (const std::string parts = Partitions(pr, probe_fd.get()); !parts.empty()) {
+        what.front() += " (" + parts + ")";
       }
     }
     if (what.empty()) what.push_back("an unnamed signature");
-    std::string joined = what[0];
-    for (std::size_t i = 1; i < what.size(); ++i) joined += " and " + what[i];
-    found = joined;
+    found = Joined(what, " and ");
   }
+  const auto size = static_cast<std::uint64_t>(blkid_probe_get_size(pr));
   blkid_free_probe(pr);
+  if (!found && BackupGptHeader(probe_fd.get(), size)) {
+    found = "the backup header of a GPT partition table in its last block (the primary "
+            "header is gone; partitioning tools restore the table from the backup)";
+  }
   return found;
 }
-
 
 }  // namespace
 
@@ -399,9 +368,14 @@ Expected<DeviceIdentity> ReadDeviceIdentity(int fd, dev_t device,
 
   const std::string dir = IdentityDir(block_dir);
   DeviceIdentity id;
-  if (const auto backing = ReadAttribute(dir + "/loop/backing_file")) {
-    if (!backing->empty()) {
-      id.serial = "loop:" + *backing;
+  // The backing file's name exactly, but for the newline sysfs ends it
+  // with: "t.img " is another file than "t.img", and an identity is
+  // compared byte for byte.
+  if (std::ifstream in(dir + "/loop/backing_file", std::ios::binary); in) {
+    std::string backing((std::istreambuf_iterator<char>(in)), {});
+    if (!backing.empty() && backing.back() == '\n') backing.pop_back();
+    if (!backing.empty()) {
+      id.serial = "loop:" + backing;
       return id;
     }
   }
@@ -484,8 +458,10 @@ Status CheckIdentity(const config::AgingTarget& target, int fd, dev_t device,
   return Ok{};
 }
 
-Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
-                        const SystemPaths& paths) {
+namespace interlocks_detail {
+
+Expected<StorageMap> CheckBlockDeviceWrite(const config::AgingTarget& target, int fd,
+                                           dev_t device, const SystemPaths& paths) {
   const std::string& dev_path = target.block_device;
   if (dev_path.empty()) {
     return Error{
@@ -499,12 +475,16 @@ Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
                       "destroyed",
                   "set " + KeyFor(target, "destroy_data", "true"));
   }
-  if (Status s = CheckIdentity(target, fd, device, paths, "write"); !s) return s;
+  if (Status s = CheckIdentity(target, fd, device, paths, "write"); !s) return s.error();
+
+  struct stat st;
+  const bool own_fd = ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == device;
+  auto map = ResolveBlockDevice(device, own_fd ? fd : -1, dev_path, paths);
+  if (!map) return Refuse(dev_path, map.error().message, kNoOverride);
+  NoteTargetIdentity(target, *map);
 
   const auto members = DeviceAndPartitions(dev_path, device, paths);
-  if (auto e = CheckMounted(dev_path, members, paths)) return *e;
-  if (auto e = CheckSwap(dev_path, members, paths)) return *e;
-  if (auto e = CheckHolders(dev_path, members)) return *e;
+  if (auto e = CheckInUse(dev_path, members, map->extents, paths)) return *e;
 
   auto signature = ProbeSignatures(dev_path, fd);
   if (!signature) return signature.error();
@@ -513,6 +493,53 @@ Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
                   "set " + KeyFor(target, "allow_signatures", "true") +
                       " to overwrite it");
   }
+  return map;
+}
+
+Status CheckFileNotInUse(const std::string& path, const StorageMap& map,
+                         const SystemPaths& paths) {
+  if (auto e = CheckInUse(path, {}, map.extents, paths)) return *e;
+  return Ok{};
+}
+
+}  // namespace interlocks_detail
+
+std::optional<config::StorageOverlap> CompareTargetStorage(
+    const config::AgingTarget& a, std::uint64_t a_offset, std::uint64_t a_length,
+    const config::AgingTarget& b, std::uint64_t b_offset, std::uint64_t b_length) {
+  const auto resolve = [](const config::AgingTarget& t) {
+    return ResolvePath(t.block_device.empty() ? AgingFilePath(t) : t.block_device);
+  };
+  auto ma = resolve(a);
+  auto mb = resolve(b);
+  if (!ma || !mb) return std::nullopt;
+  config::StorageOverlap result;
+  for (const StorageExtent& x : ma->Map(a_offset, a_length)) {
+    for (const StorageExtent& y : mb->Map(b_offset, b_length)) {
+      if (!x.Overlaps(y)) continue;
+      const std::uint64_t from = std::max(x.offset, y.offset);
+      const std::uint64_t to = std::min(x.offset + x.length, y.offset + y.length);
+      result.overlap = true;
+      result.shared = StorageExtent{x.storage, from, to - from}.Describe();
+      return result;
+    }
+  }
+  return result;
+}
+
+void NoteTargetIdentity(const config::AgingTarget& target, StorageMap& map) {
+  if (target.block_device.empty() || map.approximate || map.extents.size() != 1 ||
+      map.extents[0].storage.kind != Storage::Kind::kDisk) {
+    return;
+  }
+  map.extents[0].storage.identity =
+      target.serial + (target.nsid != 0 ? "/" + std::to_string(target.nsid) : "");
+}
+
+Status CheckBeforeWrite(const config::AgingTarget& target, int fd, dev_t device,
+                        const SystemPaths& paths) {
+  auto map = interlocks_detail::CheckBlockDeviceWrite(target, fd, device, paths);
+  if (!map) return map.error();
   return Ok{};
 }
 

@@ -5,15 +5,21 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <optional>
+#include <utility>
 #include <string>
 
+#include "aging/durable_file.h"
 #include "aging/interlocks_refusal.h"
+#include "aging/retention_study.h"
 #include "config/util/sys.h"
 #include "config/util/text.h"
 
@@ -74,7 +80,152 @@ Status CheckFileReserve(const config::AgingTarget& target, std::uint64_t size) {
   return Ok{};
 }
 
-Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
+std::string AgingFileRecordPath(const std::string& state_directory,
+                                const config::AgingTarget& target) {
+  return state_directory + "/files/" + target.name + ".json";
+}
+
+namespace {
+
+constexpr std::string_view kRecordNoun = "aging file record";
+
+// What the state directory says of the file drivewatch made for `target`:
+// its device and inode when it was created. Missing: nullopt; damaged: an
+// error naming the record.
+struct OwnFile {
+  dev_t device;
+  ino_t inode;
+  std::uint64_t birth_ns;  // 0: unknown
+};
+
+Expected<std::optional<OwnFile>> ReadOwnRecord(const std::string& state_directory,
+                                                               const config::AgingTarget& target) {
+  const std::string path = AgingFileRecordPath(state_directory, target);
+  auto bytes = ReadWholeFile(path, 64 * 1024, kRecordNoun);
+  if (!bytes && bytes.error().errnum == ENOENT) return std::optional<OwnFile>{};
+  if (!bytes) return bytes.error();
+  auto record = ParseChecksummedRecord(*bytes, path, kRecordNoun);
+  if (!record) return record.error();
+  const Json* device = record->Find("device");
+  const Json* inode = record->Find("inode");
+  const Json* birth = record->Find("birth_ns");
+  unsigned maj = 0, min = 0;
+  char tail = 0;
+  if (device == nullptr || inode == nullptr || inode->type() != Json::Type::kNumber ||
+      inode->AsUint(0) == 0 || birth == nullptr || birth->type() != Json::Type::kNumber ||
+      std::sscanf(device->AsString().c_str(), "%u:%u%c", &maj, &min, &tail) != 2) {
+    return Error{EBADMSG, -1, path + ": damaged " + std::string(kRecordNoun) +
+                                  ": expected the file's device (\"MAJOR:MINOR\"), inode and "
+                                  "birth_ns"};
+  }
+  return std::optional<OwnFile>(
+      OwnFile{makedev(maj, min), static_cast<ino_t>(inode->AsUint()), birth->AsUint()});
+}
+
+// statx(2)'s birth time, 0 when the file system keeps none: a file made
+// in place of one removed often gets its inode number.
+std::uint64_t BirthNs(const std::string& path) {
+  struct statx stx {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) != 0 ||
+      (stx.stx_mask & STATX_BTIME) == 0 || stx.stx_btime.tv_sec < 0) {
+    return 0;
+  }
+  return static_cast<std::uint64_t>(stx.stx_btime.tv_sec) * 1'000'000'000u + stx.stx_btime.tv_nsec;
+}
+
+Status WriteOwnRecord(const std::string& state_directory, const config::AgingTarget& target,
+                      const std::string& path, const struct stat& st) {
+  if (Status s = EnsureDirectory(state_directory + "/files"); !s) return s;
+  Json record = Json::Object();
+  record["version"] = 2;
+  record["target"] = target.name;
+  record["path"] = path;
+  record["device"] = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  record["inode"] = static_cast<std::uint64_t>(st.st_ino);
+  record["birth_ns"] = BirthNs(path);
+  return WriteFileAtomically(AgingFileRecordPath(state_directory, target), SerializeStudy(record));
+}
+
+// A file drivewatch made before it kept records of its files is known by
+// the retention study that lives in it: a study record of this state
+// directory naming its path.
+bool HeldByLegacyStudy(const std::string& state_directory, const std::string& path) {
+  for (const Json& study : ListStudies(state_directory)) {
+    const Json* device = study.Find("device");
+    if (device != nullptr && device->AsString() == path) return true;
+  }
+  return false;
+}
+
+std::string Described(const struct stat& st) {
+  char when[64] = "an unknown time";
+  std::tm tm{};
+  if (::gmtime_r(&st.st_mtime, &tm) != nullptr) {
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  }
+  return Humanize(static_cast<long double>(st.st_size)) + ", last modified " + when;
+}
+
+}  // namespace
+
+namespace interlocks_detail {
+
+Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
+                                  const std::string& state_directory, const SystemPaths& paths) {
+  const std::string path = AgingFilePath(target);
+  struct stat st;
+  struct stat named;
+  if (::fstat(fd, &st) != 0) return SysError(errno, path, "fstat");
+  if (!S_ISREG(st.st_mode) || ::lstat(path.c_str(), &named) != 0 || !S_ISREG(named.st_mode) ||
+      named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+    return Refuse(path, "the open file is not this target's own regular file any more",
+                  kNoOverride);
+  }
+  if (st.st_nlink != 1) {
+    return Refuse(path,
+                  "it has " + std::to_string(st.st_nlink) +
+                      " hard links; writing it would change another file",
+                  "remove it; " + std::string(kNoOverride));
+  }
+  auto map = ResolveStorage(fd, paths);
+  if (!map) return Refuse(path, map.error().message, kNoOverride);
+  auto own = ReadOwnRecord(state_directory, target);
+  if (!own) {
+    return Refuse(path, "whether drivewatch made it cannot be told: " + own.error().message,
+                  "remove the record and the file if the file is drivewatch's; " +
+                      std::string(kNoOverride));
+  }
+  if (!own->has_value() && HeldByLegacyStudy(state_directory, path)) {
+    if (Status s = WriteOwnRecord(state_directory, target, path, st); !s) {
+      return Refuse(path, "cannot record that drivewatch made it: " + s.error().message,
+                    kNoOverride);
+    }
+    own = std::optional<OwnFile>(OwnFile{st.st_dev, st.st_ino, 0});
+  }
+  const auto same = [&](const OwnFile& f) {
+    const std::uint64_t birth = BirthNs(path);
+    return f.device == st.st_dev && f.inode == st.st_ino &&
+           (f.birth_ns == 0 || birth == 0 || f.birth_ns == birth);
+  };
+  if (!own->has_value() || !same(**own)) {
+    return Refuse(path,
+                  "it exists, but drivewatch did not create it (" + Described(st) +
+                      (own->has_value() ? "; " + AgingFileRecordPath(state_directory, target) +
+                                              " records another file"
+                                        : "; no record of it in " +
+                                              AgingFileRecordPath(state_directory, target)) +
+                      ")",
+                  "move it away, or remove it if its data may be lost; " +
+                      std::string(kNoOverride));
+  }
+  if (Status s = CheckFileNotInUse(path, *map, paths); !s) return s.error();
+  return map;
+}
+
+}  // namespace interlocks_detail
+
+Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
+                                       const SystemPaths& paths) {
   if (target.directory.empty()) {
     return Error{
         EINVAL, -1,
@@ -87,10 +238,9 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
   if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
   const std::string path = AgingFilePath(target);
   const std::uint64_t size = target.file_size;
-  if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
 
-  // Only ever our own regular file: not a symlink, device, FIFO, or a hard
-  // link to somebody else's file.
+  // Only ever our own regular file: not a symlink, device, FIFO, a hard
+  // link to somebody else's file, or a file somebody else put there.
   struct stat st;
   bool created = false;
   if (::lstat(path.c_str(), &st) == 0) {
@@ -99,18 +249,21 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
                     "remove it; " + std::string(kNoOverride));
     }
   } else if (errno == ENOENT) {
+    if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
     created = true;
   } else {
     return SysError(errno, path);
   }
-  FdCloser fd(::open(path.c_str(),
-                     O_CREAT | O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-                     0640));
+  const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0);
+  FdCloser fd(::open(path.c_str(), flags, 0640));
   if (fd.get() < 0) {
     const int err = errno;
     if (err == ELOOP) {
       return Refuse(path, "it is a symbolic link",
                     "remove it; " + std::string(kNoOverride));
+    }
+    if (err == EEXIST) {
+      return Refuse(path, "it appeared while drivewatch was about to create it", kNoOverride);
     }
     return SysError(err, path, "open");
   }
@@ -120,15 +273,26 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
     return SysError(err, path, what);
   };
   if (::fstat(fd.get(), &st) != 0) return fail("fstat");
-  if (!S_ISREG(st.st_mode)) {
-    return Refuse(path, "it is not a regular file",
-                  "remove it; " + std::string(kNoOverride));
+  if (created) {
+    // The record comes first: a crash after it leaves an empty file that
+    // drivewatch knows as its own.
+    Status recorded = WriteOwnRecord(pass.state_directory, target, path, st);
+    if (!recorded) {
+      ::unlink(path.c_str());
+      return Error{recorded.error().errnum, -1,
+                   path + ": cannot record that drivewatch made it: " + recorded.error().message};
+    }
+    FdCloser dir(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() >= 0) ::fsync(dir.get());
   }
-  if (st.st_nlink > 1) {
-    return Refuse(path,
-                  "it has " + std::to_string(st.st_nlink) +
-                      " hard links; writing it would change another file",
-                  "remove it; " + std::string(kNoOverride));
+  // Growing or shrinking the file changes which bytes it holds: it goes
+  // through the write gate first, like any write (a study in it, a loop
+  // device over it that is mounted, a file drivewatch did not make).
+  WritePass resize = pass;
+  resize.resizes = static_cast<std::uint64_t>(st.st_size) != size;
+  if (Status s = CheckWritePass(target, fd.get(), resize, paths); !s) return s.error();
+  if (resize.resizes && !created) {
+    if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
   }
   if (static_cast<std::uint64_t>(st.st_size) > size &&
       ::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
@@ -144,12 +308,6 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target) {
     }
   }
   if (::fsync(fd.get()) != 0) return fail("fsync");
-  // A new directory entry is durable only once the directory is synced.
-  if (created) {
-    FdCloser dir(
-        ::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
-  }
   return path;
 }
 

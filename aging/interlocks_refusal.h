@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "aging/storage.h"
 #include "config/config.h"
 #include "config/util/expected.h"
 
@@ -26,5 +27,19 @@ std::string KeyFor(const config::AgingTarget& target, std::string_view key,
 
 // "1.5 GiB": numbers in refusals are for people.
 std::string Humanize(long double bytes);
+
+// CheckBeforeWrite()'s checks of a block device target, returning the
+// storage it reaches (aging/storage.h) when they pass.
+Expected<StorageMap> CheckBlockDeviceWrite(const config::AgingTarget& target, int fd,
+                                           dev_t device, const SystemPaths& paths);
+// A directory target's file open on `fd`: still the file its path names,
+// one link, made by drivewatch (its record in <state>/files/), and nothing
+// in use reaches it. Returns its storage.
+Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
+                                  const std::string& state_directory, const SystemPaths& paths);
+// Refused when anything mounted, swapped on or held reaches a byte of
+// `map` (a directory target's file, looped and mounted, say).
+Status CheckFileNotInUse(const std::string& path, const StorageMap& map,
+                         const SystemPaths& paths);
 
 }  // namespace drivewatch::aging::interlocks_detail

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,9 +20,19 @@
 
 namespace drivewatch::aging {
 
+namespace detail {
+class JsonBuilder;  // aging/json_parse.cc
+}  // namespace detail
+
 class Json {
  public:
   enum class Type { kNull, kBool, kNumber, kString, kArray, kObject };
+
+  // The most members Parse takes in one object. drivewatch's own objects
+  // hold tens (a perf matrix's results a few hundred); the bound keeps a
+  // damaged or hand-made file from costing what an unbounded object would
+  // cost every reader that looks keys up (Find is linear).
+  static constexpr std::size_t kMaxObjectMembers = 10000;
 
   Json() = default;  // null
   Json(bool value);
@@ -46,7 +57,8 @@ class Json {
 
   // Object access. operator[] turns a null (or any other non-object) into
   // an empty object and appends a missing member; Find returns nullptr when
-  // absent (or not an object). Lookups are linear: records are small.
+  // absent (or not an object). Lookups are linear: records are small, and
+  // a parsed object has at most kMaxObjectMembers members.
   Json& operator[](std::string_view key);
   const Json* Find(std::string_view key) const;
   const std::vector<std::pair<std::string, Json>>& members() const;
@@ -75,7 +87,8 @@ class Json {
   // Strict RFC 8259 parsing, nesting at most 64 deep: no leading zeros,
   // no trailing garbage, no raw control characters in strings, valid UTF-8
   // only, \u surrogate pairs joined into UTF-8 (lone surrogates refused),
-  // duplicate keys refused. Integers that fit int64/uint64 stay exact,
+  // duplicate keys refused, at most kMaxObjectMembers members in an object;
+  // time linear in the text. Integers that fit int64/uint64 stay exact,
   // other numbers become doubles (out-of-range ones are an error). Errors
   // say where (1-based, columns in characters) and what was wanted:
   // "line 1, column 17: unexpected 'x' (expected ',' or '}')".
@@ -97,6 +110,14 @@ class Json {
   std::string string_;
   std::vector<Json> items_;
   std::vector<std::pair<std::string, Json>> members_;
+
+  // For the parser, which has checked that `key` is new: appends without
+  // the linear lookup operator[] makes, which would make parsing an
+  // object quadratic in its members.
+  friend class detail::JsonBuilder;
+  void AppendMember(std::string key, Json value) {
+    members_.emplace_back(std::move(key), std::move(value));
+  }
 
   void DumpTo(std::string& out, int indent, int level) const;
 };

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iterator>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -110,6 +111,14 @@ class TrackedIterator {
   const char** read_end_;
 };
 
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+}  // namespace
+
+namespace detail {
+
 // Builds a Json from nlohmann-json's SAX events and turns its errors into
 // ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
 class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
@@ -133,12 +142,28 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
 
   bool start_object(std::size_t) override { return Open(Json::Object()); }
   bool key(string_t& name) override {
-    // RFC 8259 §4 leaves duplicate names to the implementation; a record
-    // with two different "outcome"s is ambiguous, so refuse it.
-    if (open_.back().value.Find(name) != nullptr) {
-      return Fail(KeyStart(), "duplicate key " + Json(name).Dump());
+    OpenContainer& object = open_.back();
+    const std::size_t members = object.value.members().size();
+    if (members >= Json::kMaxObjectMembers) {
+      const std::string most = std::to_string(Json::kMaxObjectMembers);
+      return Fail(KeyStart(),
+                  "more than " + most + " members in one object (expected at most " + most + ")");
     }
-    open_.back().key = std::move(name);
+    // RFC 8259 §4 leaves duplicate names to the implementation; a record
+    // with two different "outcome"s is ambiguous, so refuse it. A small
+    // object is searched; a large one keeps a set of its keys, or the
+    // check would make parsing quadratic in the object's members.
+    bool duplicate;
+    if (members < kSearchedMembers) {
+      duplicate = object.value.Find(name) != nullptr;
+    } else {
+      if (object.keys.empty()) {
+        for (const auto& member : object.value.members()) object.keys.insert(member.first);
+      }
+      duplicate = !object.keys.insert(name).second;
+    }
+    if (duplicate) return Fail(KeyStart(), "duplicate key " + Json(name).Dump());
+    object.key = std::move(name);
     return true;
   }
   bool end_object() override { return Close(); }
@@ -152,7 +177,10 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   struct OpenContainer {
     Json value;
     std::string key;  // objects: the member the next value is for
+    // Objects of kSearchedMembers members or more: the keys so far.
+    std::unordered_set<std::string> keys;
   };
+  static constexpr std::size_t kSearchedMembers = 32;
 
   std::size_t ReadSoFar() const { return static_cast<std::size_t>(read_end_ - text_.data()); }
 
@@ -178,7 +206,7 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
     } else if (open_.back().value.type() == Json::Type::kArray) {
       open_.back().value.Push(std::move(value));
     } else {
-      open_.back().value[open_.back().key] = std::move(value);
+      open_.back().value.AppendMember(std::move(open_.back().key), std::move(value));
     }
     return true;
   }
@@ -218,10 +246,6 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   bool complete_ = false;  // the top-level value has been read
   Error error_;
 };
-
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
 
 std::size_t JsonBuilder::TokenStart(std::size_t position, const std::string& token,
                                     bool read_in_full, const std::string& problem,
@@ -380,7 +404,7 @@ bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
               "unexpected " + Describe(text_, start) + after + " (expected " + expected + ")");
 }
 
-}  // namespace
+}  // namespace detail
 
 Expected<Json> Json::Parse(std::string_view text) {
   // nlohmann-json skips a UTF-8 byte order mark; RFC 8259 §8.1 allows none
@@ -393,7 +417,7 @@ Expected<Json> Json::Parse(std::string_view text) {
   // is.
   const std::string_view json = text.substr(0, text.find('\0'));
   const char* read_end = json.data();
-  JsonBuilder builder(text, json.size(), read_end);
+  detail::JsonBuilder builder(text, json.size(), read_end);
   const bool ok =
       NlohmannJson::sax_parse(TrackedIterator(json.data(), &read_end),
                               TrackedIterator(json.data() + json.size(), &read_end), &builder);

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "aging/json.h"
+#include "aging/storage.h"
 #include "aging/workload.h"
 #include "config/config.h"
 #include "probes/drive_layer.h"
@@ -72,6 +73,15 @@ class PhaseContext {
   virtual bool nvme() const = 0;
   // serial, nsid, model, firmware, device: what the run was made on.
   virtual Json DriveFacts() const = 0;
+  // Which bytes of which storage the target reaches (aging/storage.h), as
+  // the run resolved it when it opened the target. State a phase resumes
+  // from (a study's record, an endurance test's progress) records it, and
+  // is refused on any other storage. The default, for contexts without a
+  // real target: nothing resolved (no extents).
+  virtual const StorageMap& storage() const;
+  // The host's study register (aging/study_register.h) the run's write
+  // gate reads, where a retention study enters itself.
+  virtual std::string study_register() const { return SystemPaths{}.study_register; }
   // Admin commands to the target's controller (power-states), or null
   // when the target is not an NVMe namespace.
   virtual Controller* controller() { return nullptr; }

@@ -97,7 +97,10 @@ std::string Restore(const Json& record, const ControllerOpener& open) {
 
 Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
                     std::string* why) {
-  auto text = ReadWholeFile(path);
+  // A checkpoint becomes a history record. One a little past a record's
+  // bound is still taken, so its results stay on disk in the history (a
+  // damaged record there) rather than being dropped with the checkpoint.
+  auto text = ReadWholeFile(path, kMaxCheckpointBytes, "a phase checkpoint");
   auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
   *readable = parsed && parsed->type() == Json::Type::kObject;
   if (*readable) return *parsed;

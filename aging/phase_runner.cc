@@ -157,9 +157,9 @@ struct RunState {
 class Context : public PhaseContext {
  public:
   Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill, bool nvme,
-          std::uint32_t nsid, Controller* controller)
+          std::uint32_t nsid, Controller* controller, const StorageMap& storage)
       : run_(run), io_(io), capacity_(capacity), fill_(fill), nvme_(nvme), nsid_(nsid),
-        controller_(controller) {}
+        controller_(controller), storage_(storage) {}
 
   const config::AgingTarget& target() const override { return *run_.target; }
   const std::string& state_directory() const override { return run_.options->state_directory; }
@@ -174,6 +174,8 @@ class Context : public PhaseContext {
     f["device"] = run_.device;
     return f;
   }
+  const StorageMap& storage() const override { return storage_; }
+  std::string study_register() const override { return run_.options->paths.study_register; }
 
   Controller* controller() override { return controller_; }
   std::optional<PowerMeterSpec> power_meter() const override {
@@ -275,6 +277,7 @@ class Context : public PhaseContext {
   bool nvme_;
   std::uint32_t nsid_;
   Controller* controller_;
+  const StorageMap& storage_;
 };
 
 Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
@@ -293,6 +296,7 @@ struct OpenedTarget {
   std::uint32_t nsid = 0;
   std::uint64_t capacity = 0;  // whole MiB
   std::uint64_t size = 0;      // bytes
+  StorageMap storage;          // what it reaches (aging/storage.h)
 };
 
 // Opens the run's target and checks it. A phase that writes opens it
@@ -320,7 +324,7 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
   if (t.path.empty() && reads_only) {
     t.path = AgingFilePath(target);
   } else if (t.path.empty()) {
-    auto prepared = PrepareAgingFile(target);
+    auto prepared = PrepareAgingFile(target, run.WholePass(), options.paths);
     if (!prepared) return refuse(prepared.error().message);
     t.path = *prepared;
   }
@@ -390,6 +394,12 @@ Expected<OpenedTarget> OpenTarget(RunState& run) {
   }
   if (options.health) t.health = options.health((*io)->fd());
   if (options.controller) t.controller = options.controller(t.path);
+  if (auto storage = ResolveStorage((*io)->fd(), options.paths)) {
+    t.storage = std::move(*storage);
+    NoteTargetIdentity(target, t.storage);
+  } else if (!reads_only) {
+    return refuse(storage.error().message);
+  }
   t.size = (*io)->size();
   t.capacity = t.size >> 20 << 20;
   if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
@@ -413,7 +423,7 @@ Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& 
       if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
     }
   });
-  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid, t.controller.get());
+  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid, t.controller.get(), t.storage);
   const Status status = RunPhaseKind(ctx, report);
   watcher.request_stop();
   watcher.join();

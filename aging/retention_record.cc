@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "aging/crc32c.h"
+#include "aging/storage.h"
 #include "aging/retention_study.h"
 #include "config/util/text.h"
 
@@ -274,6 +275,13 @@ Status ValidateStudy(const Json& study, const std::string& where,
       length = *l;
     }
   }
+  // The storage the region reaches (aging/storage.h), recorded from this
+  // version on; older records name only the device.
+  if (const Json* st = study.Find("storage")) {
+    if (auto extents = StorageFromJson(*st, ""); !extents) {
+      c.Fail("storage", st, "a list of storage extents: " + extents.error().message);
+    }
+  }
   if (const Json* p = c.Object(study, "", "pattern", true)) {
     c.Whole(*p, "pattern.", "version", true, kRetentionBlockVersion, kRetentionBlockVersion,
             std::to_string(kRetentionBlockVersion));
@@ -351,10 +359,10 @@ std::string SerializeStudy(const Json& study) {
          std::string(kChecksumTail) + body;
 }
 
-Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
-                                const std::string& name) {
+Expected<Json> ParseChecksummedRecord(std::string_view bytes, const std::string& path,
+                                      std::string_view noun) {
   const auto damaged = [&](const std::string& problem) {
-    return Error{EBADMSG, -1, path + ": damaged retention study record: " + problem};
+    return Error{EBADMSG, -1, path + ": damaged " + std::string(noun) + ": " + problem};
   };
   bool checksummed = false;
   if (bytes.starts_with(kChecksumHead) && bytes.size() >= kChecksumLine &&
@@ -374,9 +382,9 @@ Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
   if (json->type() != Json::Type::kObject) {
     return damaged("the record is " + Shown(&*json) + " (expected an object)");
   }
-  Json study = Json::Object();
+  Json record = Json::Object();
   for (const auto& [k, v] : json->members()) {
-    if (k != "crc32c") study[k] = v;
+    if (k != "crc32c") record[k] = v;
   }
   if (!checksummed) {
     if (json->Find("crc32c")) {
@@ -390,7 +398,14 @@ Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
   } else if (const Json* v = json->Find("version"); v == nullptr || !(*v == Json(kRecordVersion))) {
     return damaged("version is " + Shown(v) + " (expected 2 in a record with a checksum)");
   }
-  if (Status s = ValidateStudy(study, path, name); !s) return s.error();
+  return record;
+}
+
+Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
+                                const std::string& name) {
+  auto study = ParseChecksummedRecord(bytes, path, "retention study record");
+  if (!study) return study.error();
+  if (Status s = ValidateStudy(*study, path, name); !s) return s.error();
   return study;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "aging/durable_file.h"
+#include "aging/study_register.h"
 #include "config/util/sys.h"
 #include "config/util/text.h"
 #include "probes/identify.h"
@@ -54,14 +55,24 @@ std::string StudyPath(const std::string& state_directory, const std::string& stu
 
 Expected<Json> LoadStudy(const std::string& state_directory, const std::string& study) {
   const std::string path = StudyPath(state_directory, study);
-  auto text = ReadWholeFile(path);
-  if (!text) {
-    if (text.error().errnum == ENOENT) {
-      return Error{ENOENT, -1, "no retention study \"" + study + "\" (" + path + " does not exist)"};
-    }
-    return text.error();
+  auto record = ReadStudyRecord(path, study);
+  if (!record && record.error().errnum == ENOENT) {
+    return Error{ENOENT, -1, "no retention study \"" + study + "\" (" + path + " does not exist)"};
   }
-  return ParseStudyRecord(*text, path, study);
+  return record;
+}
+
+Expected<Json> ReadStudyRecord(const std::string& path, const std::string& name) {
+  auto text = ReadWholeFile(path, kMaxStudyRecordBytes, "a retention study record");
+  if (!text) {
+    const Error& e = text.error();
+    if (e.errnum == EFBIG && e.message.starts_with(path + ": ")) {
+      return Error{EBADMSG, -1,
+                   path + ": damaged retention study record: " + e.message.substr(path.size() + 2)};
+    }
+    return e;
+  }
+  return ParseStudyRecord(*text, path, name);
 }
 
 Status SaveStudy(const std::string& state_directory, const Json& study) {
@@ -175,7 +186,7 @@ std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uin
 }
 
 Status EndStudy(const std::string& state_directory, const std::string& study,
-                const std::string& reason) {
+                const std::string& reason, const std::string& study_register) {
   auto lock = LockStudy(state_directory, study, std::chrono::seconds{30});
   if (!lock) return lock.error();
   auto loaded = LoadStudy(state_directory, study);
@@ -186,7 +197,11 @@ Status EndStudy(const std::string& state_directory, const std::string& study,
   record["ended_at"] =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   record["end_reason"] = reason;
-  return SaveStudy(state_directory, record);
+  if (Status s = SaveStudy(state_directory, record); !s) return s;
+  // The record says "ended" now, which is what the write gate reads; the
+  // entry is only the register's pointer to it.
+  if (const Json* id = record.Find("id")) (void)UnregisterStudy(study_register, id->AsString());
+  return Ok{};
 }
 
 std::string StudyIdHex(std::uint64_t id) { return util::Hex(id, 16); }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 
 #include "aging/json.h"
 #include "aging/retention_block.h"
+#include "aging/storage.h"
 #include "probes/expected.h"
 #include "probes/latency_histogram.h"
 
@@ -70,6 +72,19 @@ std::string SerializeStudy(const Json& study);
 // "crc32c" member. Every failure is EBADMSG.
 Expected<Json> ParseStudyRecord(std::string_view bytes, const std::string& path,
                                 const std::string& name);
+// The checksum line, the JSON and the version of any record SerializeStudy
+// wrote (a study, a study register entry), without the study's own field
+// checks. Errors read "PATH: damaged NOUN: ...", EBADMSG.
+Expected<Json> ParseChecksummedRecord(std::string_view bytes, const std::string& path,
+                                      std::string_view noun);
+// The largest study record read back. A study grows by one read (the
+// baseline, each verify: some 20 KB as written), so this holds several
+// hundred verifies.
+inline constexpr std::size_t kMaxStudyRecordBytes = std::size_t{16} << 20;
+// Reads the study record at `path` and parses it (ParseStudyRecord). A file
+// larger than kMaxStudyRecordBytes is damaged (EBADMSG) and never read
+// whole; a missing one is ENOENT, an unreadable one read(2)'s errno.
+Expected<Json> ReadStudyRecord(const std::string& path, const std::string& name);
 // Every field of a study record, as docs/retention.md lists them: types,
 // the region (block_size 4096, offset and length multiples of it, length
 // > 0, no overflow), the pattern (study_id == id), how far the write got
@@ -189,8 +204,11 @@ std::optional<std::string> FindNvmeNamespace(const std::string& serial, std::uin
 // its region is no longer held against other phases' writes and it is
 // verified no more. Its record and verifies stay. Ending an ended study is
 // not an error; a missing one is ENOENT, a busy one EBUSY.
+// Its entry in the host's study register (aging/study_register.h) goes
+// too.
 Status EndStudy(const std::string& state_directory, const std::string& study,
-                const std::string& reason);
+                const std::string& reason,
+                const std::string& study_register = SystemPaths{}.study_register);
 
 // "0123456789abcdef".
 std::string StudyIdHex(std::uint64_t id);

@@ -21,6 +21,7 @@
 
 #include "aging/phase.h"
 #include "aging/retention_study.h"
+#include "aging/study_register.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -81,11 +82,27 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   if (existing) {
     study = *existing;
     const std::string st = study.Find("state") ? study.Find("state")->AsString() : "";
-    const bool same_place =
+    bool same_place =
         study.Find("target") && study.Find("target")->AsString() == ctx.target().name &&
         study.Find("serial") && study.Find("serial")->AsString() == facts.Find("serial")->AsString() &&
         study.Find("region") && study.Find("region")->Find("offset")->AsUint() == offset &&
         study.Find("region")->Find("length")->AsUint() == length;
+    // A write resumes only on the storage it began on: the same target name
+    // and serial may reach other bytes now (another loop device, another
+    // partition, the directory moved).
+    if (same_place && study.Find("storage") != nullptr) {
+      auto recorded = StorageFromJson(*study.Find("storage"), "");
+      const auto now = ctx.storage().Map(offset, length);
+      if (!recorded || !RecordedSame(*recorded, now)) {
+        return Error{EPERM, -1,
+                     "retention study " + Quote(phase.study) + " was begun on " +
+                         (recorded ? ToJson(*recorded).Dump() : std::string("unknown storage")) +
+                         ", and target " + Quote(ctx.target().name) + " now reaches " +
+                         ctx.storage().Describe() +
+                         " (expected the same storage to resume its write; give the new "
+                         "study a new name, aging.phases.study)"};
+      }
+    }
     if ((st != "writing" && st != "baseline") || !same_place) {
       return Error{EPERM, -1,
                    "retention study " + Quote(phase.study) + " already exists (state " + st +
@@ -132,7 +149,20 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
     study["accounting"] = accounting;
     study["events"] = Json::Array();
     study["verifies"] = Json::Array();
+    // Which bytes of which storage the region is: what every other
+    // writer's gate compares, whatever name it reaches them by.
+    if (const auto storage = ctx.storage().Map(offset, length); !storage.empty()) {
+      study["storage"] = ToJson(storage);
+    }
     if (Status s = SaveStudy(state, study); !s) return s.error();
+  }
+  // Entered in the host's register before the first byte is written (and
+  // again on resume, should the entry have been lost), so a config with
+  // another state directory sees the region held too.
+  if (study.Find("storage") != nullptr) {
+    if (Status s = RegisterStudy(ctx.study_register(), state, study); !s) {
+      return Error{EPERM, -1, s.error().message};
+    }
   }
   const RetentionPattern pattern = PatternOf(study);
   report.results["region_bytes"] = length;
@@ -203,6 +233,7 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
     study["reason"] = "the baseline read found " + std::to_string(bad) +
                       " bad blocks right after the write; the study does not start";
     (void)SaveStudy(state, study);
+    (void)UnregisterStudy(ctx.study_register(), study["id"].AsString());
     return Error{EIO, -1, "retention study " + Quote(phase.study) + ": " +
                               study["reason"].AsString()};
   }

@@ -192,6 +192,8 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   // [state]
   std::string state_directory = "/var/lib/drivewatch";
+  // The host's register of retention studies (aging/study_register.h).
+  std::string study_register = "/var/lib/drivewatch/studies.d";
   // [discovery]: how often the NVMe topology is rescanned (hot-plug), and
   // how long a vanished drive keeps reporting drivewatch_drive_up 0 before
   // its series go away.
@@ -263,12 +265,29 @@ struct ConfigError {
 using TraceInspector = std::function<Expected<TraceFacts>(const ReplayParams& params)>;
 
 // What the loader may do beyond parsing the text.
+// Whether bytes [a_offset, a_offset + a_length) of target `a` and
+// [b_offset, b_offset + b_length) of `b` (length 0: to the end of the
+// target) reach a byte of the same storage now: a partition and its disk,
+// two loop devices over one file, one directory spelled two ways
+// (aging/storage.h). nullopt when either cannot be resolved now (a drive
+// not plugged in): the loader then compares names. `shared` says what
+// they share, for the error.
+struct StorageOverlap {
+  bool overlap = false;
+  std::string shared;
+};
+using StorageComparer = std::function<std::optional<StorageOverlap>(
+    const AgingTarget& a, std::uint64_t a_offset, std::uint64_t a_length, const AgingTarget& b,
+    std::uint64_t b_offset, std::uint64_t b_length)>;
+
 struct LoadOptions {
   // Unset: replay traces are not read, and each counts as writing
   // (TraceFacts), so a replay phase on a block device needs destroy_data.
   // The runner reads the trace again before it touches the target either
   // way.
   TraceInspector inspect_trace;
+  // Unset: targets are compared by name, device path and serial.
+  StorageComparer compare_storage;
 };
 
 // Parses and validates. Either a Config or every error found (at least one),

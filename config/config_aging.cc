@@ -51,8 +51,16 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
         Report(serial->source().begin, std::string(kPath) + ".serial",
                "empty serial (expected the serial the device must show before drivewatch "
                "writes to it, e.g. serial = \"S4EWNX0R123456\")");
+      } else if (util::Trim(v->get(), util::kBlanksAndNul) != v->get()) {
+        // Identities are compared byte for byte ("loop:/x/t.img " names
+        // another file than "loop:/x/t.img"); a blank at either end is a
+        // typo or a copy of padding, never part of what a device shows.
+        Report(serial->source().begin, std::string(kPath) + ".serial",
+               Quote(v->get()) + " has blanks at its start or end (expected the serial "
+               "exactly as the device shows it, without padding: drivewatch compares "
+               "serials byte for byte)");
       } else {
-        target.serial = util::Trim(v->get(), kIdentifyPadding);
+        target.serial = v->get();
       }
     } else if (device != nullptr) {
       Report(e.source().begin, std::string(kPath) + ".serial",

@@ -46,35 +46,56 @@ void Loader::CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_pos
   constexpr std::string_view kPath = "aging.phases";
   const ReadTarget* mine = FindReadTarget(phase.target);
   if (mine == nullptr || !PhaseKindWrites(phase.params)) return;
+  // What a phase writes of its target: a study its region, any other kind
+  // all of it (length 0: to the end).
+  const auto written = [](const PhaseConfig& p) -> std::pair<std::uint64_t, std::uint64_t> {
+    if (const auto* study = std::get_if<RetentionWriteParams>(&p.params)) {
+      return {study->region_offset, study->region_length};
+    }
+    return {0, 0};
+  };
   for (const ReadPhase& other : read_phases_) {
     const PhaseConfig& o = other.phase;
     const ReadTarget* theirs = FindReadTarget(o.target);
-    if (theirs == nullptr || !PhaseKindWrites(o.params) ||
-        !SameStorage(mine->target, theirs->target)) {
-      continue;
-    }
+    if (theirs == nullptr || !PhaseKindWrites(o.params)) continue;
     const auto* mine_study = std::get_if<RetentionWriteParams>(&phase.params);
     const auto* their_study = std::get_if<RetentionWriteParams>(&o.params);
     if (!mine_study && !their_study) continue;
-    const std::string on = phase.target == o.target
-                               ? "target " + Quote(phase.target)
-                               : "target " + Quote(phase.target) + " (the same storage as " +
-                                     Quote(o.target) + ")";
+    if (mine_study && their_study && mine_study->study == their_study->study) continue;
+
+    // Two targets are compared on the storage they reach now (a partition
+    // and its disk, two loop devices over one file); when either cannot
+    // be resolved (a drive not plugged in), by name.
+    std::optional<StorageOverlap> shared;
+    if (phase.target != o.target && options_.compare_storage) {
+      const auto [a0, al] = written(phase);
+      const auto [b0, bl] = written(o);
+      shared = options_.compare_storage(mine->target, a0, al, theirs->target, b0, bl);
+    }
+    std::string on = "target " + Quote(phase.target);
+    if (shared) {
+      if (!shared->overlap) continue;
+      on += " (which reaches the same bytes as target " + Quote(o.target) + ": " +
+            shared->shared + ")";
+    } else {
+      if (!SameStorage(mine->target, theirs->target)) continue;
+      if (phase.target != o.target) on += " (the same storage as " + Quote(o.target) + ")";
+      if (mine_study && their_study) {
+        const std::uint64_t a0 = mine_study->region_offset, b0 = their_study->region_offset;
+        const std::uint64_t a1 = mine_study->region_length ? a0 + mine_study->region_length : UINT64_MAX;
+        const std::uint64_t b1 = their_study->region_length ? b0 + their_study->region_length : UINT64_MAX;
+        if (!(a0 < b1 && b0 < a1)) continue;
+      }
+    }
     if (mine_study && their_study) {
       const RetentionWriteParams& a = *mine_study;
       const RetentionWriteParams& b = *their_study;
-      if (a.study == b.study) continue;
-      const std::uint64_t a0 = a.region_offset, b0 = b.region_offset;
-      const std::uint64_t a1 = a.region_length ? a0 + a.region_length : UINT64_MAX;
-      const std::uint64_t b1 = b.region_length ? b0 + b.region_length : UINT64_MAX;
-      if (a0 < b1 && b0 < a1) {
-        Report(where, std::string(kPath),
-               "retention study " + Quote(a.study) + " region " + RegionText(a) +
-                   " on " + on + " overlaps retention study " + Quote(b.study) + " region " +
-                   RegionText(b) + " of phase " + Quote(o.name) + " at " + At(other.where) +
-                   " (expected the regions of two studies on one drive not to overlap: "
-                   "each verify would find the other's blocks)");
-      }
+      Report(where, std::string(kPath),
+             "retention study " + Quote(a.study) + " region " + RegionText(a) +
+                 " on " + on + " overlaps retention study " + Quote(b.study) + " region " +
+                 RegionText(b) + " of phase " + Quote(o.name) + " at " + At(other.where) +
+                 " (expected the regions of two studies on one drive not to overlap: "
+                 "each verify would find the other's blocks)");
       continue;
     }
     const PhaseConfig& study = mine_study ? phase : o;

@@ -44,6 +44,13 @@ const std::array kStateKeys{
               "An absolute path.",
               Field<std::string>{[](Config& c) -> std::string& { return c.state_directory; }},
               {}, {}, StateDirectoryProblem},
+    SchemaKey{"study_register",
+              "The host's register of retention studies, read before every write pass\n"
+              "so that no config writes over a study another config started, whatever\n"
+              "its state directory. Every drivewatch on a host must share it: change it\n"
+              "only where the default cannot be written. An absolute path.",
+              Field<std::string>{[](Config& c) -> std::string& { return c.study_register; }},
+              {}, {}, StateDirectoryProblem},
 };
 const std::array kDiscoveryKeys{
     SchemaKey{"interval",

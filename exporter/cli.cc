@@ -51,7 +51,11 @@ std::string UsageText() {
        drivewatch history [--drive=SERIAL] [--phase=NAME]
                           [--format=table|json|csv]
                                            print the phase history kept in
-                                           the state directory
+                                           the state directory; a damaged
+                                           record, or one over 1 MiB or with
+                                           over 10,000 keys in an object, is
+                                           named on stderr by its line and
+                                           left out
        drivewatch retention list           list the data-retention studies
        drivewatch retention report STUDY [--format=text|json|html]
                                            one study's report (html: a

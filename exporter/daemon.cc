@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "aging/interlocks.h"
 #include "aging/phase.h"
 #include "config/config.h"
 #include "exporter/async_events.h"
@@ -88,8 +89,10 @@ void RaiseOpenFileLimit() {
 }
 
 config::LoadOptions ConfigLoadOptions() {
-  // Replay traces are read by the aging side, which config/ does not link.
-  return config::LoadOptions{.inspect_trace = aging::InspectTrace};
+  // Replay traces are read, and targets resolved to their storage, by the
+  // aging side, which config/ does not link.
+  return config::LoadOptions{.inspect_trace = aging::InspectTrace,
+                             .compare_storage = aging::CompareTargetStorage};
 }
 
 std::string OpenFileLimit() {

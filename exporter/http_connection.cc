@@ -9,12 +9,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "exporter/http_server_impl.h"
@@ -97,18 +100,27 @@ using http_detail::ConnectionBase;
 using http_detail::ServingConfig;
 using http_detail::Text;
 
-template <class Stream>
+// RFC 8446 §5.1: a record is a 5-byte header, whose last two bytes are the
+// length, and at most 2^14 bytes of payload.
+constexpr size_t kTlsRecordHeader = 5;
+constexpr size_t kTlsMaxRecordPayload = size_t{1} << 14;
+
+template <bool kTls>
 class Connection : public ConnectionBase,
-                   public std::enable_shared_from_this<Connection<Stream>> {
+                   public std::enable_shared_from_this<Connection<kTls>> {
  public:
-  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+  using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+  using Stream = std::conditional_t<kTls, TlsStream, beast::tcp_stream>;
 
   Connection(HttpServer::Impl& server, tcp::socket socket,
              std::shared_ptr<const ServingConfig> serving)
-      : server_(server), serving_(std::move(serving)), stream_(MakeStream(std::move(socket))) {
+      : server_(server), serving_(std::move(serving)), tcp_(std::move(socket)) {
     server_.Track(this);
   }
-  ~Connection() override { server_.Untrack(this); }
+  ~Connection() override {
+    server_.UntrackHandshake(this);
+    server_.Untrack(this);
+  }
 
   void Close() override {
     beast::error_code ignored;
@@ -119,21 +131,14 @@ class Connection : public ConnectionBase,
   void Start() {
     head_.emplace(server_.limits_.max_header_fields);
     Limit();
-    Lowest().expires_after(server_.limits_.head_timeout);
+    head_deadline_ = std::chrono::steady_clock::now() + server_.limits_.head_timeout;
+    Lowest().expires_at(head_deadline_);
     if constexpr (kTls) {
       beast::async_detect_ssl(
-          Lowest(), buffer_, [self = this->shared_from_this()](beast::error_code ec, bool tls) {
+          tcp_, buffer_, [self = this->shared_from_this()](beast::error_code ec, bool tls) {
             if (ec) return;
             if (!tls) return self->RefusePlainHttp();
-            self->stream_.async_handshake(
-                asio::ssl::stream_base::server, self->buffer_.data(),
-                // Variadic: Boost 1.81 constrains this handler as if it took
-                // only the error code, then calls it with the bytes used.
-                [self](beast::error_code ec, auto... used) {
-                  if (ec) return;
-                  self->buffer_.consume((size_t{0} + ... + used));
-                  self->ReadSome();
-                });
+            self->ReadClientHello();
           });
     } else {
       ReadSome();
@@ -141,14 +146,60 @@ class Connection : public ConnectionBase,
   }
 
  private:
-  Stream MakeStream(tcp::socket socket) {
+  // The stream requests are read from and answered on.
+  Stream& stream() {
     if constexpr (kTls) {
-      return Stream(beast::tcp_stream(std::move(socket)), *serving_->tls);
+      return *tls_;
     } else {
-      return Stream(std::move(socket));
+      return tcp_;
     }
   }
-  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(stream_); }
+  beast::tcp_stream& Lowest() {
+    if constexpr (kTls) {
+      if (tls_) return beast::get_lowest_layer(*tls_);
+    }
+    return tcp_;
+  }
+
+  // An SSL object with its buffers (Asio's two 17 KiB record buffers, the
+  // BIO pair's, OpenSSL's read buffer) takes some 90 KiB, so it is made
+  // only once the first record, the ClientHello, is whole. Until then a
+  // peer holds no more than a buffer about the size of what it sent, and a
+  // thousand peers that stall part way through cost a few MiB, not 90.
+  void ReadClientHello() {
+    // async_detect_ssl answered "TLS", so the record header is in.
+    const auto* header = static_cast<const unsigned char*>(buffer_.data().data());
+    const size_t payload = (size_t{header[3]} << 8) | header[4];
+    // A record announcing more is handed over at 2^14 bytes; OpenSSL
+    // refuses it with a record_overflow alert.
+    const size_t record = kTlsRecordHeader + std::min(payload, kTlsMaxRecordPayload);
+    if (buffer_.size() >= record) return Handshake();
+    // No read goes past the record, and read_size keeps the buffer within
+    // about twice what has arrived (512 bytes at first).
+    tcp_.async_read_some(buffer_.prepare(beast::read_size(buffer_, record - buffer_.size())),
+                         [self = this->shared_from_this()](beast::error_code ec, size_t n) {
+                           if (ec) return;
+                           self->buffer_.commit(n);
+                           self->ReadClientHello();
+                         });
+  }
+
+  void Handshake() {
+    server_.TrackHandshake(this);
+    tls_.emplace(std::move(tcp_), *serving_->tls);
+    // Stated again rather than trusting the move to carry the timer: the
+    // head deadline runs from accept, handshake included.
+    Lowest().expires_at(head_deadline_);
+    tls_->async_handshake(asio::ssl::stream_base::server, buffer_.data(),
+                          // Variadic: Boost 1.81 constrains this handler as
+                          // if it took only the error code, then calls it
+                          // with the bytes used.
+                          [self = this->shared_from_this()](beast::error_code ec, auto... used) {
+                            if (ec) return;
+                            self->buffer_.consume((size_t{0} + ... + used));
+                            self->ReadSome();
+                          });
+  }
 
   void Limit() {
     head_->header_limit(static_cast<std::uint32_t>(server_.limits_.max_header_bytes));
@@ -156,7 +207,7 @@ class Connection : public ConnectionBase,
   }
 
   void ReadSome() {
-    http::async_read_some(stream_, buffer_, *head_,
+    http::async_read_some(stream(), buffer_, *head_,
                           [self = this->shared_from_this()](beast::error_code ec, size_t) {
                             self->OnRead(ec);
                           });
@@ -191,6 +242,7 @@ class Connection : public ConnectionBase,
 
   void Handle() {
     busy = true;
+    server_.UntrackHandshake(this);
     Lowest().expires_never();
     auto serving = server_.Current();
     if (!serving->auth) return Route(*serving);
@@ -199,7 +251,7 @@ class Connection : public ConnectionBase,
     if (check.result == Result::kAllowed) return Route(*serving);
     if (check.result == Result::kDenied) return Unauthorized(*serving);
     auto self = this->shared_from_this();
-    auto executor = stream_.get_executor();
+    auto executor = stream().get_executor();
     const bool queued = server_.bcrypt_.Submit(
         [self, executor, serving, check = std::move(check)]() mutable {
           const bool ok = serving->auth->Verify(check);
@@ -218,7 +270,7 @@ class Connection : public ConnectionBase,
       // wrong passwords is slowed down instead of spinning on the server.
       // Meanwhile the connection may be evicted like an idle one.
       busy = false;
-      delay_.emplace(stream_.get_executor());
+      delay_.emplace(stream().get_executor());
       delay_->expires_after(std::chrono::seconds(1));
       delay_->async_wait([self = std::move(self), serving](const beast::error_code&) {
         self->busy = true;
@@ -274,7 +326,7 @@ class Connection : public ConnectionBase,
     res_->content_length(body_->size());
     res_->keep_alive(!close && head_ && head_->is_done() && head_->keep_alive());
     Lowest().expires_after(server_.limits_.write_timeout);
-    http::async_write(stream_, *res_,
+    http::async_write(stream(), *res_,
                       [self = this->shared_from_this()](beast::error_code ec, size_t) {
                         self->OnWrite(ec);
                       });
@@ -338,7 +390,13 @@ class Connection : public ConnectionBase,
 
   HttpServer::Impl& server_;
   std::shared_ptr<const ServingConfig> serving_;  // the one accepted with
-  Stream stream_;
+  // The accepted connection. Over TLS it moves into tls_ with the
+  // ClientHello (ReadClientHello says why).
+  beast::tcp_stream tcp_;
+  [[no_unique_address]] std::conditional_t<kTls, std::optional<TlsStream>, std::monostate> tls_;
+  // The first request head's deadline, from accept; the TLS handshake
+  // counts against it.
+  std::chrono::steady_clock::time_point head_deadline_;
   beast::flat_buffer buffer_{64 * 1024};
   std::optional<RequestHead> head_;
   bool head_started_ = true;  // the first head's deadline runs from accept
@@ -354,11 +412,9 @@ namespace http_detail {
 void StartConnection(HttpServer::Impl& server, tcp::socket socket,
                      std::shared_ptr<const ServingConfig> serving) {
   if (serving->tls) {
-    std::make_shared<Connection<beast::ssl_stream<beast::tcp_stream>>>(server, std::move(socket),
-                                                                        serving)
-        ->Start();
+    std::make_shared<Connection<true>>(server, std::move(socket), serving)->Start();
   } else {
-    std::make_shared<Connection<beast::tcp_stream>>(server, std::move(socket), serving)->Start();
+    std::make_shared<Connection<false>>(server, std::move(socket), serving)->Start();
   }
 }
 

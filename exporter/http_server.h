@@ -48,6 +48,11 @@ struct HttpLimits {
   // Open connections; a newcomer past it evicts the oldest idle one.
   // Start() lowers it to the open-file limit less 128 descriptors.
   size_t max_connections = 1024;
+  // TLS connections from a whole ClientHello (when their TLS state, some
+  // 90 KiB, is made) to their first whole request head; a newcomer past it
+  // closes the oldest. It bounds what peers that stall in or just after
+  // the handshake cost; an honest client counts for a round trip or two.
+  size_t max_tls_handshakes = 64;
   // bcrypt checks waiting for the worker; past it, 503.
   size_t max_pending_bcrypt = 8;
 };

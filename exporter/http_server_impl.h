@@ -58,6 +58,8 @@ class ConnectionBase {
   bool busy = false;  // between a complete request head and its response
   bool tracked = false;
   std::list<ConnectionBase*>::iterator where;
+  bool handshaking = false;  // in HttpServer::Impl::handshakes_
+  std::list<ConnectionBase*>::iterator handshake_where;
 };
 
 }  // namespace http_detail
@@ -117,6 +119,26 @@ class HttpServer::Impl {
   void Touch(http_detail::ConnectionBase* c) {
     if (c->tracked) connections_.splice(connections_.end(), connections_, c->where);
   }
+  // A TLS connection is about to make its TLS state. Past
+  // max_tls_handshakes the oldest one still before its first request is
+  // closed.
+  void TrackHandshake(http_detail::ConnectionBase* c) {
+    if (handshakes_.size() >= limits_.max_tls_handshakes && !handshakes_.empty()) {
+      http_detail::ConnectionBase* oldest = handshakes_.front();
+      UntrackHandshake(oldest);
+      Untrack(oldest);
+      oldest->Close();
+      ++evicted_;
+    }
+    c->handshake_where = handshakes_.insert(handshakes_.end(), c);
+    c->handshaking = true;
+  }
+  // Its first request head is in, or it goes.
+  void UntrackHandshake(http_detail::ConnectionBase* c) {
+    if (!c->handshaking) return;
+    handshakes_.erase(c->handshake_where);
+    c->handshaking = false;
+  }
   // Closes the connection that has waited longest for a request.
   bool EvictOldestIdle() {
     for (http_detail::ConnectionBase* c : connections_) {
@@ -151,6 +173,9 @@ class HttpServer::Impl {
   // Declared before io_: connections still owned by its handlers leave
   // this list when io_ is destroyed.
   std::list<http_detail::ConnectionBase*> connections_;
+  // TLS connections with their TLS state made and no request head yet,
+  // oldest first.
+  std::list<http_detail::ConnectionBase*> handshakes_;
   size_t evicted_ = 0;
   std::shared_ptr<const std::string> text_, gzip_;
 

@@ -117,6 +117,7 @@ int RunPhaseCommand(const CommandLine& cli) {
 
   aging::PhaseRunnerOptions options;
   options.state_directory = cfg->state_directory;
+  options.paths.study_register = cfg->study_register;
   ProgressPrinter printer(isatty(STDERR_FILENO) == 1);
   auto record = aging::RunPhase(*cfg, name, options, stop.get_token(), &printer);
   waiter.request_stop();
@@ -176,7 +177,8 @@ int RunRetentionCommand(const CommandLine& cli) {
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (cli.args[0] == "end") {
     if (Status s = aging::EndStudy(cfg->state_directory, cli.args[1],
-                                   "ended by the operator (drivewatch retention end)");
+                                   "ended by the operator (drivewatch retention end)",
+                                   cfg->study_register);
         !s) {
       std::fprintf(stderr, "drivewatch: %s\n", s.error().message.c_str());
       return s.error().errnum == ENOENT ? 2 : 1;

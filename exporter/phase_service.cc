@@ -7,6 +7,7 @@
 #include "aging/history.h"
 #include "aging/phase.h"
 #include "aging/phase_schedule.h"
+#include "aging/study_register.h"
 #include "exporter/read_latency_service.h"
 #include "probes/log.h"
 
@@ -154,6 +155,11 @@ void PhaseService::Start(const config::Config& config) {
     config_ = config;
   }
   aging::RecoverInterrupted(config.state_directory);
+  // Studies of this state directory that hold storage are in the host's
+  // study register, so configs with other state directories see them.
+  std::vector<std::string> unregistered;
+  aging::RegisterHeldStudies(config.study_register, config.state_directory, &unregistered);
+  for (const std::string& problem : unregistered) log::Warn(problem);
   aging::HistoryFile history(aging::HistoryPath(config.state_directory));
   if (auto contents = history.Read()) {
     if (contents->torn_tail_bytes > 0) {
@@ -294,6 +300,7 @@ void PhaseService::StartRun(const config::PhaseConfig& phase) {
   raw->thread = std::jthread([this, config, name, stop] {
     aging::PhaseRunnerOptions options;
     options.state_directory = config->state_directory;
+    options.paths.study_register = config->study_register;
     options.on_drive_busy = [this](const std::string& serial, const std::string& phase) {
       if (busy_) busy_->SetBusy(serial, "phase " + phase);
       if (read_latency_) read_latency_->Pause(serial);

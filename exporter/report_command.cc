@@ -64,14 +64,16 @@ int RunReportCommand(const CommandLine& cli) {
     studies = aging::ReadStudies(cfg->state_directory);
   } else {
     for (const std::string& file : cli.args) {
-      auto bytes = ReadWholeFile(file);
-      if (!bytes) {
+      // Its first byte says what it is; a history may be years long and
+      // is read as it streams (aging/history.h).
+      auto head = ReadFileHead(file, 1);
+      if (!head) {
         std::fprintf(stderr, "drivewatch: %s: cannot read: %s\n", file.c_str(),
-                     bytes.error().message.c_str());
-        return bytes.error().errnum == ENOENT ? 2 : 1;
+                     head.error().message.c_str());
+        return head.error().errnum == ENOENT ? 2 : 1;
       }
-      if (!bytes->empty() && bytes->front() == '{') {
-        studies.push_back(aging::StudyFile{file, aging::ParseStudyRecord(*bytes, file, "")});
+      if (*head == "{") {
+        studies.push_back(aging::StudyFile{file, aging::ReadStudyRecord(file, "")});
         continue;
       }
       if (!ReadHistory(file, histories)) return 1;

@@ -15,7 +15,10 @@ std::string DirectoryStateStore::Path(const std::string& name) const {
 }
 
 Expected<std::string> DirectoryStateStore::Load(const std::string& name) {
-  return ReadWholeFile(Path(name));
+  // The probes keep a few lines each (a count per event type or status);
+  // anything near this is not what they saved.
+  constexpr std::size_t kMaxStateFileBytes = std::size_t{1} << 20;
+  return ReadWholeFile(Path(name), kMaxStateFileBytes, "a probe state file");
 }
 
 Status DirectoryStateStore::Save(const std::string& name,

@@ -237,6 +237,50 @@ Status IoTarget::CheckStillThere() const {
   return Ok{};
 }
 
+namespace {
+
+// The test file's content: non-zero, non-repeating data (so a compressing
+// or deduplicating drive stores, and reads back, every block), from a
+// xorshift generator seeded by the file's size. The content is also how
+// drivewatch knows a file as its own: no other file begins so.
+class TestPattern {
+ public:
+  explicit TestPattern(std::uint64_t size) : x_(0x9e3779b97f4a7c15ull ^ size) {}
+  void Fill(std::vector<std::uint64_t>& words) {
+    for (auto& word : words) {
+      x_ ^= x_ << 13;
+      x_ ^= x_ >> 7;
+      x_ ^= x_ << 17;
+      word = x_;
+    }
+  }
+
+ private:
+  std::uint64_t x_;
+};
+
+// Whether the regular file at `path`, `found` bytes long, is drivewatch's
+// test file: empty (nothing in it to lose), or beginning as the test file
+// of its own size, or of `size` (one of ours cut short).
+bool IsOwnTestFile(const std::string& path, std::uint64_t found, std::uint64_t size) {
+  if (found == 0) return true;
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(found, 4096));
+  std::vector<char> got(n);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t r = ::pread(fd, got.data(), n, 0);
+  ::close(fd);
+  if (r != static_cast<ssize_t>(n)) return false;
+  for (const std::uint64_t seed : {found, size}) {
+    std::vector<std::uint64_t> want(512);  // 4 KiB
+    TestPattern(seed).Fill(want);
+    if (std::memcmp(got.data(), want.data(), n) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Expected<std::string> PrepareTestFile(const std::string& directory,
                                       const std::string& name,
                                       std::uint64_t size,
@@ -251,7 +295,18 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
       return Error{EPERM, -1,
                    "test file " + path + ": it exists and is not a regular file (remove it)"};
     }
-    if (static_cast<std::uint64_t>(st.st_size) == size) return path;  // created earlier: reuse
+    const auto found = static_cast<std::uint64_t>(st.st_size);
+    // Replacing a file is writing it: only drivewatch's own test file, made
+    // earlier for another size, is replaced; somebody's file that happens to
+    // bear its name is not.
+    if (!IsOwnTestFile(path, found, size)) {
+      return Error{EPERM, -1,
+                   "test file " + path + ": it exists and drivewatch did not write it (" +
+                       std::to_string(found) +
+                       " bytes that do not begin with drivewatch's test pattern); move it "
+                       "away, or remove it if its data may be lost"};
+    }
+    if (found == size) return path;  // created earlier: reuse
   }
   struct statvfs vfs {};
   if (::statvfs(directory.c_str(), &vfs) != 0) {
@@ -275,19 +330,12 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
   const int fd =
       ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return SysError(errno, "create " + tmp);
-  // Non-zero, non-repeating data, so a compressing or deduplicating drive
-  // stores (and reads back) every block.
   std::vector<std::uint64_t> chunk((1 << 20) / sizeof(std::uint64_t));
-  std::uint64_t x = 0x9e3779b97f4a7c15ull ^ size;
+  TestPattern pattern(size);
   std::uint64_t written = 0;
   int err = 0;
   while (written < size && err == 0) {
-    for (auto& word : chunk) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      word = x;
-    }
+    pattern.Fill(chunk);
     const std::size_t n = static_cast<std::size_t>(
         std::min<std::uint64_t>(size - written, chunk.size() * sizeof(std::uint64_t)));
     const char* p = reinterpret_cast<const char*>(chunk.data());

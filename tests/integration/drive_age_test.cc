@@ -40,6 +40,7 @@ class DriveAgeTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "data");
     config_.state_directory = (dir_ / "state").string();
     options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
     config::AgingTarget t;
     t.name = "t";
     t.directory = (dir_ / "data").string();

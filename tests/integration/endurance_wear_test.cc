@@ -92,6 +92,7 @@ class EnduranceWearTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "data");
     config_.state_directory = (dir_ / "state").string();
     options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
     options_.controller = [this](const std::string&) {
       return std::make_unique<WearingController>(drive_);
     };

@@ -280,7 +280,11 @@ TEST_F(LoopInterlocksTest, FileReserveIsKeptOnASmallFileSystem) {
   ASSERT_GT(static_cast<double>(vfs.f_bavail) * vfs.f_frsize, 50 << 20);
 
   const std::string path = mnt + "/drivewatch-aging-files.dat";
-  auto refused = PrepareAgingFile(files);
+  WritePass pass;
+  pass.state_directory = mnt + "/state";
+  SystemPaths paths;
+  paths.study_register = mnt + "/register";
+  auto refused = PrepareAgingFile(files, pass, paths);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().errnum, EPERM);
   const std::string& m = refused.error().message;
@@ -292,7 +296,7 @@ TEST_F(LoopInterlocksTest, FileReserveIsKeptOnASmallFileSystem) {
   EXPECT_FALSE(fs::exists(path));
 
   files.file_size = 8 << 20;
-  auto made = PrepareAgingFile(files);
+  auto made = PrepareAgingFile(files, pass, paths);
   ASSERT_TRUE(made.ok()) << made.error().message;
   EXPECT_EQ(*made, path);
   EXPECT_EQ(fs::file_size(path), files.file_size);

@@ -75,6 +75,7 @@ class PhaseRunnerTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "data");
     config_.state_directory = (dir_ / "state").string();
     options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -389,6 +390,29 @@ TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
   EXPECT_EQ(history[0].Find("checkpoint"), nullptr);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+}
+
+// A checkpoint past its bound is not read (a damaged disk, a hand edit):
+// the run is still recorded, with why its results are missing.
+TEST_F(PhaseRunnerTest, ACheckpointLargerThanTheBoundIsRecordedUnread) {
+  std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
+  const std::string path = CheckpointPath(config_.state_directory, "fill");
+  std::ofstream(path) << "{\"run\":\"fill-20261130T000000.000Z\",";
+  std::filesystem::resize_file(path, kMaxCheckpointBytes + 1);  // sparse
+  ::testing::internal::CaptureStderr();
+  const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
+  ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(recovered.size(), 1u);
+  const std::vector<Json> history = History();
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].Find("phase")->AsString(), "fill");
+  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
+  EXPECT_EQ(history[0].Find("reason")->AsString(),
+            "drivewatch stopped while the phase ran, and its checkpoint was unreadable: " + path +
+                ": " + std::to_string(kMaxCheckpointBytes + 1) +
+                " bytes, larger than a phase checkpoint may be (expected at most " +
+                std::to_string(kMaxCheckpointBytes) + " bytes)");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {

@@ -292,6 +292,7 @@ class PowerStatesRunnerTest : public PowerStatesTest {
     PowerStatesTest::SetUp();
     config_.state_directory = (dir_ / "state").string();
     options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
     options_.controller = [this](const std::string&) {
       return std::make_unique<FakeController>(drive_);
     };

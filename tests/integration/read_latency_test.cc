@@ -262,6 +262,32 @@ TEST(ReadLatencyFileTest, APlantedSymlinkIsNeverWrittenThrough) {
   EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(again), {}) == "somebody's data");
 }
 
+// A file of somebody's under the test file's name is never replaced,
+// whatever its size; drivewatch's own test file, made for another size,
+// is.
+TEST(ReadLatencyFileTest, ASomebodysFileUnderItsNameIsNeverReplaced) {
+  TempDir dir;
+  const std::string path = dir.path() + "/t.dat";
+  { std::ofstream(path) << std::string(4096, 'u'); }
+  auto refused = PrepareTestFile(dir.path(), "t.dat", 1 << 20, 0.01);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().errnum, EPERM);
+  EXPECT_EQ(refused.error().message,
+            "test file " + path + ": it exists and drivewatch did not write it (4096 bytes that "
+            "do not begin with drivewatch's test pattern); move it away, or remove it if its "
+            "data may be lost");
+  std::ifstream in(path);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(in), {}) == std::string(4096, 'u'));
+
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_TRUE(PrepareTestFile(dir.path(), "t.dat", 1 << 20, 0.01).ok());
+  auto resized = PrepareTestFile(dir.path(), "t.dat", 2 << 20, 0.01);
+  ASSERT_TRUE(resized.ok()) << resized.error().message;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2 << 20);
+}
+
 class ReadLatencyLoopTest : public ::testing::Test {
  protected:
   void SetUp() override {

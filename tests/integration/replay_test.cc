@@ -62,6 +62,7 @@ class ReplayTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "data");
     state_ = (dir_ / "state").string();
     options_.state_directory = state_;
+    options_.paths.study_register = state_ + "/register";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
@@ -181,6 +182,8 @@ TEST_F(ReplayTest, EachFormatOfOneWorkloadReplaysOnAFileWithItsCounts) {
                   lbs, &summary);
     const config::LoadResult loaded = Load(FileTargetText(), "t", trace);
     ASSERT_TRUE(loaded.config) << loaded.errors[0].ToString();
+    // A fresh state directory knows no file: the last format's goes too.
+    std::filesystem::remove(AgingFilePath(loaded.config->aging.targets[0]));
     const Json r = Run(*loaded.config);
     ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
     EXPECT_EQ(Result(r, "replayed_ios"), 600);
@@ -247,7 +250,7 @@ TEST_F(ReplayTest, RecordedTimingKeepsTheTracesSpanAndMaxDoesNot) {
   ASSERT_TRUE(loaded.config) << loaded.errors[0].ToString();
   // A replay of reads opens the target's file as it is, as a verify does:
   // something wrote it before (here, the file is only made).
-  ASSERT_TRUE(PrepareAgingFile(loaded.config->aging.targets[0]));
+  ASSERT_TRUE(PrepareAgingFile(loaded.config->aging.targets[0], WritePass{state_}, options_.paths));
   Progress progress;
   const Json recorded = Run(*loaded.config, &progress);
   ASSERT_EQ(recorded.Find("outcome")->AsString(), "completed") << recorded.Dump(2);

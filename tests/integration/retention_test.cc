@@ -33,6 +33,7 @@ class RetentionTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "data");
     config_.state_directory = (dir_ / "state").string();
     options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 

@@ -10,7 +10,12 @@
 #      credential's scrapes stay under 100 ms;
 #   4. three pipelined GETs answered in order; gzip;q=0 honoured; a head
 #      dripping a byte every 0.5 s is closed at the 10 s head deadline;
-#   5. SIGHUP while out of file descriptors says so.
+#   5. SIGHUP while out of file descriptors says so;
+#   6. 1,000 TLS handshakes that stall after 60 bytes of a ClientHello: RSS
+#      grows under 20 MiB while they are open and is back within 5 MiB of
+#      where it was once they are closed, twice over; honest TLS scrapes
+#      are answered meanwhile; 1,000 that stall after a whole ClientHello
+#      also grow RSS under 20 MiB.
 #   usage: http_hardening_test.sh DRIVEWATCH_BINARY SOURCE_DIR
 set -euo pipefail
 bin=$(realpath "$1")
@@ -237,5 +242,79 @@ done
   || fail "no reload once descriptors were back"
 curl -fsS -o /dev/null "$url" || fail "no scrape once descriptors were back"
 pass "SIGHUP out of descriptors: $(grep -o 'SIGHUP: cannot open.*' "$work/pipe.log" | head -1 | sed "s|$work/||")"
+stop_daemon
+
+# --- 6. stalled TLS handshakes -------------------------------------------------
+# Each round: 1,000 peers send BYTES of a real ClientHello and go silent.
+# RSS is read once the daemon has read every byte they sent (the peers
+# check its ends in /proc/net/tcp), and again once it holds no more
+# descriptors than before them, so no reading depends on a sleep.
+start_daemon "$work/stall.log" --web.config.file="$work/tls.yml"
+curl -fsS --cacert server.crt -o /dev/null "$url" || fail "stall: the first TLS scrape failed"
+descriptors() { ls "/proc/$pid/fd" | wc -l; }
+idle_descriptors=$(descriptors)
+baseline=$(rss_kib)
+# stall_round NAME BYTES CLOSER: CLOSER is "daemon" (the head deadline
+# closes them) or "peers" (they hang up once measured). Sets $during and
+# $after, RSS in KiB.
+stall_round() {
+  local name=$1 bytes=$2 closer=$3
+  python3 "$peers" stall "$port" 1000 "$bytes" >"$work/stall.out" 2>"$work/stall.err" &
+  local staller=$!
+  helpers+=("$staller")
+  for _ in $(seq 600); do
+    grep -q '^ready' "$work/stall.out" && break
+    kill -0 "$staller" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q '^ready' "$work/stall.out" \
+    || fail "$name: the stalling peers never got ready: $(cat "$work/stall.out" "$work/stall.err")"
+  during=$(rss_kib)
+  honest_scrapes 10 --cacert server.crt
+  kill -0 "$staller" 2>/dev/null || fail "$name: the peers were closed before the scrapes ended"
+  if [[ $closer == daemon ]]; then
+    for _ in $(seq 300); do
+      grep -q '^closed' "$work/stall.out" && break
+      sleep 0.1
+    done
+    local took
+    took=$(awk '/^closed after/ {print $3}' "$work/stall.out")
+    [[ -n $took ]] || fail "$name: the daemon had not closed the stalled peers 30 s after they were ready"
+    awk -v t="$took" 'BEGIN {exit !(t >= 9)}' \
+      || fail "$name: stalled handshakes closed after ${took} s, before the 10 s head deadline"
+    within "$name: seconds until the daemon closed 1000 stalled handshakes" "$took" 15
+  else
+    kill "$staller"
+  fi
+  wait "$staller" 2>/dev/null || true
+  local now
+  for _ in $(seq 100); do
+    now=$(descriptors)
+    ((now <= idle_descriptors)) && break
+    sleep 0.1
+  done
+  ((now <= idle_descriptors)) \
+    || fail "$name: the daemon still holds $now descriptors 10 s after the peers went (before them: $idle_descriptors)"
+  after=$(rss_kib)
+  within "$name: RSS growth in KiB with the peers open (from ${baseline} to ${during})" \
+    $((during - baseline)) 20480
+  within "$name: honest TLS scrape p99 in ms beside the peers (p50 ${p50})" "$p99" 100
+}
+stall_summary() {
+  echo "RSS ${baseline} KiB before, ${during} KiB with them open (+$((during - baseline)) KiB), ${after} KiB once the $1 closed them (+$((after - baseline)) KiB); honest TLS scrapes meanwhile p50 ${p50} ms, p99 ${p99} ms"
+}
+for round in 1 2; do
+  closer=daemon
+  ((round == 2)) && closer=peers
+  name="1000 handshakes stalled after 60 bytes, round $round"
+  stall_round "$name" 60 "$closer"
+  within "$name: RSS in KiB above the ${baseline} before, once the $closer closed them (${after})" \
+    $((after - baseline)) 5120
+  pass "$name: $(stall_summary "$closer")"
+done
+# A whole ClientHello makes the TLS state; max_tls_handshakes bounds it.
+name="1000 handshakes stalled after a whole ClientHello"
+stall_round "$name" all peers
+pass "$name: $(stall_summary peers)"
 stop_daemon
 echo "http hardening test: all checks passed"

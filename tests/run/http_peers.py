@@ -16,15 +16,25 @@ sockets to 127.0.0.1 only.
                                 password, until killed
   deadline PORT                 one request head, a byte every 0.5 s, until
                                 the server closes; prints the seconds taken
+  stall PORT COUNT BYTES        COUNT connections that each send the first
+                                BYTES (or "all") of a real TLS ClientHello
+                                and then go silent; prints "ready" once the
+                                server has read every byte sent or closed
+                                the connection (/proc/net/tcp shows its
+                                ends), then "closed after S s" (from the
+                                first connect) once the server has closed
+                                them all; exits when killed
 """
 import asyncio
 import base64
 import http.client
 import select
+import selectors
 import socket
 import ssl
 import sys
 import threading
+import time
 
 HOST = "127.0.0.1"
 
@@ -172,6 +182,95 @@ def deadline(port):
     print(f"{time.monotonic() - start:.1f}")
 
 
+def client_hello():
+    """The first flight of Python's own TLS client, as it goes on the wire."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = tls_context().wrap_bio(incoming, outgoing, server_hostname="localhost")
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
+def readable(sock):
+    """Whether `sock` has something to read now (poll, as its descriptor
+    may be past select's 1024)."""
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    return bool(p.poll(0))
+
+
+def server_behind(port, socks):
+    """How many of `socks` the server has not caught up with: its end is
+    not yet there, or still holds bytes it has not read. An end the server
+    has closed (FIN_WAIT1 and later in /proc/net/tcp, or gone, with the
+    close waiting to be read on our side) counts as caught up."""
+    established, closing = {}, set()
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            local, remote, state = fields[1], fields[2], fields[3]
+            if int(local.split(":")[1], 16) != port:
+                continue
+            client = int(remote.split(":")[1], 16)
+            if state == "01":
+                established[client] = int(fields[4].split(":")[1], 16)
+            elif state in ("04", "05", "06", "07", "09", "0B"):
+                closing.add(client)
+    behind = 0
+    for sock in socks:
+        client = sock.getsockname()[1]
+        if established.get(client) == 0 or client in closing:
+            continue
+        if client not in established and readable(sock):
+            continue
+        behind += 1
+    return behind
+
+
+def stall(port, count, nbytes):
+    hello = client_hello()
+    nbytes = len(hello) if nbytes == "all" else int(nbytes)
+    if not 0 < nbytes <= len(hello):
+        sys.exit(f"stall: {nbytes} bytes of a {len(hello)}-byte ClientHello: "
+                 f"expected 1 to {len(hello)}")
+    start = time.monotonic()
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection((HOST, port))
+        sock.sendall(hello[:nbytes])
+        socks.append(sock)
+    # Bounded, so a server that never reads is reported rather than waited on.
+    for _ in range(600):
+        behind = server_behind(port, socks)
+        if behind == 0:
+            break
+        time.sleep(0.05)
+    else:
+        sys.exit(f"stall: after 30 s the server had not yet accepted or read "
+                 f"{behind} of {count} connections")
+    print(f"ready: {count} connections sent {nbytes} of {len(hello)} ClientHello bytes",
+          flush=True)
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+    open_ = count
+    while open_:
+        for key, _ in sel.select():
+            try:
+                data = key.fileobj.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                open_ -= 1
+    print(f"closed after {time.monotonic() - start:.1f} s", flush=True)
+
+
 def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     if cmd == "hold":
@@ -182,6 +281,8 @@ def main():
         pipeline(port)
     elif cmd == "deadline":
         deadline(port)
+    elif cmd == "stall":
+        stall(port, int(sys.argv[3]), sys.argv[4])
     elif cmd == "flood":
         flood(port, int(sys.argv[3]), sys.argv[4])
     else:

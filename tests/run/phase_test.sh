@@ -129,6 +129,9 @@ python3 -c "import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); assert
 pass "history: table, csv and json, filtered by phase"
 
 # --- the daemon runs a scheduled phase and exports it ------------------------
+# Another state directory knows none of the files made above: the daemon
+# gets a directory of its own.
+mkdir -p "$work/data2"
 cat >"$work/daemon.toml" <<TOML
 [state]
 directory = "$work/state2"
@@ -136,7 +139,7 @@ directory = "$work/state2"
 enabled = false
 [[aging.targets]]
 name = "scratch"
-directory = "$work/data"
+directory = "$work/data2"
 file_size = "64MiB"
 free_space_reserve = 0.01
 [[aging.phases]]

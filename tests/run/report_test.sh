@@ -35,7 +35,7 @@ done
 pass "text, markdown and JSON match their goldens"
 "$bin" report damaged.dwh >"$work/damaged.txt" 2>"$work/damaged.err" || fail "report damaged.dwh exited $?"
 cmp -s "$work/damaged.txt" "$golden/damaged.txt" || fail "damaged.dwh: differs from its golden"
-grep -q "damaged.dwh: damaged record left out: offset [0-9]*: checksum" "$work/damaged.err" ||
+grep -q "damaged.dwh: damaged record left out: line [0-9]* (offset [0-9]*): checksum" "$work/damaged.err" ||
   fail "the damaged record is not said on stderr: $(cat "$work/damaged.err")"
 "$bin" report empty.dwh >"$work/empty.txt" || fail "report empty.dwh exited $?"
 cmp -s "$work/empty.txt" "$golden/empty.txt" || fail "empty.dwh: differs from its golden"

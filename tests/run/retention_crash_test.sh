@@ -15,6 +15,7 @@ mkdir -p "$work/data"
 cat >"$work/dw.toml" <<TOML
 [state]
 directory = "$work/state"
+study_register = "$work/register"
 [[aging.targets]]
 name = "scratch"
 directory = "$work/data"
@@ -119,6 +120,7 @@ echo "ok: history intact ($(wc -l <"$work/history.jsonl") records)"
 cat >"$work/fill.toml" <<TOML
 [state]
 directory = "$work/state"
+study_register = "$work/register"
 [[aging.targets]]
 name = "scratch"
 directory = "$work/data"

@@ -16,6 +16,7 @@ mkdir -p "$work/data"
 cat >"$work/dw.toml" <<TOML
 [state]
 directory = "$work/state"
+study_register = "$work/register"
 [probes.read_latency]
 enabled = false
 [[aging.targets]]

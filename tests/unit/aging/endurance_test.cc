@@ -5,7 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "tests/common/file_text.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -99,6 +106,26 @@ TEST(EnduranceProgress, RoundTripsExactly) {
   EXPECT_DOUBLE_EQ(*back->pass_start_physical_bytes, 1.25e11);
   EXPECT_FALSE(back->ended);
   EXPECT_EQ(back->passes, p.passes);
+}
+
+TEST(EnduranceProgress, LoadsAFileAndRefusesOnePastItsBound) {
+  char tmpl[] = "/tmp/dw-endurance-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/e.progress";
+  testing::WriteFileText(path, ToJson(Sample()).Dump() + "\n");
+  auto loaded = LoadEnduranceProgress(path);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->seed, Sample().seed);
+  // Sparse: refused by its size, unread.
+  std::filesystem::resize_file(path, kMaxEnduranceProgressBytes + 1);
+  loaded = LoadEnduranceProgress(path);
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().errnum, EFBIG);
+  EXPECT_EQ(loaded.error().message,
+            path + ": " + std::to_string(kMaxEnduranceProgressBytes + 1) +
+                " bytes, larger than an endurance progress file may be (expected at most " +
+                std::to_string(kMaxEnduranceProgressBytes) + " bytes)");
+  std::filesystem::remove_all(tmpl);
 }
 
 // Each damaged field is named, with what was expected.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -221,7 +222,7 @@ TEST_F(HistoryTest, OwnRecordCutMidwayIsTornAtEveryLength) {
   EXPECT_EQ(c.records[2].Find("phase")->AsString(), "d");
 }
 
-TEST_F(HistoryTest, DamagedMiddleRecordIsSkippedWithItsOffset) {
+TEST_F(HistoryTest, DamagedMiddleRecordIsSkippedWithItsLineAndOffset) {
   HistoryContents c = MustRead(kFixtures + "damaged_middle.dwh");
   ASSERT_EQ(c.records.size(), 2u);
   EXPECT_EQ(c.records[0].Find("run")->AsString(), "20261130T030000-fill-half");
@@ -231,7 +232,7 @@ TEST_F(HistoryTest, DamagedMiddleRecordIsSkippedWithItsOffset) {
   // The recorded checksum of the second record (make_fixtures.py).
   const std::string good = Slurp(kFixtures + "three_records.dwh");
   const std::string recorded = good.substr(515 + 9, 8);
-  EXPECT_EQ(c.damaged[0].rfind("offset 515: checksum ", 0), 0u) << c.damaged[0];
+  EXPECT_EQ(c.damaged[0].rfind("line 2 (offset 515): checksum ", 0), 0u) << c.damaged[0];
   EXPECT_NE(c.damaged[0].find(", expected " + recorded), std::string::npos)
       << c.damaged[0];
 }
@@ -248,7 +249,7 @@ TEST_F(HistoryTest, FlippedByteInOwnMiddleRecord) {
   EXPECT_EQ(c.records[0], Record("p", "s", 0));
   EXPECT_EQ(c.records[1], Record("p", "s", 2));
   ASSERT_EQ(c.damaged.size(), 1u);
-  EXPECT_EQ(c.damaged[0].rfind("offset " + std::to_string(second) + ": checksum", 0),
+  EXPECT_EQ(c.damaged[0].rfind("line 2 (offset " + std::to_string(second) + "): checksum", 0),
             0u)
       << c.damaged[0];
 }
@@ -268,7 +269,7 @@ TEST_F(HistoryTest, AFlippedNewlineLosesOnlyItsOwnRecord) {
   EXPECT_EQ(c.records[0], Record("p", "s", 1));
   EXPECT_EQ(c.records[1], Record("p", "s", 2));
   ASSERT_EQ(c.damaged.size(), 1u);
-  EXPECT_EQ(c.damaged[0], "offset 0: length " +
+  EXPECT_EQ(c.damaged[0], "line 1 (offset 0): length " +
                               data.substr(5, data.find(' ', 5) - 5) +
                               " does not end at the record's newline; skipped " +
                               std::to_string(first_end + 1) + " bytes");
@@ -293,12 +294,12 @@ TEST_F(HistoryTest, ResyncsAfterGarbageAndBadLengths) {
   EXPECT_EQ(c.records[1], Record("p", "s", 3));
   ASSERT_EQ(c.damaged.size(), 2u);
   EXPECT_EQ(c.damaged[0],
-            "offset 0: not a record header (expected \"DWH1 <length> "
+            "line 1 (offset 0): not a record header (expected \"DWH1 <length> "
             "<crc32c> \"); skipped 5 bytes");
   // Records 1 and 2 are one damaged stretch: the resync after record 1
   // finds no record start until record 3.
   const std::size_t r3 = data.find('\n', r2 + 1) + 1;
-  EXPECT_EQ(c.damaged[1], "offset " + std::to_string(r1 + 5) + ": length 9" +
+  EXPECT_EQ(c.damaged[1], "line 3 (offset " + std::to_string(r1 + 5) + "): length 9" +
                               data.substr(r1 + 6, data.find(' ', r1 + 6) - r1 - 6) +
                               " runs past the end of the file; skipped " +
                               std::to_string(r3 - r1) + " bytes");
@@ -315,9 +316,9 @@ TEST_F(HistoryTest, ValidFramingAroundBadJsonIsDamaged) {
   EXPECT_TRUE(c.records.empty());
   ASSERT_EQ(c.damaged.size(), 2u);
   EXPECT_EQ(c.damaged[0],
-            "offset 0: JSON: line 1, column 8: unexpected '}' (expected a "
+            "line 1 (offset 0): JSON: column 8: unexpected '}' (expected a "
             "string key)");
-  EXPECT_EQ(c.damaged[1].rfind("offset 25: checksum ", 0), 0u) << c.damaged[1];
+  EXPECT_EQ(c.damaged[1].rfind("line 2 (offset 25): checksum ", 0), 0u) << c.damaged[1];
 }
 
 TEST_F(HistoryTest, AnotherWriterBetweenAppendsIsNoticed) {
@@ -384,6 +385,125 @@ TEST_F(HistoryTest, LongHistoryIsCheckedOnceThenAppendedTo) {
   Spit(path_, blob);
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(history.Append(r).ok());
   EXPECT_EQ(MustRead(path_).records.size(), 20050u);
+}
+
+// ---- Bounds on what is read ---------------------------------------------------
+
+std::string Framed(const std::string& json) {
+  char crc[9];
+  std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
+  return "DWH1 " + std::to_string(json.size()) + " " + crc + " " + json + "\n";
+}
+
+// A record whose JSON is `bytes` long: Record() with a string padded out.
+std::string RecordOfSize(std::size_t bytes) {
+  Json r = Record("big", "s", 7);
+  const std::size_t base = r.Dump().size() + std::string(R"(,"pad":"")").size();
+  r["pad"] = std::string(bytes - base, 'x');
+  const std::string json = r.Dump();
+  EXPECT_EQ(json.size(), bytes);
+  return json;
+}
+
+TEST_F(HistoryTest, ARecordLargerThanTheBoundIsDamagedAndTheRestKept) {
+  const std::string first = Framed(Record("p", "s", 1).Dump());
+  const std::string most = Framed(RecordOfSize(kMaxRecordBytes));
+  const std::string over = Framed(RecordOfSize(kMaxRecordBytes + 1));
+  Spit(path_, first + over + most + Framed(Record("p", "s", 2).Dump()));
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 3u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 1));
+  EXPECT_EQ(c.records[1].Dump().size(), kMaxRecordBytes);
+  EXPECT_EQ(c.records[2], Record("p", "s", 2));
+  ASSERT_EQ(c.damaged.size(), 1u);
+  EXPECT_EQ(c.damaged[0], "line 2 (offset " + std::to_string(first.size()) + "): record of " +
+                              std::to_string(kMaxRecordBytes + 1) +
+                              " bytes, larger than a record may be (expected at most " +
+                              std::to_string(kMaxRecordBytes) + " bytes)");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+  // It is damage, not a torn tail: an append leaves it.
+  HistoryFile history(path_);
+  ASSERT_TRUE(history.Append(Record("p", "s", 3)).ok());
+  EXPECT_EQ(history.repaired_bytes(), 0u);
+  EXPECT_EQ(MustRead(path_).records.size(), 4u);
+}
+
+// A line of garbage far longer than a record (a damaged file, a hand
+// edit) is skipped to its newline: the records around it are read, and the
+// line is never held whole.
+TEST_F(HistoryTest, AHugeGarbageLineIsSkippedToItsNewline) {
+  const std::string first = Framed(Record("p", "s", 1).Dump());
+  std::string garbage(8 * kMaxRecordBytes, 'g');
+  // What would be a record, glued far into the line, is not taken: the
+  // line as a whole is more than a record may be.
+  garbage += Framed(Record("glued", "s", 9).Dump());
+  garbage.pop_back();
+  Spit(path_, first + garbage + "\n" + Framed(Record("p", "s", 2).Dump()));
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 1));
+  EXPECT_EQ(c.records[1], Record("p", "s", 2));
+  ASSERT_EQ(c.damaged.size(), 1u);
+  EXPECT_EQ(c.damaged[0], "line 2 (offset " + std::to_string(first.size()) +
+                              "): not a record header (expected \"DWH1 <length> <crc32c> \"); "
+                              "skipped " + std::to_string(garbage.size() + 1) + " bytes");
+  EXPECT_EQ(c.torn_tail_bytes, 0u);
+}
+
+// A huge last line with no newline is a torn append, whatever length its
+// header claims: it is left out, and the next append cuts it off (reading
+// the file as a reader does, never holding the line).
+TEST_F(HistoryTest, AHugeUnfinishedLastLineIsATornTail) {
+  const std::string first = Framed(Record("p", "s", 1).Dump());
+  const std::string tail = "DWH1 99999999 00000000 " + std::string(3 * kMaxRecordBytes, '{');
+  Spit(path_, first + tail);
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 1u);
+  EXPECT_TRUE(c.damaged.empty()) << c.damaged[0];
+  EXPECT_EQ(c.torn_tail_bytes, tail.size());
+  HistoryFile history(path_);
+  ASSERT_TRUE(history.Append(Record("p", "s", 2)).ok());
+  EXPECT_EQ(history.repaired_bytes(), tail.size());
+  EXPECT_EQ(fs::file_size(path_), first.size() + Framed(Record("p", "s", 2).Dump()).size());
+}
+
+TEST_F(HistoryTest, ARecordWithTooManyKeysIsDamagedAndTheRestKept) {
+  const auto with_results = [](std::size_t keys) {
+    Json r = Record("keys", "s", 5);
+    for (std::size_t i = 0; i < keys; ++i) r["results"]["k" + std::to_string(i)] = i;
+    return r;
+  };
+  // results already holds two members.
+  const Json most = with_results(Json::kMaxObjectMembers - 2);
+  const std::string over = with_results(Json::kMaxObjectMembers - 1).Dump();
+  const std::string first = Framed(Record("p", "s", 1).Dump());
+  Spit(path_, first + Framed(over) + Framed(most.Dump()));
+  HistoryContents c = MustRead(path_);
+  ASSERT_EQ(c.records.size(), 2u);
+  EXPECT_EQ(c.records[0], Record("p", "s", 1));
+  EXPECT_EQ(c.records[1], most);
+  ASSERT_EQ(c.damaged.size(), 1u);
+  const std::string bound = std::to_string(Json::kMaxObjectMembers);
+  const std::size_t column = over.rfind(",\"k") + 2;
+  EXPECT_EQ(c.damaged[0], "line 2 (offset " + std::to_string(first.size()) + "): JSON: column " +
+                              std::to_string(column) + ": more than " + bound +
+                              " members in one object (expected at most " + bound + ")");
+}
+
+// Every kind of damage names its line, counted in the file as it is.
+TEST_F(HistoryTest, DamageIsNamedByLineAmongManyRecords) {
+  std::string data;
+  for (int i = 0; i < 40; ++i) data += Framed(Record("p", "s", i).Dump());
+  std::size_t offset = 0;
+  for (int line = 1; line < 30; ++line) offset = data.find('\n', offset) + 1;
+  data[offset + 80] ^= 0x01;  // line 30's JSON: its checksum fails
+  Spit(path_, data);
+  HistoryContents c = MustRead(path_);
+  EXPECT_EQ(c.records.size(), 39u);
+  ASSERT_EQ(c.damaged.size(), 1u);
+  EXPECT_EQ(c.damaged[0].rfind("line 30 (offset " + std::to_string(offset) + "): checksum ", 0),
+            0u)
+      << c.damaged[0];
 }
 
 // ---- RenderHistory -----------------------------------------------------------
@@ -521,6 +641,26 @@ TEST(HistoryRenderTest, CsvQuotesPerRfc4180) {
             "version,run,phase,kind,target,serial,model,firmware,start,end,"
             "duration_seconds,outcome,reason,results.deep.er\n"
             ",,p,,,,,,,,,,\"said \"\"no\"\", twice\nthen stopped\",1\n");
+}
+
+TEST(HistoryRenderTest, CsvOfARecordWithManyFieldsKeepsTheirOrder) {
+  Json r;
+  r["phase"] = "p";
+  for (std::size_t i = 0; i < Json::kMaxObjectMembers; ++i) {
+    r["results"]["k" + std::to_string(i)] = i;
+  }
+  // Two fields with one flattened name: the first is shown.
+  r["results.k0"] = "second";
+  const std::string csv = RenderHistory({r, Record("p", "s", 1)}, {}, HistoryFormat::kCsv);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  const std::string row = csv.substr(header.size() + 1, csv.find('\n', header.size() + 1) - header.size() - 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 12 + Json::kMaxObjectMembers + 2);
+  EXPECT_NE(header.find(",reason,results.k0,results.k1,"), std::string::npos);
+  EXPECT_TRUE(header.ends_with(",results.k9999,results.written_bytes,"
+                               "results.throughput_bytes_per_second"))
+      << header.substr(header.size() - 100);
+  EXPECT_TRUE(row.starts_with(",,p,,,,,,,,,,,0,1,2,")) << row.substr(0, 40);
+  EXPECT_TRUE(row.ends_with(",9998,9999,,")) << row.substr(row.size() - 40);
 }
 
 }  // namespace

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "aging/retention_study.h"
+
 namespace drivewatch::aging {
 namespace {
 
@@ -44,15 +46,26 @@ class InterlocksTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(name), nullptr);
     root_ = name;
     paths_.sysfs = root_ + "/sys";
+    paths_.dev = root_ + "/dev";  // no nodes: loop devices are read from sysfs alone
     paths_.mountinfo = root_ + "/mountinfo";
     paths_.swaps = root_ + "/swaps";
-    // /dev/loop3 (7:3) backed by /var/tmp/scratch.img, with one partition
-    // loop3p1 (259:5).
+    paths_.study_register = root_ + "/register";
+    backing_ = root_ + "/scratch.img";
+    MakeFile(backing_, 1 << 20);
+    // /dev/loop3 (7:3) backed by scratch.img, with one partition loop3p1
+    // (259:5) from sector 2048, as real sysfs lays them out: the partition
+    // a subdirectory of its disk, and dev/block and class/block links.
     Dev("7:3", "loop3");
-    WriteFile(Dir("7:3") + "/loop/backing_file", "/var/tmp/scratch.img\n");
+    WriteFile(Dir("7:3") + "/loop/backing_file", backing_ + "\n");
     WriteFile(Dir("7:3") + "/loop3p1/partition", "1\n");
     WriteFile(Dir("7:3") + "/loop3p1/dev", "259:5\n");
+    WriteFile(Dir("7:3") + "/loop3p1/start", "1024\n");
+    WriteFile(Dir("7:3") + "/loop3p1/size", "1024\n");
     fs::create_directories(Dir("7:3") + "/loop3p1/holders");
+    fs::create_directory_symlink(Dir("7:3") + "/loop3p1", Dir("259:5"));
+    fs::create_directory_symlink(Dir("7:3") + "/loop3p1", paths_.sysfs + "/class/block/loop3p1");
+    // The root file system's disk, which mountinfo names.
+    Dev("8:2", "sda2");
     WriteFile(paths_.mountinfo,
               "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
               "28 1 8:2 / / rw,relatime shared:1 - ext4 /dev/sda2 rw\n");
@@ -66,7 +79,7 @@ class InterlocksTest : public ::testing::Test {
 
     target_.name = "scratch";
     target_.block_device = "/dev/loop3";
-    target_.serial = "loop:/var/tmp/scratch.img";
+    target_.serial = "loop:" + backing_;
     target_.destroy_data = true;
   }
   void TearDown() override {
@@ -80,7 +93,11 @@ class InterlocksTest : public ::testing::Test {
   void Dev(const std::string& number, const std::string& name) {
     WriteFile(Dir(number) + "/uevent",
               "MAJOR=x\nMINOR=y\nDEVNAME=" + name + "\nDEVTYPE=disk\n");
+    WriteFile(Dir(number) + "/dev", number + "\n");
+    WriteFile(Dir(number) + "/size", "2048\n");  // 1 MiB
     fs::create_directories(Dir(number) + "/holders");
+    fs::create_directories(paths_.sysfs + "/class/block");
+    fs::create_directory_symlink(Dir(number), paths_.sysfs + "/class/block/" + name);
   }
   Status Check(dev_t device = makedev(7, 3)) {
     return CheckBeforeWrite(target_, fd_, device, paths_);
@@ -100,6 +117,7 @@ class InterlocksTest : public ::testing::Test {
 
   std::string root_;
   SystemPaths paths_;
+  std::string backing_;
   std::string device_file_;
   int fd_ = -1;
   config::AgingTarget target_;
@@ -108,7 +126,7 @@ class InterlocksTest : public ::testing::Test {
 TEST_F(InterlocksTest, LoopIdentityIsBackingFileWithoutNewline) {
   auto id = ReadDeviceIdentity(fd_, makedev(7, 3), paths_);
   ASSERT_TRUE(id.ok()) << id.error().message;
-  EXPECT_EQ(id->serial, "loop:/var/tmp/scratch.img");
+  EXPECT_EQ(id->serial, "loop:" + backing_);
   EXPECT_FALSE(id->nvme);
   EXPECT_EQ(id->nsid, 0u);
 }
@@ -129,11 +147,21 @@ TEST_F(InterlocksTest, SerialFromDeviceSerialThenOwnSerial) {
 
 TEST_F(InterlocksTest, PartitionTakesItsDisksIdentity) {
   // On real sysfs dev/block/259:5 links to .../loop3/loop3p1.
-  fs::create_directories(paths_.sysfs + "/dev/block");
-  fs::create_directory_symlink(Dir("7:3") + "/loop3p1", Dir("259:5"));
   auto id = ReadDeviceIdentity(fd_, makedev(259, 5), paths_);
   ASSERT_TRUE(id.ok()) << id.error().message;
-  EXPECT_EQ(id->serial, "loop:/var/tmp/scratch.img");
+  EXPECT_EQ(id->serial, "loop:" + backing_);
+}
+
+// A backing file named with a trailing blank is another file: the
+// identity keeps every byte of the name but sysfs' newline.
+TEST_F(InterlocksTest, LoopIdentityKeepsBlanksOfTheName) {
+  WriteFile(Dir("7:3") + "/loop/backing_file", backing_ + " \n");
+  auto id = ReadDeviceIdentity(fd_, makedev(7, 3), paths_);
+  ASSERT_TRUE(id.ok()) << id.error().message;
+  EXPECT_EQ(id->serial, "loop:" + backing_ + " ");
+  ExpectRefused(Check(), "serial \"loop:" + backing_ + "\" configured, \"loop:" + backing_ +
+                             " \" found",
+                "aging.targets.serial");
 }
 
 TEST_F(InterlocksTest, NoIdentityIsRefused) {
@@ -178,7 +206,7 @@ TEST_F(InterlocksTest, SerialMismatchShowsBoth) {
   target_.serial = "loop:/wrong/path";
   ExpectRefused(Check(),
                 "serial \"loop:/wrong/path\" configured, "
-                "\"loop:/var/tmp/scratch.img\" found",
+                "\"loop:" + backing_ + "\" found",
                 "aging.targets.serial");
 }
 
@@ -301,11 +329,17 @@ class AgingFileTest : public ::testing::Test {
     target_.directory = dir_;
     target_.file_size = 4 << 20;
     target_.min_free_ratio = 0;
+    pass_.state_directory = dir_ + "/state";
+    paths_.study_register = dir_ + "/register";
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  Expected<std::string> Prepare() { return PrepareAgingFile(target_, pass_, paths_); }
+
   std::string dir_;
   config::AgingTarget target_;
+  WritePass pass_;
+  SystemPaths paths_;
 };
 
 TEST_F(AgingFileTest, PathIsInTheDirectory) {
@@ -314,7 +348,7 @@ TEST_F(AgingFileTest, PathIsInTheDirectory) {
 
 TEST_F(AgingFileTest, CreatesAllocatedFile) {
   const mode_t old = ::umask(022);
-  auto path = PrepareAgingFile(target_);
+  auto path = Prepare();
   ::umask(old);
   ASSERT_TRUE(path.ok()) << path.error().message;
   EXPECT_EQ(*path, AgingFilePath(target_));
@@ -327,16 +361,119 @@ TEST_F(AgingFileTest, CreatesAllocatedFile) {
 }
 
 TEST_F(AgingFileTest, ShrinksLargerFile) {
-  MakeFile(AgingFilePath(target_), 16 << 20);
-  auto path = PrepareAgingFile(target_);
+  target_.file_size = 16 << 20;
+  ASSERT_TRUE(Prepare().ok());
+  target_.file_size = 4 << 20;
+  auto path = Prepare();
   ASSERT_TRUE(path.ok()) << path.error().message;
   EXPECT_EQ(fs::file_size(*path), target_.file_size);
+}
+
+// The review's case: a file at the path that drivewatch did not make (a
+// user's 4 MiB of data) is refused, named, and left as it was, whatever
+// its size against file_size.
+TEST_F(AgingFileTest, RefusesAFileItDidNotMake) {
+  for (const std::uintmax_t size : {std::uintmax_t{4} << 20, std::uintmax_t{6} << 20}) {
+    {
+      std::ofstream out(AgingFilePath(target_), std::ios::binary | std::ios::trunc);
+      out << std::string(size, 'u');
+    }
+    auto path = Prepare();
+    ASSERT_FALSE(path.ok()) << "size " << size;
+    EXPECT_EQ(path.error().errnum, EPERM);
+    EXPECT_THAT(path.error().message,
+                HasSubstr(AgingFilePath(target_) + ": refusing to write: it exists, but "
+                          "drivewatch did not create it"));
+    EXPECT_THAT(path.error().message, HasSubstr("no record of it in " + pass_.state_directory +
+                                                "/files/files.json"));
+    EXPECT_EQ(fs::file_size(AgingFilePath(target_)), size);
+    std::ifstream in(AgingFilePath(target_), std::ios::binary);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), std::string(size, 'u'));
+  }
+}
+
+// A file drivewatch made, replaced by another under the same name, is not
+// drivewatch's any more: the record names the inode it made.
+TEST_F(AgingFileTest, RefusesAFileSwappedInUnderItsName) {
+  ASSERT_TRUE(Prepare().ok());
+  fs::remove(AgingFilePath(target_));
+  MakeFile(AgingFilePath(target_), 4 << 20);
+  auto path = Prepare();
+  ASSERT_FALSE(path.ok());
+  EXPECT_THAT(path.error().message, HasSubstr("records another file"));
+}
+
+// A damaged record is input that cannot be trusted: refused, named.
+TEST_F(AgingFileTest, DamagedRecordIsRefused) {
+  ASSERT_TRUE(Prepare().ok());
+  WriteFile(pass_.state_directory + "/files/files.json", "{\"version\": 2}\n");
+  auto path = Prepare();
+  ASSERT_FALSE(path.ok());
+  EXPECT_THAT(path.error().message,
+              HasSubstr("whether drivewatch made it cannot be told: " + pass_.state_directory +
+                        "/files/files.json: damaged aging file record"));
+}
+
+// Growing or shrinking a file a retention study holds goes through the
+// write gate first, and is refused: the file keeps its size and bytes.
+TEST_F(AgingFileTest, NoSizeChangeOfAFileAStudyHolds) {
+  target_.file_size = 8 << 20;
+  ASSERT_TRUE(Prepare().ok());
+  auto map = ResolvePath(AgingFilePath(target_), paths_);
+  ASSERT_TRUE(map.ok()) << map.error().message;
+  Json study = Json::Object();
+  study["version"] = 2;
+  study["study"] = "kept";
+  study["id"] = "00000000000000a1";
+  study["state"] = "baseline";
+  study["target"] = "files";
+  study["device"] = AgingFilePath(target_);
+  study["storage"] = ToJson(map->Map(4 << 20, 2 << 20));
+  Json region = Json::Object();
+  region["offset"] = 4 << 20;
+  region["length"] = 2 << 20;
+  region["block_size"] = 4096;
+  study["region"] = region;
+  Json pattern = Json::Object();
+  pattern["version"] = 1;
+  pattern["seed"] = 7;
+  pattern["study_id"] = "00000000000000a1";
+  study["pattern"] = pattern;
+  Json written = Json::Object();
+  written["start"] = 1.0;
+  written["end"] = 2.0;
+  written["next_offset"] = 6 << 20;
+  study["written"] = written;
+  Json accounting = Json::Object();
+  accounting["reference_temperature_k"] = 303.15;
+  accounting["activation_energy_ev"] = 1.1;
+  accounting["powered_on_sampled_seconds"] = 0.0;
+  accounting["powered_on_equivalent_seconds"] = 0.0;
+  study["accounting"] = accounting;
+  study["events"] = Json::Array();
+  study["verifies"] = Json::Array();
+  ASSERT_TRUE(SaveStudy(pass_.state_directory, study).ok());
+  for (const std::uint64_t size : {std::uint64_t{5} << 20, std::uint64_t{16} << 20}) {
+    target_.file_size = size;
+    auto path = Prepare();
+    ASSERT_FALSE(path.ok()) << size;
+    EXPECT_THAT(path.error().message,
+                HasSubstr("changing the size of this file would cut or move bytes that "
+                          "retention study \"kept\" (baseline"));
+    EXPECT_EQ(fs::file_size(AgingFilePath(target_)), 8u << 20);
+  }
+  // The same size is no change: a pass outside the region goes on.
+  target_.file_size = 8 << 20;
+  pass_.offset = 0;
+  pass_.length = 4 << 20;
+  auto path = Prepare();
+  EXPECT_TRUE(path.ok()) << path.error().message;
 }
 
 TEST_F(AgingFileTest, RefusesSymlink) {
   WriteFile(dir_ + "/victim", "precious\n");
   fs::create_symlink(dir_ + "/victim", AgingFilePath(target_));
-  auto path = PrepareAgingFile(target_);
+  auto path = Prepare();
   ASSERT_FALSE(path.ok());
   EXPECT_EQ(path.error().errnum, EPERM);
   EXPECT_THAT(path.error().message,
@@ -346,7 +483,7 @@ TEST_F(AgingFileTest, RefusesSymlink) {
 
 TEST_F(AgingFileTest, RefusesFifo) {
   ASSERT_EQ(::mkfifo(AgingFilePath(target_).c_str(), 0600), 0);
-  auto path = PrepareAgingFile(target_);
+  auto path = Prepare();
   ASSERT_FALSE(path.ok());
   EXPECT_EQ(path.error().errnum, EPERM);
   EXPECT_THAT(path.error().message, HasSubstr("not a regular file"));
@@ -355,7 +492,7 @@ TEST_F(AgingFileTest, RefusesFifo) {
 TEST_F(AgingFileTest, RefusesHardLinkToAnotherFile) {
   WriteFile(dir_ + "/victim", "precious\n");
   fs::create_hard_link(dir_ + "/victim", AgingFilePath(target_));
-  auto path = PrepareAgingFile(target_);
+  auto path = Prepare();
   ASSERT_FALSE(path.ok());
   EXPECT_EQ(path.error().errnum, EPERM);
   EXPECT_THAT(path.error().message, HasSubstr("hard links"));
@@ -364,7 +501,7 @@ TEST_F(AgingFileTest, RefusesHardLinkToAnotherFile) {
 
 TEST_F(AgingFileTest, MissingDirectoryIsNamed) {
   target_.directory = dir_ + "/nope";
-  auto path = PrepareAgingFile(target_);
+  auto path = Prepare();
   ASSERT_FALSE(path.ok());
   EXPECT_EQ(path.error().errnum, ENOENT);
   EXPECT_THAT(path.error().message, HasSubstr(dir_ + "/nope"));
@@ -387,13 +524,13 @@ TEST_F(AgingFileTest, ReserveRefusesWithKeyAndNumbers) {
       m, HasSubstr("aging.targets.free_space_reserve for target \"files\""));
   // PrepareAgingFile checks first and creates nothing.
   target_.file_size = 1 << 20;
-  EXPECT_FALSE(PrepareAgingFile(target_).ok());
+  EXPECT_FALSE(Prepare().ok());
   EXPECT_FALSE(fs::exists(AgingFilePath(target_)));
 }
 
 TEST_F(AgingFileTest, ReserveCountsWhatTheFileHolds) {
   target_.file_size = 32 << 20;
-  ASSERT_TRUE(PrepareAgingFile(target_).ok());
+  ASSERT_TRUE(Prepare().ok());
   struct statvfs vfs;
   ASSERT_EQ(::statvfs(dir_.c_str(), &vfs), 0);
   const std::uint64_t available =

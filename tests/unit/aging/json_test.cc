@@ -261,6 +261,57 @@ TEST(JsonTest, RejectsDuplicateKeys) {
             "line 1, column 11: duplicate key \"a\\\"b\"");
 }
 
+// Past the members the searched check covers, duplicates are still found,
+// wherever the first of the two is.
+TEST(JsonTest, RejectsDuplicateKeysInALargeObject) {
+  for (const int first : {0, 30, 31, 32, 500, 998}) {
+    std::string text = "{";
+    for (int i = 0; i < 999; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+    const std::size_t column = text.size() + 1;
+    text += "\"k" + std::to_string(first) + "\":0}";
+    EXPECT_EQ(ParseError(text), "line 1, column " + std::to_string(column) + ": duplicate key \"k" +
+                                    std::to_string(first) + "\"")
+        << first;
+  }
+}
+
+std::string ObjectOf(std::size_t members) {
+  std::string text = "{";
+  for (std::size_t i = 0; i < members; ++i) {
+    if (i) text += ',';
+    text += "\"k" + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  return text + "}";
+}
+
+TEST(JsonTest, TakesObjectsOfUpToTheMostMembers) {
+  const Json j = MustParse(ObjectOf(Json::kMaxObjectMembers));
+  ASSERT_EQ(j.members().size(), Json::kMaxObjectMembers);
+  // In the order written, each with its value.
+  for (std::size_t i = 0; i < j.members().size(); i += 997) {
+    EXPECT_EQ(j.members()[i].first, "k" + std::to_string(i));
+    EXPECT_EQ(j.members()[i].second, Json(i));
+  }
+  EXPECT_EQ(j.members().back().first, "k" + std::to_string(Json::kMaxObjectMembers - 1));
+  // The bound is per object: many objects may hold more members together.
+  std::string many = "[";
+  for (int i = 0; i < 3; ++i) many += (i ? "," : "") + ObjectOf(Json::kMaxObjectMembers / 2 + 1);
+  EXPECT_EQ(MustParse(many + "]").items().size(), 3u);
+}
+
+TEST(JsonTest, RefusesAnObjectWithMoreThanTheMostMembers) {
+  const std::string most = std::to_string(Json::kMaxObjectMembers);
+  const std::string text = ObjectOf(Json::kMaxObjectMembers + 1);
+  // At the first member too many.
+  const std::size_t column = text.rfind(",\"k") + 2;
+  EXPECT_EQ(ParseError(text), "line 1, column " + std::to_string(column) + ": more than " + most +
+                                  " members in one object (expected at most " + most + ")");
+  // However deep it is, and with many more (the issue's record had 200k).
+  EXPECT_NE(ParseError(R"({"results":)" + ObjectOf(200000) + "}")
+                .find(": more than " + most + " members in one object"),
+            std::string::npos);
+}
+
 // A token that cannot follow what came before is reported where it starts,
 // whether it is whole or broken itself; what was expected comes from where
 // it stands.

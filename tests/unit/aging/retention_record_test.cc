@@ -267,6 +267,24 @@ TEST_F(RetentionRecordTest, ListsKeepDamagedAndUnreadableStudiesApart) {
   EXPECT_EQ(problems.size(), 2u);
 }
 
+// A record past the bound is damaged, named, and never read whole.
+TEST_F(RetentionRecordTest, ARecordLargerThanTheBoundIsDamagedUnread) {
+  const std::string path = Install("clean", "lab-q4");
+  std::filesystem::resize_file(path, kMaxStudyRecordBytes + 1);  // sparse
+  auto loaded = LoadStudy(state_, "lab-q4");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.error().errnum, EBADMSG);
+  EXPECT_EQ(loaded.error().message,
+            path + ": damaged retention study record: " + std::to_string(kMaxStudyRecordBytes + 1) +
+                " bytes, larger than a retention study record may be (expected at most " +
+                std::to_string(kMaxStudyRecordBytes) + " bytes)");
+  const std::vector<StudyFile> files = ReadStudies(state_);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].record.error().errnum, EBADMSG);
+  // `drivewatch report` reads a study file it is given the same way.
+  EXPECT_EQ(ReadStudyRecord(path, "").error().message, loaded.error().message);
+}
+
 // Whatever a record holds, a report says PASS only of one that validates.
 TEST(RetentionDamagedReportTest, ADamagedRecordIsNeverAPass) {
   auto clean = Json::Parse(testing::ReadFileText(kFixtures + "clean.json"));

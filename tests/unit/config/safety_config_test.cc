@@ -213,6 +213,84 @@ target = "same-drive"
   }
 }
 
+// Targets of other names that reach the same bytes (a partition and its
+// disk, two loop devices over one image) are compared through the storage
+// comparer the aging side provides; here a fake one stands in for it,
+// since what is shown is how the loader uses its answer.
+TEST_F(SafetyConfigTest, TargetsAreComparedOnTheStorageTheyReach) {
+  const std::string text = R"(
+[[aging.targets]]
+name = "disk"
+block_device = "/dev/loop40"
+serial = "loop:/srv/t.img"
+destroy_data = true
+[[aging.targets]]
+name = "part"
+block_device = "/dev/loop40p2"
+serial = "other"
+destroy_data = true
+[[aging.phases]]
+name = "lab"
+kind = "retention-write"
+target = "disk"
+study = "lab"
+offset = "80MiB"
+length = "8MiB"
+[[aging.phases]]
+name = "fill"
+kind = "fill"
+target = "part"
+)";
+  struct Asked {
+    std::string a, b;
+    std::uint64_t a_offset = 0, a_length = 0, b_offset = 0, b_length = 0;
+  } asked;
+  LoadOptions options;
+  bool overlap = true;
+  options.compare_storage = [&](const AgingTarget& a, std::uint64_t ao, std::uint64_t al,
+                                const AgingTarget& b, std::uint64_t bo,
+                                std::uint64_t bl) -> std::optional<StorageOverlap> {
+    asked = {a.name, b.name, ao, al, bo, bl};
+    return StorageOverlap{overlap, "/srv/t.img [80MiB, 88MiB)"};
+  };
+  LoadResult r = LoadString(text, "c.toml", options);
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(Errors(r),
+            "c.toml:19:1: aging.phases: phase \"fill\" (kind \"fill\", at line 19, column 1) "
+            "writes target \"part\" (which reaches the same bytes as target \"disk\": "
+            "/srv/t.img [80MiB, 88MiB)), where retention study \"lab\" of phase \"lab\" (at line "
+            "12, column 1) holds the region [80MiB, 88MiB) (expected another target for it; "
+            "once the study is over, end it with drivewatch retention end lab and remove phase "
+            "\"lab\")\n");
+  // The fill's whole target against the study's region.
+  EXPECT_EQ(asked.a, "part");
+  EXPECT_EQ(asked.b, "disk");
+  EXPECT_EQ(asked.a_length, 0u);
+  EXPECT_EQ(asked.b_offset, 80u << 20);
+  EXPECT_EQ(asked.b_length, 8u << 20);
+  // Storage that shares no byte is no conflict, whatever the names.
+  overlap = false;
+  r = LoadString(text, "c.toml", options);
+  EXPECT_TRUE(r.config) << Errors(r);
+}
+
+// Identities are compared byte for byte, so a blank at either end of a
+// serial would never match: a config error, not a silent trim.
+TEST_F(SafetyConfigTest, ASerialWithBlanksAtItsEndsIsRefused) {
+  for (const std::string serial : {" S123", "S123 ", "loop:/srv/t.img ", "S123\t"}) {
+    const LoadResult r = LoadString(
+        "[[aging.targets]]\nname = \"t\"\nblock_device = \"/dev/sdzz\"\nserial = \"" + serial +
+            "\"\n",
+        "c.toml");
+    ASSERT_FALSE(r.config) << serial;
+    EXPECT_NE(Errors(r).find("aging.targets.serial: \""), std::string::npos) << Errors(r);
+    EXPECT_NE(Errors(r).find("has blanks at its start or end (expected the serial exactly as "
+                             "the device shows it"),
+              std::string::npos)
+        << Errors(r);
+  }
+}
+
 TEST_F(SafetyConfigTest, ValuesThatAreWrongSayWhatIsWrong) {
   struct Case {
     std::string text;

@@ -115,6 +115,19 @@ TEST(DirectoryStateStoreTest, ErrorLogRestartDoesNotCountTwice) {
   EXPECT_EQ(sink.media, 1) << "the counter continues and nothing is re-counted";
 }
 
+TEST(DirectoryStateStoreTest, AFileLargerThanAnyStateIsRefusedUnread) {
+  TempDir dir;
+  DirectoryStateStore store(dir.path());
+  ASSERT_TRUE(store.Save("error-log-S1", "highest 3 0\n").ok());
+  const std::string path = dir.path() + "/error-log-S1.state";
+  std::filesystem::resize_file(path, std::uintmax_t{1} << 30);  // sparse
+  auto r = store.Load("error-log-S1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errnum, EFBIG);
+  EXPECT_EQ(r.error().message, path + ": 1073741824 bytes, larger than a probe state file may be "
+                                      "(expected at most 1048576 bytes)");
+}
+
 TEST(DirectoryStateStoreTest, MissingFileIsEnoent) {
   TempDir dir;
   DirectoryStateStore store(dir.path());

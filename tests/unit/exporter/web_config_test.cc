@@ -4,12 +4,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -507,6 +514,176 @@ TEST_F(TlsTest, ServesHttpsWithBasicAuthAndOnlyReads) {
   ASSERT_TRUE(post);
   EXPECT_EQ(post->status, 405);
   EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  http.Stop();
+}
+
+// A TLS client driven by hand over a socket, so that a test can send its
+// ClientHello in pieces and stop wherever it likes. Every wait is bounded.
+class HandDrivenTlsClient {
+ public:
+  explicit HandDrivenTlsClient(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ctx_ = SSL_CTX_new(TLS_client_method());
+    ssl_ = SSL_new(ctx_);
+    in_ = BIO_new(BIO_s_mem());
+    out_ = BIO_new(BIO_s_mem());
+    SSL_set_bio(ssl_, in_, out_);  // ssl_ owns both
+    SSL_set_connect_state(ssl_);
+    SSL_do_handshake(ssl_);  // wants the server's answer, leaves the ClientHello
+    hello_ = TakeOutput();
+  }
+  ~HandDrivenTlsClient() {
+    SSL_free(ssl_);
+    SSL_CTX_free(ctx_);
+    ::close(fd_);
+  }
+
+  bool connected() const { return connected_; }
+  const std::string& hello() const { return hello_; }
+
+  bool Send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+  // Whether the server sent something (kept for the handshake) within 5 s.
+  bool Answered() { return Receive(); }
+  // Whether the server has closed the connection within 5 s; what it sent
+  // before is dropped.
+  bool ClosedByServer() {
+    while (Receive()) {
+    }
+    return closed_;
+  }
+  // Whether the connection is still open now, without waiting.
+  bool OpenNow() {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) {
+        BIO_write(in_, buf, static_cast<int>(n));
+        continue;
+      }
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+  }
+  // Finishes the handshake, once hello() has been sent.
+  bool Handshake() {
+    for (;;) {
+      const int r = SSL_do_handshake(ssl_);
+      if (!Send(TakeOutput())) return false;
+      if (r == 1) return true;
+      if (SSL_get_error(ssl_, r) != SSL_ERROR_WANT_READ || !Receive()) return false;
+    }
+  }
+  // Finishes the handshake, sends a GET for `path` and returns the
+  // response's status line, or "" if any step fails.
+  std::string Get(const std::string& path) {
+    if (!Handshake()) return "";
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    if (SSL_write(ssl_, request.data(), static_cast<int>(request.size())) <= 0) return "";
+    if (!Send(TakeOutput())) return "";
+    std::string response;
+    while (response.find("\r\n") == std::string::npos) {
+      char buf[4096];
+      const int n = SSL_read(ssl_, buf, sizeof buf);
+      if (n > 0) {
+        response.append(buf, static_cast<size_t>(n));
+      } else if (SSL_get_error(ssl_, n) != SSL_ERROR_WANT_READ || !Receive()) {
+        return "";
+      }
+    }
+    return response.substr(0, response.find("\r\n"));
+  }
+
+ private:
+  std::string TakeOutput() {
+    char* data = nullptr;
+    const long n = BIO_get_mem_data(out_, &data);
+    std::string bytes(data, static_cast<size_t>(n));
+    (void)BIO_reset(out_);
+    return bytes;
+  }
+  // Reads what the server sends next into the TLS state; false on a
+  // close, an error or 5 s of silence.
+  bool Receive() {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 5000) != 1) return false;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) {
+      closed_ = true;
+      return false;
+    }
+    BIO_write(in_, buf, static_cast<int>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  bool closed_ = false;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  BIO* in_ = nullptr;   // what the server sent, for ssl_
+  BIO* out_ = nullptr;  // what ssl_ has to send
+  std::string hello_;
+};
+
+TEST_F(TlsTest, TlsStateWaitsForAWholeClientHelloAndIsBounded) {
+  auto loaded = Load("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  ASSERT_TRUE(loaded.config) << ::testing::PrintToString(Errors(loaded));
+  MetricStore store;
+  HttpLimits limits;
+  limits.max_tls_handshakes = 1;
+  HttpServer http(store, "", *loaded.config, limits);
+  ASSERT_TRUE(http.Start("127.0.0.1:0").ok());
+  HandDrivenTlsClient split(http.port());
+  HandDrivenTlsClient whole(http.port());
+  ASSERT_TRUE(split.connected() && whole.connected());
+  ASSERT_GT(split.hello().size(), 60u);
+  ASSERT_TRUE(split.Send(split.hello().substr(0, 60)));
+  ASSERT_TRUE(whole.Send(whole.hello()));
+  ASSERT_TRUE(whole.Answered()) << "no ServerHello for a whole ClientHello";
+  // Part of a ClientHello made no TLS state, so `whole` took the only
+  // place without closing `split`.
+  EXPECT_TRUE(split.OpenNow());
+  ASSERT_TRUE(split.Send(split.hello().substr(60)));
+  // Now `split` has the place, and `whole`, the oldest, is closed for it.
+  EXPECT_TRUE(whole.ClosedByServer());
+  // The handshake goes on from the bytes buffered in two reads.
+  EXPECT_EQ(split.Get("/-/healthy"), "HTTP/1.1 200 OK");
+  http.Stop();
+}
+
+TEST_F(TlsTest, HeadDeadlineCoversEveryStepOfTheHandshake) {
+  auto loaded = Load("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  ASSERT_TRUE(loaded.config) << ::testing::PrintToString(Errors(loaded));
+  MetricStore store;
+  HttpLimits limits;
+  limits.head_timeout = std::chrono::milliseconds(300);
+  HttpServer http(store, "", *loaded.config, limits);
+  ASSERT_TRUE(http.Start("127.0.0.1:0").ok());
+  // Stalled before any TLS state, after a whole ClientHello, and after a
+  // finished handshake with no request: each is closed, none before the
+  // deadline.
+  const auto start = std::chrono::steady_clock::now();
+  HandDrivenTlsClient partial(http.port()), hello(http.port()), idle(http.port());
+  ASSERT_TRUE(partial.connected() && hello.connected() && idle.connected());
+  ASSERT_TRUE(partial.Send(partial.hello().substr(0, 60)));
+  ASSERT_TRUE(hello.Send(hello.hello()));
+  ASSERT_TRUE(idle.Send(idle.hello()) && idle.Handshake());
+  for (HandDrivenTlsClient* client : {&partial, &hello, &idle}) {
+    EXPECT_TRUE(client->ClosedByServer());
+    EXPECT_GE(std::chrono::steady_clock::now() - start, limits.head_timeout);
+  }
   http.Stop();
 }
 

@@ -51,12 +51,18 @@ for phase in wear-seq wear-jesd; do
   progress="$work/state/endurance/$phase.progress"
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >/dev/null 2>"$work/$phase.err1" &
   pid=$!
-  # Past its second checkpoint, well inside the first pass (8 s long).
-  for _ in $(seq 400); do
-    [[ -f $progress ]] && (($(json 'r["host_bytes"]' <"$progress") >= 8 * mib)) && break
-    sleep 0.05
+  # Killed as soon as the progress file shows its second checkpoint, well
+  # inside the first pass (8 s long). The file is read by sed, not by a
+  # python3 start per poll: a slow poll let the paced writer, which makes up
+  # for time lost on a loaded machine, run on to the pass's end before the
+  # kill (once, beside a parallel build). An atomic rename replaces the file,
+  # so a read sees one whole version.
+  for _ in $(seq 4000); do
+    b=$(sed -n 's/.*"host_bytes": *\([0-9][0-9]*\).*/\1/p' "$progress" 2>/dev/null || true)
+    [[ -n $b ]] && ((b >= 8 * mib)) && break
+    kill -0 "$pid" 2>/dev/null || fail "$phase: the run ended before its second checkpoint"
+    sleep 0.005
   done
-  sleep 0.7
   kill -KILL "$pid"
   wait "$pid" 2>/dev/null || true
   pid=""

@@ -59,21 +59,38 @@ history "$work/h0.jsonl"
 prev="$work/h0.jsonl"
 for ((i = 1; i <= kills; i++)); do
   # Alternate a writing phase long enough to be hit mid-write (bigfill:
-  # 512 MiB of data with checkpoints) and the reclaim phase (idle, write,
-  # state updates between steps).
-  # bigfill takes about 0.6 s on a fast disk; slow about 4 s.
-  phase=bigfill range="0.05, 0.5"
-  ((i % 2 == 0)) && phase=slow range="0.05, 3.0"
+  # 1 GiB of data with checkpoints, about 0.6 s on a fast disk) and the
+  # reclaim phase (idles and writes of 1 s each, state updates between
+  # steps). Each kill lands at a random moment after the run took its
+  # checkpoint (it takes one before it writes anything), not at a random
+  # moment after its start: how soon a loaded machine starts a process is
+  # no part of what is tested. A slow kill lands within 2 s of the
+  # checkpoint, before the idles and the write (3 s of waiting at least)
+  # are over: always mid-run.
+  phase=bigfill range="0, 0.3"
+  ((i % 2 == 0)) && phase=slow range="0, 2.0"
   data_file=$work/big/drivewatch-aging-big.dat
   [[ $phase == slow ]] && data_file=$work/data/drivewatch-aging-scratch.dat
+  checkpoint=$work/state/phases/$phase.checkpoint
   touched_before=$(stat -c '%y %s' "$data_file" 2>/dev/null || echo none)
+  checkpoint_before=$(stat -c "%i %y" "$checkpoint" 2>/dev/null || echo none)
   launched=$(date +%s.%N)
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >/dev/null 2>&1 &
   pid=$!
+  # Until this run's checkpoint is there (written atomically: a new inode,
+  # not one a killed run left) or the run has ended (a zombie counts).
+  while [[ $(stat -c "%i %y" "$checkpoint" 2>/dev/null || echo none) == "$checkpoint_before" ]] &&
+    [[ $(ps -o stat= -p "$pid" 2>/dev/null) != Z* ]] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.005
+  done
   sleep "$(python3 -c "import random; print(round(random.uniform($range), 3))")"
   kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  rc=0
+  wait "$pid" 2>/dev/null || rc=$?
   pid=""
+  # 137: killed; 0: it ended first (then it is on record as completed).
+  ((rc == 137 || rc == 0)) || fail "kill $i: $phase exited $rc before the kill"
+  [[ $phase == bigfill ]] || ((rc == 137)) || fail "kill $i: the slow phase ended within 2 s of its checkpoint"
   # The next command records what the killed one left behind; history must
   # parse and keep every earlier record.
   history "$work/h$i.jsonl"
@@ -114,12 +131,14 @@ for (phase, start), n in twice:
     print("run %s started %s recorded %d times: %s" % (phase, start, n,
           [r["outcome"] for r in records if (r.get("phase"), r.get("start")) == (phase, start)]))
 assert not twice, "%d run(s) recorded more than once" % len(twice)
-# first fill + at most one record per killed run (none when the kill came
-# before the run took its checkpoint) + the final fill
-assert kills // 2 + 2 <= len(records) <= kills + 2, (len(records), [r["outcome"] for r in records])
+# first fill + one record per killed run (each was killed after its
+# checkpoint, or ended on its own) + the final fill
+assert len(records) == kills + 2, (len(records), [r["outcome"] for r in records])
 killed = records[1:-1]
 assert all(r["outcome"] in ("interrupted", "completed") for r in killed), [r["outcome"] for r in killed]
-assert sum(r["outcome"] == "interrupted" for r in killed) >= kills // 2, [r["outcome"] for r in killed]
+# every slow run was killed mid-run (checked above, run by run)
+slow = [r for r in killed if r["phase"] == "slow"]
+assert len(slow) == kills // 2 and all(r["outcome"] == "interrupted" for r in slow), [r["outcome"] for r in slow]
 assert records[-1]["outcome"] == "completed"
 print("ok: %d SIGKILLs: %s" % (kills, " ".join(r["outcome"][0] for r in killed)))
 PY

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -375,8 +376,10 @@ LoadResult LoadFile(const std::string& path, const LoadOptions& options) {
     LoadResult result;
     result.errors.push_back(ConfigError{
         path, 0, 0, "",
-        "cannot read: " +
-            std::error_code(err, std::generic_category()).message()});
+        // strerror, as everywhere else: clang's UBSan took libstdc++'s
+        // generic_category() for an object of no known type (its vptr
+        // check), which a run out of descriptors reached.
+        "cannot read: " + std::string(std::strerror(err))});
     return result;
   };
   const util::FdCloser fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));

@@ -177,15 +177,25 @@ pass "report: ${#good[@]} runs, the 3 bad records listed as damaged"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$bin" --config.file="$work/dw.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
 pid=$!
+# Two services read the history on their own threads: the state-health one
+# exports the count, the phase service logs each damaged record. Neither waits
+# for the other, so the test waits for both.
+all_logged() {
+  local d
+  for d in "${damaged[@]}"; do
+    grep -qF -- "$history: damaged record skipped: $d" "$work/daemon.log" || return 1
+  done
+}
 ok=0
 for _ in $(seq 300); do
   if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
-     grep -q '^drivewatch_history_damaged_records 3$' "$work/metrics.txt"; then
+     grep -q '^drivewatch_history_damaged_records 3$' "$work/metrics.txt" && all_logged; then
     ok=1; break
   fi
   kill -0 "$pid" 2>/dev/null || fail "the daemon exited: $(tail -5 "$work/daemon.log")"
   sleep 0.1
 done
+((ok)) || all_logged || fail "not every damaged record logged in 30 s: $(grep -F 'damaged record' "$work/daemon.log")"
 ((ok)) || fail "no drivewatch_history_damaged_records 3 in 30 s: $(grep history_ "$work/metrics.txt"); $(tail -5 "$work/daemon.log")"
 grep -q '^drivewatch_history_readable 1$' "$work/metrics.txt" || fail "history readable gauge"
 for d in "${damaged[@]}"; do

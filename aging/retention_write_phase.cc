@@ -94,11 +94,14 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
       auto recorded = StorageFromJson(*study.Find("storage"), "");
       const auto now = ctx.storage().Map(offset, length);
       if (!recorded || !RecordedSame(*recorded, now)) {
+        const std::string was =
+            recorded ? DescribeIdentities(*recorded)
+                     : "storage its record does not name (" + recorded.error().message + ")";
+        const std::string how = DescribeHops(ctx.storage());
         return Error{EPERM, -1,
-                     "retention study " + Quote(phase.study) + " was begun on " +
-                         (recorded ? ToJson(*recorded).Dump() : std::string("unknown storage")) +
+                     "retention study " + Quote(phase.study) + " was begun on " + was +
                          ", and target " + Quote(ctx.target().name) + " now reaches " +
-                         ctx.storage().Describe() +
+                         DescribeIdentities(now) + (how.empty() ? "" : " (" + how + ")") +
                          " (expected the same storage to resume its write; give the new "
                          "study a new name, aging.phases.study)"};
       }

@@ -287,9 +287,10 @@ bool SameRecorded(const Storage& recorded, const Storage& now) {
   if (recorded.birth_ns != 0 && now.birth_ns != 0 && recorded.birth_ns != now.birth_ns) {
     return false;  // the inode number of a file deleted since, reused
   }
-  if (recorded.device == now.device && recorded.inode == now.inode) return true;
-  // Device numbers of file systems may change across reboots: the path
-  // recorded may name the same file now.
+  if (recorded.inode != now.inode) return false;  // another file, whatever path names it
+  if (recorded.device == now.device) return true;
+  // Device numbers of file systems may change across reboots, inode numbers
+  // do not: the path recorded must name this very file now.
   struct stat st;
   return !recorded.path.empty() && ::stat(recorded.path.c_str(), &st) == 0 &&
          S_ISREG(st.st_mode) && st.st_dev == now.device && st.st_ino == now.inode;
@@ -357,12 +358,25 @@ std::vector<StorageExtent> StorageMap::Map(std::uint64_t offset, std::uint64_t l
 }
 
 std::string StorageMap::Describe() const {
-  std::string out;
-  for (const std::string& hop : hops) out += (out.empty() ? "" : ", ") + hop;
   std::string where;
   for (const StorageExtent& e : extents) where += (where.empty() ? "" : " and ") + e.Describe();
-  if (out.empty()) return name + " is " + where;
-  return out + ": " + where;
+  const std::string how = DescribeHops(*this);
+  return how.empty() ? where : where + " (" + how + ")";
+}
+
+std::string DescribeHops(const StorageMap& map) {
+  std::string how;
+  for (const std::string& hop : map.hops) how += (how.empty() ? "" : ", ") + hop;
+  return how;
+}
+
+std::string DescribeIdentities(const std::vector<StorageExtent>& extents) {
+  std::string out;
+  for (const StorageExtent& e : extents) {
+    out += (out.empty() ? "" : " and ") + e.storage.Describe() + " [" + Size(e.offset) + ", " +
+           Size(e.offset + e.length) + ")";
+  }
+  return out;
 }
 
 Expected<StorageMap> ResolveBlockDevice(dev_t device, int fd, const std::string& name,

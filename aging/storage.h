@@ -105,9 +105,20 @@ struct StorageMap {
   // The storage extents bytes [offset, offset + length) of the target land
   // on (length 0: to the end of the target).
   std::vector<StorageExtent> Map(std::uint64_t offset, std::uint64_t length) const;
-  // "/dev/loop3p2 -> /dev/loop3 from 64MiB -> /var/tmp/t.img [64MiB, 96MiB)".
+  // What it reaches, then how: "/var/tmp/t.img [64MiB, 96MiB) (/dev/loop3p2
+  // is partition 2 of /dev/loop3 from 64MiB, /dev/loop3 is /var/tmp/t.img
+  // from 0B)"; a file alone: "/var/tmp/d/f.dat [0B, 64MiB)". Messages say
+  // "target T now reaches " + Describe().
   std::string Describe() const;
 };
+
+// Extents with the identity of their storage, for a message that sets two
+// of them side by side (a file replaced under the same path is another
+// inode): "file 254:1 inode 1234 (/var/tmp/t.img) [64MiB, 96MiB)", joined
+// by " and ".
+std::string DescribeIdentities(const std::vector<StorageExtent>& extents);
+// A map's hops joined ("/dev/loop3 is /var/tmp/t.img from 0B"), or "".
+std::string DescribeHops(const StorageMap& map);
 
 // The one answer to "which bytes of which storage does this reach", for
 // the block device or regular file open on `fd`. A block device is
@@ -133,8 +144,11 @@ Expected<std::vector<StorageExtent>> StorageFromJson(const Json& j, const std::s
 // Whether extents recorded earlier (perhaps before a reboot: device numbers
 // may have changed) and extents resolved now share a byte. A disk is the
 // same when both identities are known and equal, or else by device
-// number; a file by (device, inode), or when the recorded path now names
-// the file resolved now.
+// number; a file by (device, inode), or, its device number changed, when
+// the recorded path now names the file of the same inode resolved now. A
+// file made anew under the recorded path is another file (another inode;
+// the same inode reused is told apart by its birth time where the file
+// system keeps one).
 bool RecordedOverlaps(const std::vector<StorageExtent>& recorded,
                       const std::vector<StorageExtent>& now);
 // Whether they are the same extents, one for one.

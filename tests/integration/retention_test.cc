@@ -5,13 +5,17 @@
 // metrics the daemon exports for it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <tuple>
 
+#include "aging/interlocks.h"
 #include "aging/phase_runner.h"
 #include "aging/retention_study.h"
 #include "exporter/metric_store.h"
@@ -241,6 +245,45 @@ TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
   Run("s-verify");
   EXPECT_EQ(Study("s").Find("verifies")->items().size(), 2u);
   EXPECT_EQ(Study("s").Find("verifies")->items()[1].Find("bad")->Find("wrong_content")->AsUint(), 0u);
+}
+
+// A study's write resumes only on the storage it began on: the same target,
+// serial and region reaching another file (here the study's file replaced
+// under the same path, as a moved directory or another loop device would
+// be) is refused, naming both, and the new file is not written.
+TEST_F(RetentionTest, AWriteResumesOnlyOnTheStorageItBeganOn) {
+  config::AgingTarget f;
+  f.name = "file";
+  f.directory = (dir_ / "data").string();
+  f.file_size = 8u << 20;
+  f.min_free_ratio = 0.01;
+  config_.aging.targets = {f};
+  AddStudy("s", "file");
+  Run("s-write");
+  Json study = Study("s");
+  study["state"] = "writing";  // as a write cut off by a crash leaves it
+  ASSERT_TRUE(SaveStudy(config_.state_directory, study));
+  const std::string path = AgingFilePath(f);
+  struct stat was {};
+  ASSERT_EQ(::stat(path.c_str(), &was), 0);
+  // The study's file moves away (kept, so its inode cannot be reused);
+  // drivewatch makes a new one of its own under the path.
+  std::filesystem::rename(path, dir_ / "data" / "moved-away.dat");
+
+  auto r = RunPhase(config_, "s-write", options_, {}, nullptr);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->Find("outcome")->AsString(), "refused") << r->Dump(2);
+  const std::string reason = r->Find("reason")->AsString();
+  EXPECT_NE(reason.find("retention study \"s\" was begun on file "), std::string::npos) << reason;
+  EXPECT_NE(reason.find(" inode " + std::to_string(was.st_ino) + " (" + path + ") [0B, 8MiB)"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("expected the same storage to resume its write"), std::string::npos)
+      << reason;
+  std::ifstream made(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(made)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find_first_not_of('\0'), std::string::npos) << "the new file was written";
+  EXPECT_EQ(Study("s").Find("state")->AsString(), "writing");
 }
 
 }  // namespace

@@ -402,7 +402,8 @@ endurance "$e1" "$work/e1.img"
 [[ -f $work/estate/endurance/wear.progress ]] || fail "9: no progress file after a cut-short run"
 endurance "$e2" "$work/e2.img"
 e2_sha=$(sha256sum <"$work/e2.img")
-refused "$work/endurance.toml" wear "wear.progress is the progress of a test on $work/e1.img [0B, 64MiB), and target wear now reaches $e2 is $work/e2.img"
+identity() { stat -c "file %Hd:%Ld inode %i ($1)" "$1"; }  # as the refusal names a file
+refused "$work/endurance.toml" wear "wear.progress is the progress of a test on $(identity "$work/e1.img") [0B, 64MiB), and target wear now reaches $(identity "$work/e2.img") [0B, 64MiB) ($e2 is $work/e2.img from 0B)"
 [[ $(sha256sum <"$work/e2.img") == "$e2_sha" ]] || fail "9: the other device was written"
 pass "9: an endurance test's progress is refused on another device"
 rm "$work/estate/endurance/wear.progress"

@@ -120,8 +120,8 @@ TEST_F(StorageTest, APartitionOfALoopDeviceIsItsBackingFileFromItsStart) {
   EXPECT_EQ(e.storage.inode, st.st_ino);
   EXPECT_EQ(e.offset, 64u << 20);
   EXPECT_EQ(e.length, 64u << 20);
-  EXPECT_EQ(m.Describe(), "/dev/loop3p2 is partition 2 of /dev/loop3 from 64MiB, /dev/loop3 is " +
-                              image_ + " from 0B: " + image_ + " [64MiB, 128MiB)");
+  EXPECT_EQ(m.Describe(), image_ + " [64MiB, 128MiB) (/dev/loop3p2 is partition 2 of /dev/loop3 " +
+                              "from 64MiB, /dev/loop3 is " + image_ + " from 0B)");
   // A range of the partition lands 64 MiB further on.
   const auto sub = m.Map(16 << 20, 8 << 20);
   ASSERT_EQ(sub.size(), 1u);
@@ -236,7 +236,8 @@ TEST_F(StorageTest, RecordedExtentsRoundTripAndAreChecked) {
 
 // Device numbers of file systems may change across a reboot; the path
 // recorded then names the file. A file deleted and another made in its
-// inode is not the same: the birth time says so.
+// inode is not the same: the birth time says so; nor is a file made anew
+// under the recorded path.
 TEST_F(StorageTest, ARecordedFileIsFoundByPathAndNotByAReusedInode) {
   auto now = ResolvePath(image_);
   ASSERT_TRUE(now.ok());
@@ -244,6 +245,15 @@ TEST_F(StorageTest, ARecordedFileIsFoundByPathAndNotByAReusedInode) {
   recorded[0].storage.device = makedev(250, 99);  // before the reboot
   EXPECT_TRUE(RecordedOverlaps(recorded, now->Map(0, 4096)));
   recorded[0].storage.path = root_ + "/elsewhere.img";
+  EXPECT_FALSE(RecordedOverlaps(recorded, now->Map(0, 4096)));
+  // A file made anew under the same path (another inode) is another file,
+  // on the same device or after a reboot, birth time or none.
+  recorded = now->Map(0, 4096);
+  recorded[0].storage.inode += 1;
+  recorded[0].storage.birth_ns = 0;
+  EXPECT_FALSE(RecordedOverlaps(recorded, now->Map(0, 4096)));
+  EXPECT_FALSE(RecordedSame(recorded, now->Map(0, 4096)));
+  recorded[0].storage.device = makedev(250, 99);
   EXPECT_FALSE(RecordedOverlaps(recorded, now->Map(0, 4096)));
   recorded = now->Map(0, 4096);
   if (recorded[0].storage.birth_ns == 0) GTEST_SKIP() << "no birth time on this file system";

@@ -2,7 +2,9 @@
 #include "exporter/drive_monitor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -56,6 +58,12 @@ constexpr MetricDesc kDrives{
     "Number of watched drives, by state: up (present) or down (vanished, "
     "within the grace period).",
     MetricType::kGauge};
+
+// How long a controller may refuse to be opened because it is not live yet
+// (EAGAIN from the kernel's open: resetting, or connecting after a hot-plug)
+// before a probe counts it as a failure. A reset that takes longer than the
+// kernel's default admin command timeout has failed.
+constexpr std::chrono::seconds kNotLiveGrace{60};
 
 constexpr const char* kKnownDrivesHeader =
     "# drivewatch known drives v1: serial\tkernel_name\tmodel\tfirmware";
@@ -129,6 +137,11 @@ struct DriveMonitor::ProbeState {
   // Kept while the drive is away, so a run the unplug cut short is still
   // counted when the drive comes back under its serial.
   std::uint64_t failures = 0;
+  // When a run first found the controller not live (strand only), and
+  // whether discovery should run the probe again (set on the strand, taken
+  // by discovery).
+  std::optional<Clock::Monotonic::time_point> not_live_since;
+  std::atomic<bool> run_when_live{false};
 };
 
 struct DriveMonitor::Drive {
@@ -392,6 +405,10 @@ bool DriveMonitor::DiscoverLocked(
       }
     }
     PublishDriveLocked(*drives_.at(info.serial));
+    // Probes that found this controller not live yet run again now.
+    for (auto& ps : drives_.at(info.serial)->probes) {
+      if (ps->job && ps->run_when_live.exchange(false)) scheduler_.RunSoon(*ps->job);
+    }
   }
 
   std::vector<std::string> forget;
@@ -486,8 +503,24 @@ void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
       drive->controller_device = info.device;
     } else {
       status = opened.error();
+      // The kernel opens a controller only once it is live: just after a
+      // hot-plug (or during a reset) it answers EAGAIN. That is no failure
+      // of the probe, whose next run may be an hour away: nothing is
+      // published, and discovery runs it again on its next pass, until the
+      // controller is live or kNotLiveGrace has passed (then it counts).
+      const int err = status.error().errnum;
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        if (!state.not_live_since) state.not_live_since = start;
+        if (start - *state.not_live_since < kNotLiveGrace) {
+          log::Debug("probe " + probe_name + " on drive serial=" + info.serial + ": " +
+                     info.device + " is not live yet; it runs again at the next discovery");
+          state.run_when_live = true;
+          return;
+        }
+      }
     }
   }
+  if (drive->controller) state.not_live_since.reset();
   BatchSink sink;
   if (status) status = state.probe->Run(*drive->controller, info, sink);
   const double duration = Seconds(clock_.Now() - start);

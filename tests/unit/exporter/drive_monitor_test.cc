@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "aging/durable_file.h"
 #include "tests/common/fake_clock.h"
@@ -43,11 +44,17 @@ class FakeDriveLayer : public DriveLayer {
     return controllers;
   }
   Expected<std::unique_ptr<Controller>> Open(const ControllerInfo& info) override {
+    if (not_live.count(info.device)) {
+      // As the kernel's nvme_dev_open answers for a controller that is not
+      // live yet (resetting, or connecting after a hot-plug).
+      return Error{EAGAIN, -1, info.device + ": open: Resource temporarily unavailable"};
+    }
     opened.push_back(info.device);
     return std::unique_ptr<Controller>(std::make_unique<FakeController>(&closed));
   }
 
   std::vector<ControllerInfo> controllers;
+  std::set<std::string> not_live;  // devices whose open answers EAGAIN
   std::vector<std::string> opened;
   int closed = 0;
   bool scan_error = false;
@@ -213,6 +220,52 @@ TEST_F(DriveMonitorTest, DriveBackUnderAnotherKernelNameKeepsItsSeries) {
   // The probe reopened the controller under its new name.
   ASSERT_FALSE(layer_.opened.empty());
   EXPECT_EQ(layer_.opened.back(), "/dev/nvme3");
+}
+
+// A controller back from a hot-plug is listed before it is live, and the
+// kernel refuses to open it until then. A probe run that meets that is not a
+// failure (a probe with a long interval would show one for its whole
+// interval): it publishes nothing and runs again at the next discovery.
+TEST_F(DriveMonitorTest, AControllerNotLiveYetIsProbedOnceItIs) {
+  config_.health.interval = std::chrono::hours(1);
+  layer_.controllers = {Ctrl("nvme0", "SN1")};
+  layer_.not_live = {"/dev/nvme0"};
+  monitor_->Start(config_);
+  Settle();
+  EXPECT_TRUE(Has("drivewatch_drive_up{serial=\"SN1\"} 1")) << Metrics();
+  EXPECT_EQ(script_.runs, 0);
+  EXPECT_EQ(Metrics().find("drivewatch_probe_success{probe=\"test\""), std::string::npos)
+      << Metrics();
+  EXPECT_EQ(Metrics().find("drivewatch_probe_failures_total{probe=\"test\""), std::string::npos)
+      << Metrics();
+  clock_.Advance(seconds(30));  // the next discovery: still not live
+  Settle();
+  EXPECT_EQ(script_.runs, 0);
+  layer_.not_live.clear();
+  clock_.Advance(seconds(30));  // live now: run at this discovery, not in an hour
+  Settle();
+  Settle();
+  EXPECT_EQ(script_.runs, 1);
+  EXPECT_TRUE(Has("drivewatch_probe_success{probe=\"test\",serial=\"SN1\"} 1")) << Metrics();
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN1\"} 0"))
+      << Metrics();
+}
+
+// A controller that stays not live past the grace is a failing probe.
+TEST_F(DriveMonitorTest, AControllerNeverLiveFailsItsProbesAfterTheGrace) {
+  layer_.controllers = {Ctrl("nvme0", "SN1")};
+  layer_.not_live = {"/dev/nvme0"};
+  monitor_->Start(config_);
+  Settle();
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(seconds(30));
+    Settle();
+    Settle();
+  }
+  EXPECT_EQ(script_.runs, 0);
+  EXPECT_TRUE(Has("drivewatch_probe_success{probe=\"test\",serial=\"SN1\"} 0")) << Metrics();
+  EXPECT_TRUE(Has("drivewatch_probe_failures_total{probe=\"test\",serial=\"SN1\"} 1"))
+      << Metrics();
 }
 
 TEST_F(DriveMonitorTest, FailingProbeOnOneDriveLeavesTheOthersAlone) {

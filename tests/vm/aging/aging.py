@@ -133,7 +133,13 @@ def cmd_trigger(args):
         if w >= n:
             break
         if t1 > end:
-            die("wr_bytes of %s reached only %d of %d bytes within %gs" % (qdev, w, n, timeout))
+            if samples_file:  # the curve says whether the guest stalled or crawled
+                with open(samples_file, "w") as f:
+                    f.write("# host_monotonic_s bytes_since_base (no crossing)\n")
+                    for t, b in samples:
+                        f.write("%.6f %d\n" % (t, b))
+            die("wr_bytes of %s reached only %d of %d bytes within %gs (samples: %s)"
+                % (qdev, w, n, timeout, samples_file or "not kept"))
         nxt += poll
         time.sleep(max(0.0, nxt - time.monotonic()))
     t_cross, truth = samples[-1]

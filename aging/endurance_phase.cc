@@ -237,12 +237,10 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     // reach other bytes now (SIGHUP moved it to another loop device).
     const auto here = ctx.storage().Map(0, capacity);
     if (!loaded->storage.empty() && !here.empty() && !RecordedSame(loaded->storage, here)) {
-      const std::string how = DescribeHops(ctx.storage());
       return refuse(path + " is the progress of a test on " +
                     DescribeIdentities(loaded->storage) + ", and target " + ctx.target().name +
-                    " now reaches " + DescribeIdentities(here) +
-                    (how.empty() ? "" : " (" + how + ")") + " (expected the same storage; remove " +
-                    path + " to start the test over here)");
+                    " now reaches " + ctx.storage().DescribeReach(here) +
+                    " (expected the same storage; remove " + path + " to start the test over here)");
     }
     if (loaded->ended) {
       return refuse("the test already ended (" + loaded->end_reason + "); remove " + path +

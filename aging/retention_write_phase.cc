@@ -97,11 +97,10 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
         const std::string was =
             recorded ? DescribeIdentities(*recorded)
                      : "storage its record does not name (" + recorded.error().message + ")";
-        const std::string how = DescribeHops(ctx.storage());
         return Error{EPERM, -1,
                      "retention study " + Quote(phase.study) + " was begun on " + was +
                          ", and target " + Quote(ctx.target().name) + " now reaches " +
-                         DescribeIdentities(now) + (how.empty() ? "" : " (" + how + ")") +
+                         ctx.storage().DescribeReach(now) +
                          " (expected the same storage to resume its write; give the new "
                          "study a new name, aging.phases.study)"};
       }

@@ -357,17 +357,25 @@ std::vector<StorageExtent> StorageMap::Map(std::uint64_t offset, std::uint64_t l
   return {StorageExtent{e.storage, e.offset + offset, length == 0 ? rest : std::min(length, rest)}};
 }
 
+namespace {
+
+// "WHAT (HOP, HOP)", or WHAT alone when the target is its storage.
+std::string WithHops(const std::string& what, const std::vector<std::string>& hops) {
+  std::string how;
+  for (const std::string& hop : hops) how += (how.empty() ? "" : ", ") + hop;
+  return how.empty() ? what : what + " (" + how + ")";
+}
+
+}  // namespace
+
 std::string StorageMap::Describe() const {
   std::string where;
   for (const StorageExtent& e : extents) where += (where.empty() ? "" : " and ") + e.Describe();
-  const std::string how = DescribeHops(*this);
-  return how.empty() ? where : where + " (" + how + ")";
+  return WithHops(where, hops);
 }
 
-std::string DescribeHops(const StorageMap& map) {
-  std::string how;
-  for (const std::string& hop : map.hops) how += (how.empty() ? "" : ", ") + hop;
-  return how;
+std::string StorageMap::DescribeReach(const std::vector<StorageExtent>& reached) const {
+  return WithHops(DescribeIdentities(reached), hops);
 }
 
 std::string DescribeIdentities(const std::vector<StorageExtent>& extents) {

@@ -105,6 +105,12 @@ struct StorageMap {
   // The storage extents bytes [offset, offset + length) of the target land
   // on (length 0: to the end of the target).
   std::vector<StorageExtent> Map(std::uint64_t offset, std::uint64_t length) const;
+  // `reached` (extents of this map, as Map gives them) by the identity of
+  // their storage, then how the target reaches it, for a message that sets
+  // two storages side by side (a file replaced under the same path is
+  // another inode): "file 254:1 inode 131 (/srv/e2.img) [0B, 64MiB)
+  // (/dev/loop9 is /srv/e2.img from 0B)".
+  std::string DescribeReach(const std::vector<StorageExtent>& reached) const;
   // What it reaches, then how: "/var/tmp/t.img [64MiB, 96MiB) (/dev/loop3p2
   // is partition 2 of /dev/loop3 from 64MiB, /dev/loop3 is /var/tmp/t.img
   // from 0B)"; a file alone: "/var/tmp/d/f.dat [0B, 64MiB)". Messages say
@@ -117,8 +123,6 @@ struct StorageMap {
 // inode): "file 254:1 inode 1234 (/var/tmp/t.img) [64MiB, 96MiB)", joined
 // by " and ".
 std::string DescribeIdentities(const std::vector<StorageExtent>& extents);
-// A map's hops joined ("/dev/loop3 is /var/tmp/t.img from 0B"), or "".
-std::string DescribeHops(const StorageMap& map);
 
 // The one answer to "which bytes of which storage does this reach", for
 // the block device or regular file open on `fd`. A block device is

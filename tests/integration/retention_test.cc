@@ -41,6 +41,17 @@ class RetentionTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  // The only target: a file of `size` bytes in dir_/data, named "file".
+  config::AgingTarget UseFileTarget(std::uint64_t size) {
+    config::AgingTarget f;
+    f.name = "file";
+    f.directory = (dir_ / "data").string();
+    f.file_size = size;
+    f.min_free_ratio = 0.01;
+    config_.aging.targets = {f};
+    return f;
+  }
+
   void AddStudy(const std::string& study, const std::string& target) {
     config::PhaseConfig w;
     w.name = study + "-write";
@@ -191,12 +202,7 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
 }
 
 TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
-  config::AgingTarget f;
-  f.name = "file";
-  f.directory = (dir_ / "data").string();
-  f.file_size = 16u << 20;
-  f.min_free_ratio = 0.01;
-  config_.aging.targets = {f};
+  const config::AgingTarget f = UseFileTarget(16u << 20);
   AddStudy("s", "file");
   Run("s-write");
   const std::string path = AgingFilePath(f);
@@ -224,12 +230,7 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
 }
 
 TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
-  config::AgingTarget f;
-  f.name = "file";
-  f.directory = (dir_ / "data").string();
-  f.file_size = 8u << 20;
-  f.min_free_ratio = 0.01;
-  config_.aging.targets = {f};
+  UseFileTarget(8u << 20);
   AddStudy("s", "file");
   auto verify = RunPhase(config_, "s-verify", options_, {}, nullptr);
   ASSERT_TRUE(verify);
@@ -252,12 +253,7 @@ TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
 // under the same path, as a moved directory or another loop device would
 // be) is refused, naming both, and the new file is not written.
 TEST_F(RetentionTest, AWriteResumesOnlyOnTheStorageItBeganOn) {
-  config::AgingTarget f;
-  f.name = "file";
-  f.directory = (dir_ / "data").string();
-  f.file_size = 8u << 20;
-  f.min_free_ratio = 0.01;
-  config_.aging.targets = {f};
+  const config::AgingTarget f = UseFileTarget(8u << 20);
   AddStudy("s", "file");
   Run("s-write");
   Json study = Study("s");

@@ -173,8 +173,19 @@ void Report(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
   report.series["passes"] = p.passes;
 }
 
-Status Save(const EnduranceProgress& p, const std::string& path) {
-  if (Status s = WriteFileAtomically(path, ToJson(p).Dump() + "\n"); !s) {
+// Saves the progress: first in the checkpoint, with `report` (which must
+// already hold it), then in the progress file. A crash between the two
+// leaves the file behind the checkpoint, and recovery writes it back from
+// there (PhaseReport::resume), so the killed run's record and the file
+// always agree.
+Status Save(const EnduranceProgress& p, PhaseContext& ctx, PhaseReport& report) {
+  const std::string path = EnduranceProgressPath(ctx.state_directory(), ctx.phase().name);
+  const Json content = ToJson(p);
+  report.resume = Json::Object();
+  report.resume["file"] = path.substr(ctx.state_directory().size() + 1);
+  report.resume["content"] = content;
+  ctx.Checkpoint(report);
+  if (Status s = WriteFileAtomically(path, content.Dump() + "\n"); !s) {
     return Error{s.error().errnum, -1, "cannot save the progress file: " + s.error().message};
   }
   return Ok{};
@@ -263,8 +274,8 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     p.ended = true;
     p.end_reason = "critical warning bits " + std::to_string(wear->critical_warning) +
                    " set since the last run (were " + std::to_string(p.critical_warning) + ")";
-    if (Status s = Save(p, path); !s) return s.error();
     Report(p, wear, Fraction(phase, p, 0), 0, 0, report);
+    if (Status s = Save(p, ctx, report); !s) return s.error();
     return Error{EIO, -1, "endurance " + name + ": " + p.end_reason};
   }
   if (wear) p.critical_warning = wear->critical_warning;
@@ -289,17 +300,16 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     if (const std::string spare = SpareExhausted(wear); !spare.empty()) {
       p.ended = true;
       p.end_reason = spare;
-      if (Status s = Save(p, path); !s) return s.error();
       Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
+      if (Status s = Save(p, ctx, report); !s) return s.error();
       return Error{EIO, -1, "endurance " + name + ": aborted: " + spare};
     }
     const std::string end = EndReached(phase, p, wear);
     if (!end.empty()) {
       p.ended = true;
       p.end_reason = end;
-      report.results["target_progress_ratio"] = 1.0;
-      if (Status s = Save(p, path); !s) return s.error();
       Report(p, wear, 1.0, run_bytes, run_seconds, report);
+      if (Status s = Save(p, ctx, report); !s) return s.error();
       log::Info("phase " + name + ": the endurance test ended: " + end);
       return Ok{};
     }
@@ -340,15 +350,14 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
       p.pass_start_host_bytes = p.host_bytes;
       p.pass_start_physical_bytes = physical;
     }
-    if (Status s = Save(p, path); !s) return s.error();
-    // The pass is in the progress file first, then in the history: a crash
+    run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
+    if (Status s = Save(p, ctx, report); !s) return s.error();
+    // The pass is in the progress first, then in the history: a crash
     // between the two leaves it to RecordLastPass when the test resumes.
     if (pass_done) {
       if (Status s = RecordLastPass(ctx, p); !s) return s.error();
     }
-    run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-    Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
-    ctx.Checkpoint(report);
     if (r->errors > 0) {
       return Error{EIO, -1, "endurance " + name + ": " + std::to_string(r->errors) +
                                 " write errors, first: " + r->first_error};

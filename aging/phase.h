@@ -32,11 +32,19 @@ namespace drivewatch::aging {
 // kept in history only. `restore`, when not null, is what the phase changed
 // on the drive and must be put back if the run dies: it is saved with the
 // checkpoint (not in the history), and recovery restores it
-// (aging/phase_recovery.cc, RestoreDriveSettings).
+// (aging/phase_recovery.cc, RestoreDriveSettings). `resume`, when not
+// null, is the state file the kind keeps beside the history, as of this
+// checkpoint (endurance: its progress file): {"file": its path under the
+// state directory, "<directory>/<phase>.<ext>", "content": its JSON}. A
+// kind that keeps one checkpoints before it saves the file, and recovery
+// writes the file back from the checkpoint before it records the run, so
+// the interrupted record and the file always agree (a crash between the
+// two saves loses neither).
 struct PhaseReport {
   Json results = Json::Object();
   Json series = Json::Object();
   Json restore;
+  Json resume;
 };
 
 class PhaseContext {

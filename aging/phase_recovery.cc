@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "aging/durable_file.h"
@@ -95,6 +96,60 @@ std::string Restore(const Json& record, const ControllerOpener& open) {
   return out;
 }
 
+// Writes back the state file the kind keeps beside the history, from the
+// checkpoint's "resume" (aging/phase.h, PhaseReport::resume), when the run
+// died before it saved the file itself. The checkpoint is input read back
+// from disk: the file must be "<directory>/<phase>.<ext>" under the state
+// directory, the content a JSON object. Returns what to add to the record's
+// reason; an Error (the file cannot be written) keeps the checkpoint.
+Expected<std::string> WriteBackResume(const std::string& state_directory, const Json& record) {
+  const Json* resume = record.Find("resume");
+  if (resume == nullptr || resume->is_null()) return std::string();
+  const Json* file = resume->type() == Json::Type::kObject ? resume->Find("file") : nullptr;
+  const Json* content = resume->type() == Json::Type::kObject ? resume->Find("content") : nullptr;
+  const std::string phase = PhaseOf(record);
+  const auto valid_word = [](std::string_view w) {
+    if (w.empty() || w.front() < 'a' || w.front() > 'z') return false;
+    for (char c : w) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) return false;
+    }
+    return true;
+  };
+  std::string why;
+  std::string name;
+  if (file == nullptr || file->type() != Json::Type::kString) {
+    why = "resume.file: expected a path under the state directory";
+  } else {
+    name = file->AsString();
+    const std::size_t slash = name.find('/');
+    const std::string base = slash == std::string::npos ? "" : name.substr(slash + 1);
+    const std::size_t dot = base.rfind('.');
+    if (slash == std::string::npos || !valid_word(std::string_view(name).substr(0, slash)) ||
+        dot == std::string::npos || base.substr(0, dot) != phase ||
+        !valid_word(std::string_view(base).substr(dot + 1)) || phase.find('/') != std::string::npos) {
+      why = "resume.file: \"" + name + "\" is not <directory>/" + phase + ".<ext>";
+    }
+  }
+  if (why.empty() && (content == nullptr || content->type() != Json::Type::kObject)) {
+    why = "resume.content: expected a JSON object";
+  }
+  if (!why.empty()) {
+    log::Warn("phase " + phase + ": recovery: the checkpoint's resume state is damaged (" + why +
+              "); it is not written back");
+    return "; its checkpoint's resume state was damaged and not written back (" + why + ")";
+  }
+  const std::string path = state_directory + "/" + name;
+  const std::string text = content->Dump() + "\n";
+  if (auto now = ReadWholeFile(path, kMaxCheckpointBytes, "a resume state file");
+      now && *now == text) {
+    return std::string();  // the run saved it itself
+  }
+  if (Status s = EnsureDirectory(path.substr(0, path.rfind('/'))); !s) return s.error();
+  if (Status s = WriteFileAtomically(path, text); !s) return s.error();
+  log::Info("phase " + phase + ": recovery: " + path + " brought up to the run's last checkpoint");
+  return "; " + name + " brought up to its last checkpoint";
+}
+
 Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* readable,
                     std::string* why) {
   // A checkpoint becomes a history record. One a little past a record's
@@ -149,14 +204,28 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
     return std::nullopt;
   }
   const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+  std::string resumed;
+  if (readable) {
+    auto written = WriteBackResume(state_directory, record);
+    if (!written) {
+      log::Error("phase " + PhaseOf(record) + ": cannot write back the state of the interrupted run: " +
+                 written.error().message);
+      *error = Error{written.error().errnum, -1,
+                     "cannot write back the state its checkpoint " + path +
+                         " carries: " + written.error().message};
+      return std::nullopt;  // keep the checkpoint: nothing may be lost
+    }
+    resumed = *written;
+  }
   const std::string restored = readable ? Restore(record, open) : "";
   Json clean = Json::Object();
   for (const auto& [k, v] : record.members()) {
-    if (k != "checkpoint" && k != "restore") clean[k] = v;
+    if (k != "checkpoint" && k != "restore" && k != "resume") clean[k] = v;
   }
   clean["outcome"] = "interrupted";
   clean["reason"] = readable ? "drivewatch stopped while the phase ran (crash, SIGKILL or "
-                               "power cut); results up to its last checkpoint are kept" + restored
+                               "power cut); results up to its last checkpoint are kept" +
+                                   resumed + restored
                              : "drivewatch stopped while the phase ran, and its checkpoint "
                                "was unreadable: " + why;
   if (at > 0) {

@@ -146,6 +146,7 @@ struct RunState {
     Json c = Record("running", "", report);
     c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
     if (!report.restore.is_null()) c["restore"] = report.restore;
+    if (!report.resume.is_null()) c["resume"] = report.resume;
     const std::string path = CheckpointPath(options->state_directory, phase->name);
     if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
       return Error{s.error().errnum, -1, "cannot save the checkpoint: " + s.error().message};

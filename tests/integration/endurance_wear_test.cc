@@ -12,6 +12,7 @@
 #include <memory>
 #include <regex>
 #include <sstream>
+#include <stop_token>
 
 #include "aging/endurance.h"
 #include "aging/history.h"
@@ -303,6 +304,97 @@ TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes
   EXPECT_EQ(passes[1].Find("step")->AsDouble(), 2);
   EXPECT_EQ(passes[0].Find("run")->AsString(), again.Find("run")->AsString())
       << "the resumed run records the pass it found missing";
+}
+
+double Result(const Json& record, const std::string& key) {
+  const Json* results = record.Find("results");
+  const Json* v = results ? results->Find(key) : nullptr;
+  return v ? v->AsDouble() : -1;
+}
+
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Leaves what a crash between a chunk's checkpoint and its progress save
+// leaves: the checkpoint after chunk 2, the progress file after chunk 1.
+// The observer is called on the run's thread as each chunk starts, when the
+// previous chunk's checkpoint and progress are both on disk.
+class CrashBetweenSaves : public PhaseObserver {
+ public:
+  CrashBetweenSaves(std::string state, std::stop_source& stop)
+      : state_(std::move(state)), stop_(stop) {}
+  void OnProgress(const PhaseStatus&) override {
+    const std::string text = FileText(EnduranceProgressPath(state_, "wear"));
+    auto j = Json::Parse(text);
+    if (text.empty() || !j || !j->Find("chunk")) return;
+    const double chunk = j->Find("chunk")->AsDouble();
+    if (chunk == 1 && progress_after_1.empty()) progress_after_1 = text;
+    if (chunk == 2 && checkpoint_after_2.empty()) {
+      checkpoint_after_2 = FileText(CheckpointPath(state_, "wear"));
+      history_before = FileText(HistoryPath(state_));
+      stop_.request_stop();
+    }
+  }
+  void OnEnd(const Json&) override {}
+  // Puts the state directory back as the crash left it.
+  void Crash() const {
+    std::ofstream(HistoryPath(state_), std::ios::trunc) << history_before;
+    std::ofstream(CheckpointPath(state_, "wear"), std::ios::trunc) << checkpoint_after_2;
+    std::ofstream(EnduranceProgressPath(state_, "wear"), std::ios::trunc) << progress_after_1;
+  }
+  std::string progress_after_1, checkpoint_after_2, history_before;
+
+ private:
+  std::string state_;
+  std::stop_source& stop_;
+};
+
+// A run killed after a chunk's checkpoint and before its progress save:
+// recovery writes the progress back from the checkpoint, so the killed run's
+// record and the progress file agree to the byte, and the test resumes after
+// the chunk, counting it once.
+TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothing) {
+  config::EnduranceParams p;
+  p.drive_writes = 1;
+  config::PhaseConfig c;
+  c.name = "wear";
+  c.target = "t";
+  c.params = p;
+  config_.aging.phases = {c};
+  std::stop_source stop;
+  CrashBetweenSaves crash(config_.state_directory, stop);
+  auto first = RunPhase(config_, "wear", options_, stop.get_token(), &crash);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_FALSE(crash.checkpoint_after_2.empty()) << first->Dump(2);
+  ASSERT_FALSE(crash.progress_after_1.empty());
+  crash.Crash();
+
+  const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
+  ASSERT_EQ(recovered.size(), 1u);
+  const Json& killed = recovered[0];
+  EXPECT_EQ(killed.Find("outcome")->AsString(), "interrupted");
+  EXPECT_NE(killed.Find("reason")->AsString().find(
+                "endurance/wear.progress brought up to its last checkpoint"),
+            std::string::npos)
+      << killed.Find("reason")->AsString();
+  EXPECT_EQ(killed.Find("resume"), nullptr) << "the resume state stays out of the history";
+  auto progress = LoadEnduranceProgress(EnduranceProgressPath(config_.state_directory, "wear"));
+  ASSERT_TRUE(progress) << progress.error().message;
+  const std::uint64_t chunk = kTargetBytes / 16;
+  EXPECT_EQ(progress->chunk, 2u);
+  EXPECT_EQ(progress->host_bytes, 2 * chunk);
+  EXPECT_EQ(Result(killed, "host_written_bytes"), static_cast<double>(progress->host_bytes));
+
+  const Json resumed = Run(p);
+  ASSERT_EQ(resumed.Find("outcome")->AsString(), "completed") << resumed.Dump(2);
+  EXPECT_EQ(Result(resumed, "resumed_at_bytes"), static_cast<double>(2 * chunk));
+  EXPECT_EQ(Result(resumed, "run_written_bytes"), static_cast<double>(kTargetBytes - 2 * chunk));
+  EXPECT_EQ(Result(resumed, "host_written_bytes"), static_cast<double>(kTargetBytes));
+  EXPECT_EQ(PassRecords(config_.state_directory).size(), 1u);
 }
 
 TEST_F(EnduranceWearTest, ADriveWithoutTheOcpLogHasNoWriteAmplification) {

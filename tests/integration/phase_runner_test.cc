@@ -14,6 +14,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "aging/history.h"
@@ -390,6 +391,78 @@ TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
   EXPECT_EQ(history[0].Find("checkpoint"), nullptr);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
+}
+
+// A checkpoint's resume state (PhaseReport::resume) is input read back from
+// disk: written back only as <directory>/<phase>.<ext> under the state
+// directory and as a JSON object; otherwise the run is still recorded, and
+// its reason says why the state was not written.
+TEST_F(PhaseRunnerTest, ACheckpointsResumeStateIsWrittenBackOnlyWhereItBelongs) {
+  const std::filesystem::path state(config_.state_directory);
+  std::filesystem::create_directories(state / "phases");
+  int runs = 0;  // each checkpoint another run's (a recorded run's is only removed)
+  const auto checkpoint = [&](const Json& resume) {
+    ++runs;
+    Json c = Json::Object();
+    c["version"] = 1;
+    c["run"] = "wear-20261130T0000" + std::to_string(10 + runs) + ".000Z";
+    c["phase"] = "wear";
+    c["start"] = 1000.0 + runs;
+    c["outcome"] = "running";
+    c["results"] = Json::Object();
+    c["checkpoint"] = 1060.0;
+    c["resume"] = resume;
+    std::ofstream(CheckpointPath(config_.state_directory, "wear"), std::ios::trunc)
+        << c.Dump() << "\n";
+  };
+  Json content = Json::Object();
+  content["chunk"] = 2;
+  const struct {
+    const char* file;
+    bool object;
+    const char* why;
+  } damaged[] = {
+      {"../wear.progress", true, "is not <directory>/wear.<ext>"},
+      {"endurance/../../wear.progress", true, "is not <directory>/wear.<ext>"},
+      {"/tmp/wear.progress", true, "is not <directory>/wear.<ext>"},
+      {"endurance/other.progress", true, "is not <directory>/wear.<ext>"},
+      {"endurance/wear", true, "is not <directory>/wear.<ext>"},
+      {"endurance/wear.progress", false, "resume.content: expected a JSON object"},
+  };
+  for (const auto& d : damaged) {
+    Json resume = Json::Object();
+    resume["file"] = d.file;
+    resume["content"] = d.object ? content : Json("text");
+    checkpoint(resume);
+    const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
+    ASSERT_EQ(recovered.size(), 1u) << d.file;
+    const std::string reason = recovered[0].Find("reason")->AsString();
+    EXPECT_NE(reason.find("resume state was damaged and not written back"), std::string::npos)
+        << reason;
+    EXPECT_NE(reason.find(d.why), std::string::npos) << reason;
+    EXPECT_FALSE(std::filesystem::exists(state / "endurance")) << d.file;
+    EXPECT_FALSE(std::filesystem::exists(state.parent_path() / "wear.progress")) << d.file;
+  }
+  Json resume = Json::Object();
+  resume["file"] = "endurance/wear.progress";
+  resume["content"] = content;
+  checkpoint(resume);
+  std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_NE(recovered[0].Find("reason")->AsString().find(
+                "; endurance/wear.progress brought up to its last checkpoint"),
+            std::string::npos)
+      << recovered[0].Find("reason")->AsString();
+  EXPECT_EQ(recovered[0].Find("resume"), nullptr);
+  std::ifstream in(state / "endurance" / "wear.progress");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), content.Dump() + "\n");
+  // The file already holds it (the run saved it itself): nothing to say.
+  checkpoint(resume);
+  recovered = RecoverInterrupted(config_.state_directory);
+  ASSERT_EQ(recovered.size(), 1u);
+  EXPECT_EQ(recovered[0].Find("reason")->AsString().find("brought up"), std::string::npos);
 }
 
 // A checkpoint past its bound is not read (a damaged disk, a hand edit):

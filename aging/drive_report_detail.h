@@ -188,7 +188,7 @@ Json IdentitySection(const Selection& s);
 std::vector<Json> FillSections(const Selection& s);
 Json ReclaimSection(const Selection& s);
 // One table per fill level and set of cells, then QD1, low-load and mixed
-// latency, one table per set of cells.
+// latency, one table per fill level and set of cells.
 std::vector<Json> PerfSections(const Selection& s);
 std::vector<Json> LatencySections(const Selection& s);
 Json ReplaySection(const Selection& s);

@@ -452,9 +452,17 @@ std::pair<Json, std::vector<Pick>> GroupSection(const Selection& s, const Group*
                                                 const std::string& id, const std::string& title) {
   const auto [suffix, id_suffix] =
       g ? GroupName(*g, company) : std::pair<std::string, std::string>{};
-  Json section = Section(id + id_suffix, title + suffix);
+  // A row never mixes fill levels: one section per level, as the
+  // throughput tables (the reference report's 10 % and 50 % columns).
+  std::string level_id, level_title;
+  if (g) {
+    level_id = g->level < 0 ? std::string("_fill_unknown") : Format("_fill_%d", g->level);
+    level_title = g->level < 0 ? std::string(" (fill level not on record)")
+                               : Format(" at %d %% fill", g->level);
+  }
+  Json section = Section(id + level_id + id_suffix, title + level_title + suffix);
   std::vector<Pick> picks = PickRuns(
-      s, g ? InGroup(*g, which, false) : [](const Run&) { return false; });
+      s, g ? InGroup(*g, which, true) : [](const Run&) { return false; });
   section["runs"] = RunsJson(picks);
   return {std::move(section), std::move(picks)};
 }
@@ -594,9 +602,16 @@ std::vector<Json> LatencySections(const Selection& s) {
   for (auto [which, build] :
        {std::pair<Which, Build>{Qd1, Qd1Table}, std::pair<Which, Build>{LowLoad, LowLoadTable},
         std::pair<Which, Build>{Mixed, MixedTable}}) {
-    const std::vector<Group> groups = GroupsOf(s, which, false);
+    std::vector<Group> groups = GroupsOf(s, which, true);
+    std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+      return (a.level < 0 ? 1000 : a.level) < (b.level < 0 ? 1000 : b.level);
+    });
     if (groups.empty()) out.push_back(build(s, nullptr, 0));
-    for (const Group& g : groups) out.push_back(build(s, &g, groups.size()));
+    for (const Group& g : groups) {
+      const auto company = static_cast<std::size_t>(std::count_if(
+          groups.begin(), groups.end(), [&](const Group& o) { return o.level == g.level; }));
+      out.push_back(build(s, &g, company));
+    }
   }
   return out;
 }

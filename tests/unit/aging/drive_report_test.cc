@@ -152,7 +152,7 @@ TEST(DriveReportTest, EveryTableIsFreshAgedBaselineAndEverySectionEndsWithAVerdi
     for (const Json& r : s.Find("runs")->items()) labels.push_back(r.Find("label")->AsString());
     EXPECT_EQ(labels, (std::vector<std::string>{"fresh", "aged", "baseline"})) << id;
   }
-  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "low_load_latency")),
+  EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "low_load_latency_fill_50")),
             "pass: no latency over 300 ms (the worst: 10 IOPS p99.9 (aged) 26.1 ms)");
   EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "perf_fill_50")),
             "fail: aged fell below 80 % of fresh: seq write 128K 72%, rand write 4K 62%");
@@ -199,10 +199,39 @@ TEST(DriveReportTest, PerfCellsFromTheMatrixAndFromBeforeItShareTheirTables) {
             std::string::npos);
   // The QD1 cells of both kinds of runs: legacy p99.9 keys read as the
   // cell's own.
-  const Json* qd1 = SectionOf(model, kA, "qd1_latency");
+  const Json* qd1 = SectionOf(model, kA, "qd1_latency_fill_50");
+  ASSERT_NE(qd1, nullptr);
   EXPECT_NE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds"), nullptr);
   EXPECT_FALSE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds")->is_null());
   EXPECT_FALSE(Cell(*qd1, "latency", "aged", "qd1_rand_read_read_p99_9_seconds")->is_null());
+}
+
+// Latency depends on how full the drive is: a row of a QD1, low-load or
+// mixed table never comes from another fill level than its section's (the
+// fresh 10 % run was once laid beside the aged 50 % one).
+TEST(DriveReportTest, LatencyTablesCompareRunsAtOneFillLevel) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const struct {
+    const char* id;
+    const char* fresh;
+    const char* aged;
+  } want[] = {
+      {"qd1_latency_fill_10", "perf-10-20260105T040000.000Z", "perf-10-20260601T040000.000Z"},
+      {"qd1_latency_fill_50", "perf-half-20260105T061000.000Z", "perf-half-20260601T061000.000Z"},
+      {"mixed_fill_10", "perf-10-20260105T040000.000Z", "perf-10-20260601T040000.000Z"},
+      {"mixed_fill_50", "perf-half-20260105T061000.000Z", "perf-half-20260601T061000.000Z"},
+  };
+  for (const auto& w : want) {
+    const Json* s = SectionOf(model, kA, w.id);
+    ASSERT_NE(s, nullptr) << w.id;
+    EXPECT_EQ(RunOf(*s, "fresh"), w.fresh) << w.id;
+    EXPECT_EQ(RunOf(*s, "aged"), w.aged) << w.id;
+    const std::string level = std::string(w.id).substr(std::string(w.id).rfind('_') + 1);
+    EXPECT_NE(s->Find("title")->AsString().find("at " + level + " % fill"), std::string::npos)
+        << s->Find("title")->AsString();
+  }
+  EXPECT_EQ(SectionOf(model, kA, "qd1_latency"), nullptr) << "no section mixes fill levels";
+  EXPECT_EQ(SectionOf(model, kA, "mixed"), nullptr);
 }
 
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {

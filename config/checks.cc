@@ -403,6 +403,20 @@ bool NvmeNamespacePath(std::string_view path) {
   return i < name.size() && name[i] == 'n' && (++i, digits()) && i == name.size();
 }
 
+std::optional<std::string> NotNvmeNamespaceProblem(std::string_view path) {
+  const std::string name(path);
+  char* resolved = ::realpath(name.c_str(), nullptr);
+  if (resolved != nullptr) {
+    const std::string real = resolved;
+    std::free(resolved);
+    if (NvmeNamespacePath(real)) return std::nullopt;
+    return Quote(path) + (real == name ? std::string() : " (" + Quote(real) + ")") +
+           " is not an NVMe namespace";
+  }
+  if (name.substr(name.rfind('/') + 1).find("nvme") != std::string::npos) return std::nullopt;
+  return Quote(path) + " is not an NVMe namespace by its name";
+}
+
 std::optional<LogicalBlockSize> TargetLogicalBlockSize(std::string_view block_device,
                                                        std::string_view directory,
                                                        const std::string& sysfs) {

@@ -37,6 +37,12 @@ std::optional<std::string> BlockDeviceProblem(std::string_view path);
 // Whether `path` (after following symlinks such as /dev/disk/by-id/...)
 // names an NVMe namespace: nvme<N>n<M> or nvme<N>c<C>n<M>.
 bool NvmeNamespacePath(std::string_view path);
+// Why `path` cannot be an NVMe namespace, or nullopt when it is or may be:
+// a path that exists must resolve to one; one that does not exist yet (a
+// drive not plugged in) is judged by its name, and a name without "nvme"
+// (/dev/sdb, /dev/loop3) cannot be one, while /dev/disk/by-id/nvme-...
+// waits for the run to tell.
+std::optional<std::string> NotNvmeNamespaceProblem(std::string_view path);
 
 // The logical block size under an aging target, where it can be known
 // without opening it: a block device's queue/logical_block_size in sysfs

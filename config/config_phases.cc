@@ -184,6 +184,17 @@ void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
                      Quote(phase.target) + ", which names no drive serial (expected an "
                      "[[aging.targets]] entry with block_device and serial, not the one at " +
                      At(named->where) + ")");
+        } else if (kind_known && PhaseKindChangesPowerState(phase.params) &&
+                   !named->target.block_device.empty()) {
+          if (auto problem = detail::NotNvmeNamespaceProblem(named->target.block_device)) {
+            Report(target->source().begin, std::string(kPath) + ".target",
+                   "phase kind " + Quote(PhaseKindName(phase.params)) +
+                       " sends NVMe admin commands (Identify, Set Features 02h and 0Ch) to the "
+                       "drive of target " + Quote(phase.target) + ", and its block_device " +
+                       *problem + " (expected a target whose block_device is an NVMe "
+                       "namespace such as \"/dev/nvme0n1\", not the one at " +
+                       At(named->where) + ")");
+          }
         }
       }
     } else {

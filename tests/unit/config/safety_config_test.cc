@@ -5,6 +5,7 @@
 // retention studies that another phase (or study) would overwrite. And the
 // messages that say what is wrong with a value, not that its type is.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -343,12 +344,12 @@ namespace {
 
 // power-states writes nothing (no destroy_data) but changes the drive's
 // power settings: it needs a target that names its drive's serial, so a
-// directory target is refused, and a block device target is enough.
+// directory target is refused, and an NVMe namespace target is enough.
 TEST_F(SafetyConfigTest, PowerStatesNeedsATargetWithASerialButNoDestroyData) {
   const std::string text = "[[aging.targets]]\nname = \"files\"\ndirectory = \"" +
                            dir_.string() +
                            "\"\n\n[[aging.targets]]\nname = \"drive\"\nblock_device = "
-                           "\"/dev/sdzz\"\nserial = \"S4EWNX0R123456\"\n\n"
+                           "\"/dev/nvme9n1\"\nserial = \"S4EWNX0R123456\"\nnamespace = 1\n\n"
                            "[[aging.phases]]\nname = \"ps-files\"\nkind = \"power-states\"\n"
                            "target = \"files\"\n\n"
                            "[[aging.phases]]\nname = \"ps-drive\"\nkind = \"power-states\"\n"
@@ -356,7 +357,7 @@ TEST_F(SafetyConfigTest, PowerStatesNeedsATargetWithASerialButNoDestroyData) {
   const LoadResult r = LoadString(text, "c.toml");
   ASSERT_FALSE(r.config);
   EXPECT_EQ(Errors(r),
-            "c.toml:13:10: aging.phases.target: phase kind \"power-states\" changes the power "
+            "c.toml:14:10: aging.phases.target: phase kind \"power-states\" changes the power "
             "settings of the drive of target \"files\", which names no drive serial (expected "
             "an [[aging.targets]] entry with block_device and serial, not the one at line 1, "
             "column 1)\n");
@@ -369,6 +370,51 @@ TEST_F(SafetyConfigTest, PowerStatesNeedsATargetWithASerialButNoDestroyData) {
   EXPECT_EQ(p.dwell, std::chrono::milliseconds{5'000});
   EXPECT_EQ(p.exit_samples, 10u);
   EXPECT_EQ(p.settle, std::chrono::milliseconds{1'000});
+}
+
+// A block device that is not an NVMe namespace has no power states to
+// set: refused at load, naming the device (it used to pass check-config and
+// fail at run time). One that may be an NVMe namespace once plugged in
+// (a by-id name) waits for the run.
+TEST_F(SafetyConfigTest, PowerStatesOnABlockDeviceThatIsNoNvmeNamespaceIsRefusedAtLoad) {
+  const auto config = [](const std::string& device) {
+    return "[[aging.targets]]\nname = \"drive\"\nblock_device = \"" + device +
+           "\"\nserial = \"S4EWNX0R123456\"\n\n[[aging.phases]]\nname = \"ps\"\n"
+           "kind = \"power-states\"\ntarget = \"drive\"\n";
+  };
+  const LoadResult sd = LoadString(config("/dev/sdzz"), "c.toml");
+  ASSERT_FALSE(sd.config);
+  EXPECT_EQ(Errors(sd),
+            "c.toml:9:10: aging.phases.target: phase kind \"power-states\" sends NVMe admin "
+            "commands (Identify, Set Features 02h and 0Ch) to the drive of target \"drive\", "
+            "and its block_device \"/dev/sdzz\" is not an NVMe namespace by its name (expected "
+            "a target whose block_device is an NVMe namespace such as \"/dev/nvme0n1\", not the "
+            "one at line 1, column 1)\n");
+  // A path that exists is judged by what it resolves to, whatever the
+  // link's name: a link named like a by-id NVMe name to this machine's
+  // first block device that is not one (its disk, a loop device).
+  std::string disk;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/block")) {
+    const std::string dev = "/dev/" + e.path().filename().string();
+    struct stat st;
+    if (dev.find("nvme") == std::string::npos && ::stat(dev.c_str(), &st) == 0 &&
+        S_ISBLK(st.st_mode)) {
+      disk = dev;
+      break;
+    }
+  }
+  ASSERT_FALSE(disk.empty()) << "no block device on this machine to point a link at";
+  const std::filesystem::path link = dir_ / "nvme-by-id";
+  std::filesystem::create_symlink(disk, link);
+  const LoadResult resolved = LoadString(config(link.string()), "c.toml");
+  ASSERT_FALSE(resolved.config);
+  EXPECT_NE(Errors(resolved).find("\"" + link.string() + "\" (\"" + disk +
+                                  "\") is not an NVMe namespace (expected"),
+            std::string::npos)
+      << Errors(resolved);
+  const LoadResult by_id =
+      LoadString(config("/dev/disk/by-id/nvme-Samsung_SSD_970_S4EWNX0R123456"), "c.toml");
+  EXPECT_TRUE(by_id.config) << Errors(by_id);
 }
 
 }  // namespace

@@ -24,7 +24,10 @@ nav.sections a{color:#1d4ed8;text-decoration:none;margin-right:14px;white-space:
 div.scroll{overflow-x:auto;margin:4px 0 14px}
 table.measures th{white-space:normal;vertical-align:bottom}
 table caption{text-align:left;color:#374151;font-weight:600;padding:4px 0}
-td.nm{color:#9ca3af;font-style:italic}
+td.nm{color:#9ca3af;font-style:italic;white-space:normal}
+table.measures th,table.measures td{padding:6px 7px}
+@media print{main{max-width:none;padding:0}table.measures{font-size:11px}
+table.measures th,table.measures td{padding:3px 4px}div.scroll{overflow:visible}}
 table.runs{font-size:12px;color:#4b5563;margin:8px 0}
 table.runs td,table.runs th{padding:3px 8px;text-align:left;white-space:normal}
 figure.chart{margin:10px 0 16px}

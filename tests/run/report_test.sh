@@ -164,6 +164,30 @@ assert [l[1]['href'] for l in links] == ['retention-p41-lab.html'], f'retention 
 "
 pass "every chart has its curves or bars and axis titles, every section its verdict"
 
+# No table scrolls sideways at 1400 px (the replay's trim columns were cut
+# off): a copy of the page with tests/run/layout_probe.html's script lists
+# what overflows; a control copy with a table wider than any page must be
+# listed.
+layout() {  # layout PAGE: what the probe lists at 1400 px
+  browse layout --window-size=1400,4000 --virtual-time-budget=5000 --dump-dom "file://$1" |
+    python3 -c 'import html, re, sys
+m = re.search(r"<pre id=\"layout-check\">(.*?)</pre>", sys.stdin.read(), re.S)
+print(html.unescape(m.group(1)) if m else "the probe did not run")'
+}
+python3 - "$out/report.html" "$src/tests/run/layout_probe.html" "$work" <<'PY'
+import sys
+page, probe, work = open(sys.argv[1]).read(), open(sys.argv[2]).read(), sys.argv[3]
+assert page.count('</body>') == 1
+open(work + '/layout.html', 'w').write(page.replace('</body>', probe + '</body>'))
+wide = '<div class="scroll"><table data-table="control"><tr><td style="min-width:3000px">x</td></tr></table></div>'
+open(work + '/layout-control.html', 'w').write(page.replace('</body>', wide + probe + '</body>'))
+PY
+got=$(layout "$work/layout.html")
+[[ $got == OK ]] || fail "the page scrolls sideways at 1400 px: $got"
+control=$(layout "$work/layout-control.html")
+[[ $control == *"table control"* ]] || fail "the layout probe does not see a table wider than the page: $control"
+pass "no table scrolls sideways at 1400 px (a control table that does is seen)"
+
 python3 "$src/tests/run/png_check.py" "$out/report.png" report 1200 18000 900
 echo "screenshot: $out/report.png"
 echo "all report checks passed"

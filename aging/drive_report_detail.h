@@ -73,6 +73,9 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
 // "<name>_<op>_<q>_seconds", or a legacy QD1 cell's "<name>_<q>_seconds".
 std::optional<double> CellLatency(const Run& run, const Cell& cell, std::string_view op,
                                   std::string_view q);
+// The I/Os those quantiles rest on: "<name>_<op>_ios", or a legacy QD1
+// cell's "<name>_ios"; nullopt for runs recorded before the counts were.
+std::optional<double> CellCount(const Run& run, const Cell& cell, std::string_view op);
 
 // A step record (an endurance pass) that passed its checks.
 struct Step {
@@ -158,6 +161,17 @@ Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
 Json Row(std::string label);
 // Whether any row of a section's first table has a value.
 bool AnyValue(const Json& table);
+
+// A percentile needs its sample count: "indicative" when fewer than 10 of
+// `n` samples lie beyond quantile `q` (a p99.9 of fewer than 10,000 reads,
+// a p99 of fewer than 1,000), "" when enough do or n is not on record.
+std::string TailMark(std::optional<double> n, double q);
+// Whether any row of `table` has the mark "indicative", and the note that
+// says what it means.
+bool AnyIndicative(const Json& table);
+inline constexpr std::string_view kIndicativeNote =
+    "\xe2\x89\x88 indicative: fewer than 10 samples lie beyond this percentile (its n is "
+    "beside it), so one slow I/O more or less moves it";
 
 // Charts, drawn by the HTML report and kept in the model with their data
 // (in the axes' units): lines over x, or bars in groups.

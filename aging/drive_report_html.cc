@@ -80,6 +80,7 @@ std::string TableHtml(const Json& t) {
       const std::string mark = Str(*r.Find("marks"), key);
       if (mark == "at_least") text = "\xe2\x89\xa5&nbsp;" + text;
       if (mark == "not_steady") text += "&nbsp;\xe2\x80\xa0";
+      if (mark == "indicative") text = "\xe2\x89\x88&nbsp;" + text;
       out += "<td>" + text + "</td>";
     }
     out += "</tr>\n";

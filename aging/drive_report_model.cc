@@ -166,6 +166,20 @@ bool AnyValue(const Json& table) {
   return false;
 }
 
+std::string TailMark(std::optional<double> n, double q) {
+  if (!n) return "";
+  return *n * (1 - q) < 10 - 1e-9 ? "indicative" : "";
+}
+
+bool AnyIndicative(const Json& table) {
+  for (const Json& r : table.Find("rows")->items()) {
+    for (const auto& [key, m] : r.Find("marks")->members()) {
+      if (m.AsString() == "indicative") return true;
+    }
+  }
+  return false;
+}
+
 Json ChartAxis(std::string title, std::string unit, bool log) {
   Json a = Json::Object();
   a["title"] = std::move(title);

@@ -80,14 +80,29 @@ bool Mixed(const Cell& c) { return c.mix(); }
 ColumnSpec LatencyColumn(const Cell& c, std::string_view op, std::string_view q, std::string label,
                          bool optional) {
   const std::string key = c.name + "_" + std::string(op) + "_" + std::string(q) + "_seconds";
+  const double quantile = q == "p50" ? 0.5 : q == "p99" ? 0.99 : 0.999;
   return {key,
           std::move(label),
           "ms",
           [c, op = std::string(op), q = std::string(q)](const Run& r) {
             return Value(CellLatency(r, c, op, q));
           },
-          nullptr,
+          [c, op = std::string(op), quantile](const Run& r) {
+            return TailMark(CellCount(r, c, op), quantile);
+          },
           optional};
+}
+
+// The sample count beside a cell's percentiles ("n"); left out when no
+// row has one (runs recorded before the counts were).
+ColumnSpec CountColumn(const Cell& c, std::string_view op, std::string label) {
+  return {c.name + "_" + std::string(op) + "_ios", std::move(label), "count",
+          [c, op = std::string(op)](const Run& r) { return Value(CellCount(r, c, op)); }, nullptr,
+          true};
+}
+
+void NoteIndicative(Json& section, const Json& table) {
+  if (AnyIndicative(table)) section["notes"].Push(std::string(kIndicativeNote));
 }
 
 std::string Ms(double seconds) { return ShowValue(Json(seconds), "ms") + " ms"; }
@@ -225,6 +240,12 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
     out.push_back(std::move(c));
   }
   return out;
+}
+
+std::optional<double> CellCount(const Run& run, const Cell& cell, std::string_view op) {
+  if (auto v = run.Result(cell.name + "_" + std::string(op) + "_ios")) return v;
+  if (cell.operation == op) return run.Result(cell.name + "_ios");
+  return std::nullopt;
 }
 
 std::optional<double> CellLatency(const Run& run, const Cell& cell, std::string_view op,
@@ -474,6 +495,7 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
     columns.push_back(LatencyColumn(c, c.operation, "p50", c.Label() + " p50", false));
     columns.push_back(LatencyColumn(c, c.operation, "p99", c.Label() + " p99", true));
     columns.push_back(LatencyColumn(c, c.operation, "p99_9", c.Label() + " p99.9", false));
+    columns.push_back(CountColumn(c, c.operation, c.Label() + " n"));
   }
   if (columns.empty()) {
     columns.push_back({"qd1_read_p99_9_seconds", "QD1 random read p99.9", "ms",
@@ -507,6 +529,7 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
   } else {
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");
   }
+  NoteIndicative(section, table);
   section["tables"].Push(std::move(table));
   return section;
 }
@@ -524,6 +547,7 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
     columns.push_back(LatencyColumn(c, "read", "p50", at + " p50", true));
     columns.push_back(LatencyColumn(c, "read", "p99", at + " p99", true));
     columns.push_back(LatencyColumn(c, "read", "p99_9", at + " p99.9", false));
+    columns.push_back(CountColumn(c, "read", at + " n"));
   }
   for (const char* rate : {"10", "100"}) {
     if (std::none_of(cells.begin(), cells.end(),
@@ -544,6 +568,7 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
         "in Prometheus); low-load latency comes from perf cells of random reads at rate_iops = 10 "
         "and 100 (docs/report.md)");
   }
+  NoteIndicative(section, table);
   section["tables"].Push(std::move(table));
   return section;
 }
@@ -556,6 +581,8 @@ Json MixedTable(const Selection& s, const Group* g, std::size_t company) {
                        [c](const Run& r) { return Value(r.Result(c.Key("iops"))); }, nullptr});
     columns.push_back(LatencyColumn(c, "read", "p99_9", c.Label() + " read p99.9", false));
     columns.push_back(LatencyColumn(c, "write", "p99_9", c.Label() + " write p99.9", false));
+    columns.push_back(CountColumn(c, "read", c.Label() + " reads n"));
+    columns.push_back(CountColumn(c, "write", c.Label() + " writes n"));
   }
   if (columns.empty()) {
     columns.push_back(
@@ -567,6 +594,7 @@ Json MixedTable(const Selection& s, const Group* g, std::size_t company) {
       "the writes. Rule: latencies over 300 ms are detrimental.";
   section["verdict"] = DetrimentalVerdict(table);
   if (!AnyValue(table)) section["notes"].Push("no perf run with mixed cells on record");
+  NoteIndicative(section, table);
   section["tables"].Push(std::move(table));
   return section;
 }

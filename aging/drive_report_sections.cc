@@ -400,14 +400,23 @@ Json ReplaySection(const Selection& s) {
        {"replayed_ios", "I/Os replayed", "count", result("replayed_ios"), nullptr, true},
        {"late_ios", "late I/Os", "count", result("late_ios"), nullptr, true}});
   std::vector<Json> latency;
+  bool indicative = false;
   for (const char* op : {"read", "write", "trim"}) {
     std::vector<ColumnSpec> columns;
+    const std::string count = std::string(op) + "_ios";
     for (const auto& [q, label] : kReplayQuantiles) {
       const std::string key = std::string(op) + "_" + q + "_seconds";
-      columns.push_back({key, std::string(op) + " " + label, "ms", result(key), nullptr});
+      const double quantile = std::string_view(q) == "p50" ? 0.5
+                              : std::string_view(q) == "p99" ? 0.99 : 0.999;
+      columns.push_back({key, std::string(op) + " " + label, "ms", result(key),
+                         [count, quantile](const Run& r) {
+                           return TailMark(r.Result(count), quantile);
+                         }});
     }
+    columns.push_back({count, std::string(op) + " n", "count", result(count), nullptr, true});
     Json table = RunTable(std::string("replay_") + op, std::string("Replay ") + op + " latency",
                           picks, columns);
+    if (AnyIndicative(table)) indicative = true;
     if (AnyValue(table)) latency.push_back(std::move(table));
   }
   section["expectation"] =
@@ -448,6 +457,7 @@ Json ReplaySection(const Selection& s) {
         "no replay run on record: the replay phase replays a block trace "
         "(docs/aging.md)");
   }
+  if (indicative) section["notes"].Push(std::string(kIndicativeNote));
   section["tables"].Push(std::move(summary));
   for (Json& t : latency) section["tables"].Push(std::move(t));
   return section;

@@ -33,6 +33,7 @@ std::string CellText(const Json& row, const Json& column) {
   const std::string mark = Str(*row.Find("marks"), key);
   if (mark == "at_least") out = "\xe2\x89\xa5 " + out;
   if (mark == "not_steady") out += " \xe2\x80\xa0";
+  if (mark == "indicative") out = "\xe2\x89\x88 " + out;
   return out;
 }
 

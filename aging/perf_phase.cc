@@ -178,6 +178,7 @@ void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json&
       const LatencyHistogram& h = spec.read_percent == 100 ? m.read : m.write;
       results[name + "_p99_9_seconds"] = h.Quantile(0.999);
       results[name + "_p50_seconds"] = h.Quantile(0.5);
+      results[name + "_ios"] = h.count();  // the samples under the quantiles
       results[name + "_block_size_bytes"] = spec.block_size;
       return;
     }
@@ -185,6 +186,8 @@ void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json&
       results[name + "_iops"] = m.iops();
       results[name + "_read_p99_9_seconds"] = m.read.Quantile(0.999);
       results[name + "_write_p99_9_seconds"] = m.write.Quantile(0.999);
+      results[name + "_read_ios"] = m.read.count();
+      results[name + "_write_ios"] = m.write.count();
       return;
     case Naming::kFull:
       break;
@@ -201,6 +204,7 @@ void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json&
     results[key + "_p50_seconds"] = h->Quantile(0.5);
     results[key + "_p99_seconds"] = h->Quantile(0.99);
     results[key + "_p99_9_seconds"] = h->Quantile(0.999);
+    results[key + "_ios"] = h->count();  // the samples under the quantiles
   }
 }
 

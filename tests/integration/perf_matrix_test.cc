@@ -129,7 +129,7 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   }
   for (const std::string op : {"rr_read", "sw_write", "mix_70_30_read", "mix_70_30_write",
                                "paced_read"}) {
-    for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds"}) {
+    for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds", "_ios"}) {
       expected.insert(op + q);
     }
   }
@@ -196,7 +196,7 @@ TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
     expected.insert(cell + "_iops");
   }
   for (const std::string op : {"rw_2j_write", "sr_4j_read"}) {
-    for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds"}) {
+    for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds", "_ios"}) {
       expected.insert(op + q);
     }
   }

@@ -68,6 +68,9 @@ for c in cells:
     assert r["results"][n + "_bytes_per_second"] > 0, n
     assert r["results"][n + "_iops"] > 0, n
     assert r["results"]["%s_%s_p99_9_seconds" % (n, c["operation"])] > 0, n
+    assert r["results"]["%s_%s_ios" % (n, c["operation"])] > 0, n  # the samples under them
+# A cell of 409600 bytes of 4 KiB reads: its quantiles rest on 100 reads.
+assert r["results"]["rand_read_4k_100iops_read_ios"] == 100, r["results"]
 assert cells[0]["duration_seconds"] == 1.0 and cells[8]["bytes"] == 409600, cells
 assert cells[8]["rate_iops"] == 100, cells[8]
 PY

@@ -8,6 +8,7 @@
 // Regenerate the goldens after an intended change, then read the diff:
 //   DW_UPDATE_GOLDEN=1 build/tests/aging_test --gtest_filter='DriveReport*'
 #include "aging/drive_report.h"
+#include "aging/drive_report_detail.h"
 
 #include <gtest/gtest.h>
 
@@ -107,6 +108,19 @@ const Json* Cell(const Json& section, const std::string& table, const std::strin
     }
   }
   return nullptr;
+}
+
+std::string MarkOf(const Json& section, const std::string& table, const std::string& row,
+                   const std::string& key) {
+  for (const Json& t : section.Find("tables")->items()) {
+    if (t.Find("id")->AsString() != table) continue;
+    for (const Json& r : t.Find("rows")->items()) {
+      if (r.Find("label")->AsString() != row) continue;
+      const Json* m = r.Find("marks")->Find(key);
+      return m ? m->AsString() : "";
+    }
+  }
+  return "?";
 }
 
 std::string VerdictOf(const Json& section) {
@@ -256,6 +270,44 @@ TEST(DriveReportTest, AReplaysSpanIsNoLatencyAndItsTableHasEveryPromisedColumn) 
   for (const Json& t : replay->Find("tables")->items()) tables.push_back(t.Find("id")->AsString());
   EXPECT_EQ(tables, (std::vector<std::string>{"replay", "replay_read", "replay_write"}))
       << "no trim table: no run trimmed";
+}
+
+// A percentile shows its sample count, and one whose tail rests on fewer
+// than 10 samples is marked indicative: 600 reads at 10 IOPS make neither a
+// p99 (6 beyond it) nor a p99.9; 6,000 at 100 IOPS make a p99 (60) but
+// not a p99.9 (6).
+TEST(DriveReportTest, APercentileShowsItsSampleCountAndATailOnFewSamplesIsIndicative) {
+  EXPECT_EQ(drive_report_detail::TailMark(10000, 0.999), "");
+  EXPECT_EQ(drive_report_detail::TailMark(9999, 0.999), "indicative");
+  EXPECT_EQ(drive_report_detail::TailMark(1000, 0.99), "");
+  EXPECT_EQ(drive_report_detail::TailMark(999, 0.99), "indicative");
+  EXPECT_EQ(drive_report_detail::TailMark(20, 0.5), "");
+  EXPECT_EQ(drive_report_detail::TailMark(19, 0.5), "indicative");
+  EXPECT_EQ(drive_report_detail::TailMark(std::nullopt, 0.999), "") << "n not on record";
+
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const Json* low = SectionOf(model, kA, "low_load_latency_fill_50");
+  ASSERT_NE(low, nullptr);
+  const std::string at10 = "randread_4k_10iops_read_", at100 = "randread_4k_100iops_read_";
+  EXPECT_DOUBLE_EQ(Cell(*low, "latency", "aged", at10 + "ios")->AsDouble(), 600);
+  EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p50_seconds"), "");
+  EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p99_seconds"), "indicative");
+  EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p99_9_seconds"), "indicative");
+  EXPECT_DOUBLE_EQ(Cell(*low, "latency", "aged", at100 + "ios")->AsDouble(), 6000);
+  EXPECT_EQ(MarkOf(*low, "latency", "aged", at100 + "p99_seconds"), "");
+  EXPECT_EQ(MarkOf(*low, "latency", "aged", at100 + "p99_9_seconds"), "indicative");
+  bool noted = false;
+  for (const Json& n : low->Find("notes")->items()) {
+    noted = noted || n.AsString().find("indicative") != std::string::npos;
+  }
+  EXPECT_TRUE(noted) << low->Find("notes")->Dump();
+  const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
+  EXPECT_NE(text.find("10 IOPS p99.9 (ms)   \xe2\x89\x88 24.5"), std::string::npos);
+  // Records from before the counts: no n, no mark (the legacy QD1 cells).
+  const Json* qd1 = SectionOf(model, kA, "qd1_latency_fill_50");
+  ASSERT_NE(qd1, nullptr);
+  EXPECT_TRUE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_ios")->is_null());
+  EXPECT_EQ(MarkOf(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds"), "");
 }
 
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {

@@ -114,8 +114,87 @@ flags:
   -h, --help                  show this help
   --version                   show the version and the libraries built with
 
-exit status: 0 success, 1 runtime failure, 2 bad command line or config.
+exit status: 0 success, 1 runtime failure, 2 bad command line or config, 3 a
+phase run whose retention verify found blocks that no longer read back as
+written.
 )";
+}
+
+namespace {
+
+// The entries of a block of the help: an entry starts at a line for which
+// `starts` holds, and goes on over the lines indented under it.
+std::vector<std::string> Entries(const std::string& block, bool (*starts)(const std::string&)) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < block.size()) {
+    const std::size_t end = std::min(block.find('\n', at), block.size());
+    const std::string line = block.substr(at, end - at);
+    if (starts(line) || out.empty()) {
+      out.push_back(line + "\n");
+    } else {
+      out.back() += line + "\n";
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
+const char* CommandWord(CommandLine::Command c) {
+  switch (c) {
+    case CommandLine::Command::kCheckConfig: return "check-config";
+    case CommandLine::Command::kCollect: return "collect";
+    case CommandLine::Command::kSelfTest: return "selftest";
+    case CommandLine::Command::kPhase: return "phase";
+    case CommandLine::Command::kHistory: return "history";
+    case CommandLine::Command::kRetention: return "retention";
+    case CommandLine::Command::kReport: return "report";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string UsageText(CommandLine::Command command) {
+  const std::string all = UsageText();
+  const std::string word = CommandWord(command);
+  if (word.empty()) return all;
+  const std::size_t usage_end = all.find("\n\n");
+  const std::size_t flags_at = all.find("flags:\n");
+  const std::size_t exit_at = all.find("\nexit status:");
+  // Usage lines: "usage: drivewatch ..." and "       drivewatch ...".
+  std::string out;
+  for (std::string e : Entries(all.substr(0, usage_end + 1), [](const std::string& l) {
+         return l.rfind("usage: ", 0) == 0 || l.rfind("       drivewatch", 0) == 0;
+       })) {
+    const std::size_t name = e.find("drivewatch ");
+    if (e.compare(name + 11, word.size() + 1, word + " ") != 0 &&
+        e.compare(name + 11, word.size() + 1, word + "\n") != 0) {
+      continue;
+    }
+    e.replace(0, name, out.empty() ? "usage: " : "       ");
+    out += e;
+  }
+  // Flags: those that say they go "with <word>", and the ones every
+  // command takes.
+  std::string flags;
+  const std::string with = "with " + word;
+  for (const std::string& e :
+       Entries(all.substr(flags_at + 7, exit_at - flags_at - 7), [](const std::string& l) {
+         return l.rfind("  -", 0) == 0;
+       })) {
+    std::string flat = e;
+    for (char& c : flat) c = c == '\n' ? ' ' : c;
+    std::string squeezed;
+    for (char c : flat) {
+      if (c != ' ' || squeezed.empty() || squeezed.back() != ' ') squeezed += c;
+    }
+    if (squeezed.find(with) != std::string::npos || e.rfind("  --config.file", 0) == 0 ||
+        e.rfind("  --log.level", 0) == 0 || e.rfind("  -h, --help", 0) == 0) {
+      flags += e;
+    }
+  }
+  return out + "\nflags:\n" + flags + all.substr(exit_at);
 }
 
 std::string VersionText() {
@@ -130,6 +209,7 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
     if (arg == "-h" || arg == "--help") {
+      if (have_subcommand) cli.help_for = cli.command;
       cli.command = CommandLine::Command::kHelp;
       return {cli, ""};
     }

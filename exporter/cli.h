@@ -14,6 +14,9 @@ struct CommandLine {
     kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kRetention, kReport, kHelp,
     kVersion };
   Command command = Command::kServe;
+  // With kHelp: the subcommand --help came after ("phase run --help"),
+  // whose help is printed alone; kServe for the whole help.
+  Command help_for = Command::kServe;
   std::optional<std::string> config_file;
   std::optional<std::string> listen_address;
   std::optional<std::string> web_config_file;  // exporter-toolkit web-config YAML
@@ -44,6 +47,9 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv);
 
 // The --help text.
 std::string UsageText();
+// The help of one subcommand: its usage lines, the flags that go with it
+// and the exit status; the whole text for kServe.
+std::string UsageText(CommandLine::Command command);
 // The --version text.
 std::string VersionText();
 

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   const CommandLine& cli = *parsed.cli;
   switch (cli.command) {
     case CommandLine::Command::kHelp:
-      std::fputs(drivewatch::UsageText().c_str(), stdout);
+      std::fputs(drivewatch::UsageText(cli.help_for).c_str(), stdout);
       return 0;
     case CommandLine::Command::kVersion:
       std::fputs(drivewatch::VersionText().c_str(), stdout);

@@ -132,12 +132,20 @@ int RunPhaseCommand(const CommandLine& cli) {
     std::fflush(stdout);
     std::fputs(table.c_str(), stderr);
   }
+  // The runner has logged the outcome and its reason (once: it was
+  // printed twice); what is left to say is data found damaged.
   const std::string outcome = record->Find("outcome")->AsString();
-  if (outcome != "completed") {
-    std::fprintf(stderr, "drivewatch: phase %s %s: %s\n", name.c_str(), outcome.c_str(),
-                 record->Find("reason")->AsString().c_str());
+  if (outcome != "completed") return outcome == "refused" ? 2 : 1;
+  const aging::Json* results = record->Find("results");
+  const aging::Json* bad = results ? results->Find("bad_bytes") : nullptr;
+  if (bad != nullptr && bad->AsDouble() > 0) {
+    std::fprintf(stderr,
+                 "drivewatch: phase %s: the verify found %.0f bytes that no longer read back as "
+                 "written (exit status 3; drivewatch retention report names the blocks)\n",
+                 name.c_str(), bad->AsDouble());
+    return kExitDataDamaged;
   }
-  return outcome == "completed" ? 0 : outcome == "refused" ? 2 : 1;
+  return 0;
 }
 
 int RunHistoryCommand(const CommandLine& cli) {
@@ -167,6 +175,14 @@ int RunHistoryCommand(const CommandLine& cli) {
                                       : fmt == "csv" ? aging::HistoryFormat::kCsv
                                                      : aging::HistoryFormat::kTable;
   std::fputs(aging::RenderHistory(contents->records, filter, format).c_str(), stdout);
+  // An empty table says where it looked: without --config.file that is the
+  // built-in state directory, which may not be the daemon's.
+  if (contents->records.empty()) {
+    std::fprintf(stderr, "drivewatch: no runs on record in %s%s\n", file.path().c_str(),
+                 cli.config_file ? ""
+                                 : " (the built-in default state directory; --config.file "
+                                   "names the config whose [state] directory to read)");
+  }
   return 0;
 }
 

@@ -12,7 +12,9 @@ namespace drivewatch {
 // a plain line per second otherwise; the history record as JSON on
 // stdout. SIGINT and SIGTERM abort the phase cleanly (recorded as
 // aborted). Exit status: 0 completed, 1 aborted or failed, 2 refused or a
-// bad command line or config.
+// bad command line or config, kExitDataDamaged (3) completed but the data
+// did not read back as written (a retention verify that found bad blocks).
+inline constexpr int kExitDataDamaged = 3;
 int RunPhaseCommand(const CommandLine& cli);
 
 // Prints the history in the config's state directory. Exit status 0, or 1

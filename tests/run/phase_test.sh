@@ -66,9 +66,24 @@ set -e
 ((rc == 2)) || fail "refused phase exited $rc, expected 2"
 [[ $(json 'r["outcome"]' <"$work/nowhere.json") == refused ]] || fail "nowhere not refused"
 grep -q "$work/missing" "$work/nowhere.err" || fail "refusal does not name the directory: $(cat "$work/nowhere.err")"
+n=$(grep -c "$work/missing" "$work/nowhere.err")
+((n == 1)) || fail "the refusal is printed $n times, not once: $(cat "$work/nowhere.err")"
 ((rc2 == 2)) && grep -q 'no phase "nosuch" in \[\[aging.phases\]\] (expected one of: fill, slow, nowhere)' "$work/nosuch.err" ||
   fail "unknown phase: exit $rc2: $(cat "$work/nosuch.err")"
-pass "refusals exit 2 and name what is wrong"
+pass "refusals exit 2, name what is wrong, and are said once"
+
+# --- help of one subcommand; where an empty history was looked for ----------
+"$bin" phase run --help >"$work/help.txt" || fail "phase run --help exited $?"
+grep -q '^usage: drivewatch phase run NAME' "$work/help.txt" && grep -q -- '--target=NAME' "$work/help.txt" ||
+  fail "phase run --help: $(head -3 "$work/help.txt")"
+! grep -qE 'drivewatch (history|report|collect)|--baseline' "$work/help.txt" ||
+  fail "phase run --help prints other commands' help: $(cat "$work/help.txt")"
+mkdir -p "$work/empty-state"
+printf '[state]\ndirectory = "%s"\n' "$work/empty-state" >"$work/empty.toml"
+"$bin" history --config.file="$work/empty.toml" >"$work/empty.out" 2>"$work/empty.err" || fail "history of an empty state exited $?"
+grep -qF "no runs on record in $work/empty-state/history.log" "$work/empty.err" ||
+  fail "an empty history does not say where it looked: $(cat "$work/empty.err")"
+pass "phase run --help is that command's help; an empty history says which file it read"
 
 # --- SIGTERM: aborted, recorded ---------------------------------------------
 "$bin" phase run slow --config.file="$work/dw.toml" >"$work/term.json" 2>/dev/null &

@@ -56,6 +56,23 @@ fi
 cp "$study" "$work/good.json"
 pass "a written study carries its checksum and reports"
 
+# --- a verify that finds a bad block exits 3 -----------------------------------
+# A clean verify exits 0; one byte changed in the target's file makes the
+# block read back wrong: exit 3 (completed, data damaged), said once.
+"$bin" phase run verify --config.file="$work/dw.toml" >"$work/clean.json" 2>"$work/clean.err" ||
+  fail "a verify of an intact study exited $?: $(tail -2 "$work/clean.err")"
+file=$work/data/drivewatch-aging-scratch.dat
+[[ -f $file ]] || fail "no target file $file"
+printf '\x5a' | dd of="$file" bs=1 seek=$((1048576 + 100)) conv=notrunc status=none
+rc=0
+"$bin" phase run verify --config.file="$work/dw.toml" >"$work/bad.json" 2>"$work/bad.err" || rc=$?
+((rc == 3)) || fail "a verify that found a bad block exited $rc, expected 3: $(tail -2 "$work/bad.err")"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["outcome"] == "completed" and r["results"]["bad_bytes"] == 4096, r["results"]' "$work/bad.json" ||
+  fail "the verify's record: $(head -c 400 "$work/bad.json")"
+grep -qF "the verify found 4096 bytes that no longer read back as written (exit status 3" "$work/bad.err" ||
+  fail "the verify does not say it found damage: $(tail -2 "$work/bad.err")"
+pass "a verify that finds a bad block exits 3 and says so; a clean one exits 0"
+
 # --- version 1 bytes with one value changed ----------------------------------
 damage_v1() {  # FIELD VALUE: the record as version 1 (no checksum) with region.FIELD = VALUE
   python3 - "$work/good.json" "$study" "$1" "$2" <<'PY'

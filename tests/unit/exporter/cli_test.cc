@@ -158,6 +158,31 @@ TEST(ListenAddressTest, Forms) {
   EXPECT_EQ(v6->host, "::1");
 }
 
+// --help after a subcommand is that subcommand's help: its usage lines and
+// the flags that go with it, not every command's.
+TEST(CommandLineTest, HelpOfOneSubcommand) {
+  auto p = ParseCommandLine({"drivewatch", "phase", "run", "--help"});
+  ASSERT_TRUE(p.cli) << p.error;
+  EXPECT_EQ(p.cli->command, CommandLine::Command::kHelp);
+  EXPECT_EQ(p.cli->help_for, CommandLine::Command::kPhase);
+  const std::string phase = UsageText(CommandLine::Command::kPhase);
+  EXPECT_EQ(phase.rfind("usage: drivewatch phase run NAME --config.file=FILE", 0), 0u) << phase;
+  EXPECT_NE(phase.find("--target=NAME"), std::string::npos) << phase;
+  EXPECT_NE(phase.find("--config.file=FILE "), std::string::npos) << phase;
+  EXPECT_NE(phase.find("exit status:"), std::string::npos) << phase;
+  for (const char* other : {"drivewatch history", "drivewatch report", "--baseline", "--wait"}) {
+    EXPECT_EQ(phase.find(other), std::string::npos) << other << "\n" << phase;
+  }
+  const std::string retention = UsageText(CommandLine::Command::kRetention);
+  EXPECT_NE(retention.find("       drivewatch retention end STUDY"), std::string::npos) << retention;
+  EXPECT_NE(retention.find("--format=FORMAT"), std::string::npos) << retention;
+  EXPECT_EQ(retention.find("--drive"), std::string::npos) << retention;
+  // Before any subcommand: the whole help.
+  p = ParseCommandLine({"drivewatch", "--help", "phase"});
+  ASSERT_TRUE(p.cli);
+  EXPECT_EQ(UsageText(p.cli->help_for), UsageText());
+}
+
 TEST(ListenAddressTest, Errors) {
   EXPECT_EQ(ParseListenAddress("9647").error().message,
             "listen address \"9647\": missing port (expected host:port, "

@@ -795,6 +795,37 @@ Json EnduranceSection(const Selection& s) {
     if (from > 0)
       section["notes"].Push(Format("the first %zu passes are left out of the list", from));
   }
+  // Where the test is, from the drive's latest endurance run that wrote
+  // (whatever its outcome: a test of months is runs cut short by
+  // max_duration), so a test without a full pass yet shows what it wrote.
+  const Run* latest_run = nullptr;
+  for (const Run& r : s.inputs->runs) {
+    if (r.drive == s.drive && r.kind == "endurance" && r.outcome != "refused" &&
+        r.Result("host_written_bytes")) {
+      latest_run = &r;
+    }
+  }
+  if (latest_run) {
+    Json t = Json::Object();
+    t["id"] = "endurance_progress";
+    t["title"] = "Where the test is";
+    Json& cols = t["columns"];
+    cols = Json::Array();
+    cols.Push(Column("outcome", "latest run", "text"));
+    cols.Push(Column("host_written_bytes", "written by the test", "bytes"));
+    cols.Push(Column("drive_writes_ratio", "drive writes", "x"));
+    cols.Push(Column("target_progress_ratio", "toward its end", "percent"));
+    cols.Push(Column("run_written_bytes", "written by the run", "bytes"));
+    Json row = Row(latest_run->id);
+    row["values"]["outcome"] = latest_run->outcome;
+    for (const char* key :
+         {"host_written_bytes", "drive_writes_ratio", "target_progress_ratio", "run_written_bytes"}) {
+      row["values"][key] = Value(latest_run->Result(key));
+    }
+    t["rows"] = Json::Array();
+    t["rows"].Push(std::move(row));
+    section["tables"].Push(std::move(t));
+  }
   section["expectation"] =
       "Writing the drive over and over wears it: Percentage Used grows by about 100 % over its "
       "rated drive writes, the write amplification (WAF) stays near 1 for sequential writes and "
@@ -822,6 +853,14 @@ Json EnduranceSection(const Selection& s) {
       section["verdict"] = Verdict("pass", line + (errors ? ", no media error during the test"
                                                           : ", media errors not on record"));
     }
+  } else if (latest_run) {
+    const double written = *latest_run->Result("host_written_bytes");
+    std::string line = "the test is under way, no full pass yet: " + Show(written, "bytes") + " written";
+    if (auto dw = latest_run->Result("drive_writes_ratio")) line += Format(" (%.2f drive writes)", *dw);
+    if (auto to = latest_run->Result("target_progress_ratio")) {
+      line += Format(", %.0f %% of the way to its end", *to * 100);
+    }
+    section["verdict"] = Verdict("info", line);
   } else {
     section["notes"].Push("no endurance pass of this drive on record");
   }

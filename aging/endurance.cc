@@ -3,11 +3,20 @@
 // WAF, and the progress file, read back with every field checked.
 #include "aging/endurance.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <limits>
 #include <map>
 
 #include "aging/durable_file.h"
+#include "aging/phase_lock.h"
 #include "aging/phase.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/units.h"
@@ -158,6 +167,49 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
     p.storage = std::move(*extents);
   }
   return p;
+}
+
+Expected<std::string> ResetEnduranceTest(const std::string& state_directory,
+                                         const std::string& phase, const std::string& target) {
+  auto lock = phase_detail::StateLock::Take(phase_detail::TargetLockPath(state_directory, target),
+                                            "endurance reset of phase " + phase);
+  if (!lock) {
+    return Error{lock.error().errnum, -1,
+                 "cannot reset the endurance test of phase " + phase + ": target " + target +
+                     " is " + lock.error().message + " (stop the run first)"};
+  }
+  Status recorded = Ok{};
+  phase_detail::RecordInterrupted(state_directory, phase, target, &recorded, {});
+  if (!recorded) return recorded.error();
+  const std::string path = EnduranceProgressPath(state_directory, phase);
+  if (access(path.c_str(), F_OK) != 0) {
+    return Error{ENOENT, -1,
+                 "phase " + phase + " has no endurance test to reset (no " + path + ")"};
+  }
+  std::string was;
+  if (auto p = LoadEnduranceProgress(path); p) {
+    was = "pass " + std::to_string(p->pass + 1) + ", " + std::to_string(p->host_bytes) +
+          " bytes written" + (p->ended ? ", ended: " + p->end_reason : std::string());
+  } else {
+    was = "damaged: " + p.error().message;
+  }
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  const std::string kept = path + ".reset-" + stamp;
+  if (std::rename(path.c_str(), kept.c_str()) != 0) {
+    return Error{errno, -1, "cannot rename " + path + " to " + kept + ": " + std::strerror(errno)};
+  }
+  // The rename is durable before the reset is said to be done.
+  const std::string dir = path.substr(0, path.rfind('/'));
+  if (int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  return "the endurance test of phase " + phase + " (" + was + ") is reset: its progress is kept as " +
+         kept + ", and the next run starts a new test";
 }
 
 }  // namespace drivewatch::aging

@@ -80,4 +80,15 @@ inline constexpr std::size_t kMaxEnduranceProgressBytes = std::size_t{4} << 20;
 // errnum EFBIG and a message naming the file.
 Expected<EnduranceProgress> LoadEnduranceProgress(const std::string& path);
 
+// `drivewatch endurance reset NAME`: ends the test of endurance phase
+// `phase` so that its next run starts a new one. Under the phase target's
+// lock (EBUSY while a run holds it), a checkpoint a killed run left is
+// recorded first (so its progress is written back and not lost), then the
+// progress file is renamed aside to <progress>.reset-<UTC time>, kept, not
+// deleted; a damaged one too (the reset is the way past it). The history
+// keeps the test's runs and passes. Returns what was done, in words; ENOENT
+// when there is no test to reset.
+Expected<std::string> ResetEnduranceTest(const std::string& state_directory,
+                                         const std::string& phase, const std::string& target);
+
 }  // namespace drivewatch::aging

@@ -236,13 +236,15 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   if (access(path.c_str(), F_OK) == 0) {
     auto loaded = LoadEnduranceProgress(path);
     if (!loaded) {
-      return refuse(loaded.error().message + " (remove it to start the test over)");
+      return refuse(loaded.error().message + " (`drivewatch endurance reset " + name +
+                    "` starts the test over)");
     }
     if (loaded->workload != phase.workload || loaded->capacity != capacity) {
       return refuse(path + " is a test of workload \"" + loaded->workload + "\" over " +
                     std::to_string(loaded->capacity) + " bytes, and the phase is now \"" +
                     phase.workload + "\" over " + std::to_string(capacity) +
-                    " (expected the same; remove it to start the test over)");
+                    " (expected the same; `drivewatch endurance reset " + name +
+                    "` starts the test over)");
     }
     // The progress is this storage's: the target's name or serial may
     // reach other bytes now (SIGHUP moved it to another loop device).
@@ -251,11 +253,12 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
       return refuse(path + " is the progress of a test on " +
                     DescribeIdentities(loaded->storage) + ", and target " + ctx.target().name +
                     " now reaches " + ctx.storage().DescribeReach(here) +
-                    " (expected the same storage; remove " + path + " to start the test over here)");
+                    " (expected the same storage; `drivewatch endurance reset " + name +
+                    "` starts the test over here)");
     }
     if (loaded->ended) {
-      return refuse("the test already ended (" + loaded->end_reason + "); remove " + path +
-                    " to start a new one");
+      return refuse("the test already ended (" + loaded->end_reason + "); `drivewatch endurance "
+                    "reset " + name + "` starts a new one");
     }
     p = std::move(*loaded);
     if (p.storage.empty()) p.storage = here;  // a file from before storage was kept

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal to the phase runner (aging/phase_runner.cc) and its recovery
-// (aging/phase_recovery.cc): the flocks in <state>/phases that keep at most
+// Internal to the phase runner (aging/phase_runner.cc), its recovery
+// (aging/phase_recovery.cc) and the endurance reset (aging/endurance.cc):
+// the flocks in <state>/phases that keep at most
 // one heavy phase on a target and on a drive, across processes, and the
 // recording of a checkpoint a killed run left behind.
 #pragma once

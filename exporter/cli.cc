@@ -48,6 +48,10 @@ std::string UsageText() {
                                            in the foreground: progress on
                                            stderr, the result as JSON on
                                            stdout, saved to the history
+       drivewatch endurance reset NAME --config.file=FILE
+                                           end endurance phase NAME's test so
+                                           its next run starts a new one (its
+                                           progress file is kept aside)
        drivewatch history [--drive=SERIAL] [--phase=NAME]
                           [--format=table|json|csv]
                                            print the phase history kept in
@@ -146,6 +150,7 @@ const char* CommandWord(CommandLine::Command c) {
     case CommandLine::Command::kCollect: return "collect";
     case CommandLine::Command::kSelfTest: return "selftest";
     case CommandLine::Command::kPhase: return "phase";
+    case CommandLine::Command::kEndurance: return "endurance";
     case CommandLine::Command::kHistory: return "history";
     case CommandLine::Command::kRetention: return "retention";
     case CommandLine::Command::kReport: return "report";
@@ -259,6 +264,8 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
         cli.command = CommandLine::Command::kSelfTest;
       } else if (arg == "phase") {
         cli.command = CommandLine::Command::kPhase;
+      } else if (arg == "endurance") {
+        cli.command = CommandLine::Command::kEndurance;
       } else if (arg == "history") {
         cli.command = CommandLine::Command::kHistory;
       } else if (arg == "retention") {
@@ -268,7 +275,8 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       } else {
         return {std::nullopt, "unknown command \"" + arg +
                                   "\" (expected check-config, collect, "
-                                  "selftest, phase, history, retention or report; see --help)"};
+                                  "selftest, phase, endurance, history, retention or report; "
+                                  "see --help)"};
       }
       have_subcommand = true;
       continue;
@@ -326,6 +334,17 @@ ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
       if (!cli.config_file) {
         return {std::nullopt, "phase run needs --config.file=FILE (the phase and "
                               "its target are defined there)"};
+      }
+      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
+      break;
+    case CommandLine::Command::kEndurance:
+      if (cli.args.size() != 2 || cli.args[0] != "reset") {
+        return {std::nullopt,
+                "endurance takes the subcommand reset: endurance reset NAME --config.file=FILE"};
+      }
+      if (!cli.config_file) {
+        return {std::nullopt, "endurance reset needs --config.file=FILE (the phase and its "
+                              "state directory are defined there)"};
       }
       if (cli.once) return {std::nullopt, "--once goes with the collect command"};
       break;

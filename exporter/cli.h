@@ -11,8 +11,8 @@ namespace drivewatch {
 
 struct CommandLine {
   enum class Command {
-    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kHistory, kRetention, kReport, kHelp,
-    kVersion };
+    kServe, kCheckConfig, kCollect, kSelfTest, kPhase, kEndurance, kHistory, kRetention, kReport,
+    kHelp, kVersion };
   Command command = Command::kServe;
   // With kHelp: the subcommand --help came after ("phase run --help"),
   // whose help is printed alone; kServe for the whole help.

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
       return drivewatch::RunSelfTestCommand(cli);
     case CommandLine::Command::kPhase:
       return drivewatch::RunPhaseCommand(cli);
+    case CommandLine::Command::kEndurance:
+      return drivewatch::RunEnduranceCommand(cli);
     case CommandLine::Command::kHistory:
       return drivewatch::RunHistoryCommand(cli);
     case CommandLine::Command::kRetention:

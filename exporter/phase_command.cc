@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "aging/endurance.h"
 #include "aging/history.h"
 #include "aging/perf_summary.h"
 #include "aging/phase_runner.h"
@@ -145,6 +146,41 @@ int RunPhaseCommand(const CommandLine& cli) {
                  name.c_str(), bad->AsDouble());
     return kExitDataDamaged;
   }
+  return 0;
+}
+
+int RunEnduranceCommand(const CommandLine& cli) {
+  const auto cfg = LoadConfig(cli);
+  if (!cfg) return 2;
+  const std::string& name = cli.args[1];
+  const config::PhaseConfig* phase = cfg->aging.FindPhase(name);
+  std::string endurance;
+  for (const auto& p : cfg->aging.phases) {
+    if (std::holds_alternative<config::EnduranceParams>(p.params)) {
+      endurance += (endurance.empty() ? "" : ", ") + p.name;
+    }
+  }
+  if (phase == nullptr || !std::holds_alternative<config::EnduranceParams>(phase->params)) {
+    std::fprintf(stderr, "drivewatch: %s: %s (%s)\n", cli.config_file->c_str(),
+                 phase == nullptr
+                     ? ("no phase \"" + name + "\" in [[aging.phases]]").c_str()
+                     : ("phase \"" + name + "\" is of kind " +
+                        std::string(config::PhaseKindName(phase->params)) + ", not endurance")
+                           .c_str(),
+                 endurance.empty() ? "no endurance phase is configured"
+                                   : ("expected an endurance phase: " + endurance).c_str());
+    return 2;
+  }
+  for (const aging::Json& r : aging::RecoverInterrupted(cfg->state_directory)) {
+    std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
+                 r.Find("phase") ? r.Find("phase")->AsString().c_str() : "?");
+  }
+  auto done = aging::ResetEnduranceTest(cfg->state_directory, name, phase->target);
+  if (!done) {
+    std::fprintf(stderr, "drivewatch: %s\n", done.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s\n", done->c_str());
   return 0;
 }
 

@@ -17,6 +17,12 @@ namespace drivewatch {
 inline constexpr int kExitDataDamaged = 3;
 int RunPhaseCommand(const CommandLine& cli);
 
+// `drivewatch endurance reset NAME`: ends endurance phase NAME's test so
+// its next run starts a new one (aging::ResetEnduranceTest). Exit status 0
+// reset, 1 nothing to reset or a run holds the target, 2 no such endurance
+// phase or a bad config.
+int RunEnduranceCommand(const CommandLine& cli);
+
 // Prints the history in the config's state directory. Exit status 0, or 1
 // when it cannot be read.
 int RunHistoryCommand(const CommandLine& cli);

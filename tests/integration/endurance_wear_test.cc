@@ -16,6 +16,7 @@
 
 #include "aging/endurance.h"
 #include "aging/history.h"
+#include "aging/phase_lock.h"
 #include "aging/phase_runner.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
@@ -395,6 +396,58 @@ TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothin
   EXPECT_EQ(Result(resumed, "run_written_bytes"), static_cast<double>(kTargetBytes - 2 * chunk));
   EXPECT_EQ(Result(resumed, "host_written_bytes"), static_cast<double>(kTargetBytes));
   EXPECT_EQ(PassRecords(config_.state_directory).size(), 1u);
+}
+
+// `endurance reset` is refused while a run holds the target, records a
+// killed run's checkpoint before it (so the kept progress is the
+// checkpoint's, not lost), and keeps the progress file aside.
+TEST_F(EnduranceWearTest, AResetWaitsForTheRunAndKeepsWhatAKilledRunLeft) {
+  config::EnduranceParams p;
+  p.drive_writes = 1;
+  config::PhaseConfig c;
+  c.name = "wear";
+  c.target = "t";
+  c.params = p;
+  config_.aging.phases = {c};
+  std::stop_source stop;
+  CrashBetweenSaves crash(config_.state_directory, stop);
+  ASSERT_TRUE(RunPhase(config_, "wear", options_, stop.get_token(), &crash));
+  crash.Crash();  // the checkpoint after chunk 2, the progress after chunk 1
+  const std::string progress = EnduranceProgressPath(config_.state_directory, "wear");
+  {
+    auto held = phase_detail::StateLock::Take(
+        phase_detail::TargetLockPath(config_.state_directory, "t"), "a run");
+    ASSERT_TRUE(held);
+    auto busy = ResetEnduranceTest(config_.state_directory, "wear", "t");
+    ASSERT_FALSE(busy);
+    EXPECT_EQ(busy.error().errnum, EBUSY);
+    EXPECT_NE(busy.error().message.find("target t is busy: a run"), std::string::npos)
+        << busy.error().message;
+    EXPECT_EQ(FileText(progress), crash.progress_after_1) << "nothing changed while busy";
+  }
+  auto done = ResetEnduranceTest(config_.state_directory, "wear", "t");
+  ASSERT_TRUE(done) << done.error().message;
+  EXPECT_FALSE(std::filesystem::exists(progress));
+  EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "wear")));
+  std::vector<std::string> kept;
+  for (const auto& e : std::filesystem::directory_iterator(config_.state_directory + "/endurance")) {
+    kept.push_back(e.path().string());
+  }
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].rfind(progress + ".reset-", 0), 0u) << kept[0];
+  auto was = LoadEnduranceProgress(kept[0]);
+  ASSERT_TRUE(was) << was.error().message;
+  EXPECT_EQ(was->chunk, 2u) << "the killed run's checkpoint was recorded, and its progress kept";
+  EXPECT_NE(done->find("(pass 1, " + std::to_string(2 * (kTargetBytes / 16)) + " bytes written)"),
+            std::string::npos)
+      << *done;
+  auto none = ResetEnduranceTest(config_.state_directory, "wear", "t");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().errnum, ENOENT);
+  // The next run begins a new test.
+  const Json fresh = Run(p);
+  EXPECT_EQ(fresh.Find("outcome")->AsString(), "completed") << fresh.Dump(2);
+  EXPECT_EQ(Result(fresh, "resumed_at_bytes"), 0);
 }
 
 TEST_F(EnduranceWearTest, ADriveWithoutTheOcpLogHasNoWriteAmplification) {

@@ -131,9 +131,9 @@ PY
   "$bin" phase run "$phase" --config.file="$work/dw.toml" >"$work/$phase.again" 2>"$work/$phase.err3"
   rc=$?
   set -e
-  ((rc == 2)) && grep -q "the test already ended (drive_writes: 2 full passes done); remove $progress" \
+  ((rc == 2)) && grep -q "the test already ended (drive_writes: 2 full passes done); \`drivewatch endurance reset $phase\` starts a new one" \
     "$work/$phase.err3" || fail "$phase: a finished test ran again: exit $rc: $(tail -2 "$work/$phase.err3")"
-  pass "$phase: an ended test is refused until its progress file is removed"
+  pass "$phase: an ended test is refused until it is reset"
 done
 
 # A damaged progress file is refused, naming the file and the field.
@@ -146,6 +146,37 @@ set -e
 ((rc == 2)) && grep -q "$progress: chunk: expected a whole number" "$work/bad.err" ||
   fail "damaged progress file: exit $rc: $(tail -2 "$work/bad.err")"
 pass "a damaged progress file is refused, naming the file and the field"
+
+# `endurance reset` starts the test over: the progress (damaged, here) is
+# kept aside, byte for byte, and the next run begins a new test.
+cp "$progress" "$work/before-reset"
+"$bin" endurance reset wear-seq --config.file="$work/dw.toml" >"$work/reset.out" 2>"$work/reset.err" ||
+  fail "endurance reset exited $?: $(cat "$work/reset.err")"
+kept=$(ls "$progress".reset-* 2>/dev/null | head -n 1)
+[[ -n $kept && ! -e $progress ]] || fail "reset left $(ls "$work/state/endurance")"
+cmp -s "$kept" "$work/before-reset" || fail "the kept progress is not the file as it was"
+grep -qF "the endurance test of phase wear-seq (damaged: $progress: chunk: expected a whole number" "$work/reset.out" &&
+  grep -qF "is reset: its progress is kept as $kept, and the next run starts a new test" "$work/reset.out" ||
+  fail "reset says: $(cat "$work/reset.out")"
+sed '0,/^drive_writes = 2$/s//bytes_written = "4MiB"/' "$work/dw.toml" >"$work/new.toml"
+"$bin" phase run wear-seq --config.file="$work/new.toml" >"$work/new.json" 2>"$work/new.err" ||
+  fail "the run after the reset exited $?: $(tail -2 "$work/new.err")"
+[[ $(json 'r["outcome"], r["results"]["resumed_at_bytes"], r["results"]["host_written_bytes"]' <"$work/new.json") == "completed 0 $((4 * mib))" ]] ||
+  fail "the run after the reset: $(json 'r["outcome"], r["results"]' <"$work/new.json")"
+set +e
+"$bin" endurance reset wear-seq --config.file="$work/dw.toml" >/dev/null 2>/dev/null
+rc1=$?
+rm -f "$progress"
+"$bin" endurance reset wear-seq --config.file="$work/dw.toml" >/dev/null 2>"$work/none.err"
+rc2=$?
+"$bin" endurance reset nosuch --config.file="$work/dw.toml" >/dev/null 2>"$work/nosuch.err"
+rc3=$?
+set -e
+((rc1 == 0 && rc2 == 1)) && grep -qF "phase wear-seq has no endurance test to reset (no $progress)" "$work/none.err" ||
+  fail "reset of no test: exit $rc1, $rc2: $(cat "$work/none.err")"
+((rc3 == 2)) && grep -qF 'no phase "nosuch" in [[aging.phases]] (expected an endurance phase: wear-seq, wear-jesd)' "$work/nosuch.err" ||
+  fail "reset of an unknown phase: exit $rc3: $(cat "$work/nosuch.err")"
+pass "endurance reset keeps the progress aside and the next run starts a new test; nothing to reset exits 1, no such phase 2"
 
 sed 's/workload = "jesd219"/workload = "random"/' "$work/dw.toml" >"$work/bad.toml"
 set +e

@@ -9,6 +9,7 @@
 //   DW_UPDATE_GOLDEN=1 build/tests/aging_test --gtest_filter='DriveReport*'
 #include "aging/drive_report.h"
 #include "aging/drive_report_detail.h"
+#include "aging/history.h"
 
 #include <gtest/gtest.h>
 
@@ -308,6 +309,49 @@ TEST(DriveReportTest, APercentileShowsItsSampleCountAndATailOnFewSamplesIsIndica
   ASSERT_NE(qd1, nullptr);
   EXPECT_TRUE(Cell(*qd1, "latency", "fresh", "qd1_rand_read_read_ios")->is_null());
   EXPECT_EQ(MarkOf(*qd1, "latency", "fresh", "qd1_rand_read_read_p99_9_seconds"), "");
+}
+
+// An endurance test stopped before its first full pass (max_duration cut
+// each run short) still shows what it wrote, from its latest run, rather
+// than "not measured".
+TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
+  HistorySource source = History("host-a.dwh");
+  const Json* model_record = nullptr;
+  for (const Json& r : source.contents.records) {
+    if (IsRunRecord(r) && r.Find("kind") && r.Find("kind")->AsString() == "endurance") {
+      model_record = &r;
+    }
+  }
+  ASSERT_NE(model_record, nullptr) << "the fixture has an endurance run to copy";
+  Json run = *model_record;
+  run["serial"] = "PARTIAL1";
+  run["run"] = "wear-20260701T000000.000Z";
+  run["outcome"] = "aborted";
+  run["reason"] = "max_duration 1h reached";
+  run["results"] = Json::Object();
+  run["results"]["host_written_bytes"] = std::uint64_t{768} << 20;
+  run["results"]["run_written_bytes"] = std::uint64_t{768} << 20;
+  run["results"]["drive_writes_ratio"] = 0.75;
+  run["results"]["target_progress_ratio"] = 0.375;
+  run["series"] = Json::Object();
+  HistorySource partial{"partial-endurance.dwh", {}};
+  partial.contents.records.push_back(run);
+  DriveReportRequest request;
+  request.drives = {"PARTIAL1"};
+  request.generated = kGenerated;
+  auto model = BuildDriveReport({partial}, {}, request);
+  ASSERT_TRUE(model) << model.error().message;
+  const Json* section = SectionOf(*model, "PARTIAL1", "endurance");
+  ASSERT_NE(section, nullptr);
+  EXPECT_EQ(VerdictOf(*section),
+            "info: the test is under way, no full pass yet: 0.805 GB written (0.75 drive "
+            "writes), 38 % of the way to its end");
+  EXPECT_DOUBLE_EQ(
+      Cell(*section, "endurance_progress", "wear-20260701T000000.000Z", "host_written_bytes")
+          ->AsDouble(),
+      768.0 * 1048576);
+  EXPECT_EQ(Cell(*section, "endurance_progress", "wear-20260701T000000.000Z", "outcome")->AsString(),
+            "aborted");
 }
 
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {

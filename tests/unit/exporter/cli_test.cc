@@ -46,7 +46,7 @@ TEST(CommandLineTest, Errors) {
             "flag --config.file needs a non-empty value");
   EXPECT_EQ(Parse({"serve"}).error,
             "unknown command \"serve\" (expected check-config, collect, "
-            "selftest, phase, history, retention or report; see --help)");
+            "selftest, phase, endurance, history, retention or report; see --help)");
   EXPECT_EQ(Parse({"check-config"}).error, "check-config takes exactly one FILE");
   EXPECT_EQ(Parse({"collect"}).error,
             "collect needs --once (it runs the probes one time)");

@@ -40,6 +40,9 @@ ul.damaged li{color:#7f1d1d}
 .sources li{margin:2px 0}
 )";
 
+// Series of at most this many points have each point drawn.
+constexpr std::size_t kDrawnPoints = 12;
+
 std::string Str(const Json& j, std::string_view key) {
   const Json* v = j.Find(key);
   return v && v->type() == Json::Type::kString ? v->AsString() : std::string();
@@ -185,6 +188,15 @@ std::string LineChartHtml(const Json& c) {
         "stroke-width=\"2\" stroke-linejoin=\"round\"%s/>\n",
         Html(Str(s, "name")).c_str(), plot.PathData(points).c_str(), colour.c_str(),
         dashed ? " stroke-dasharray=\"5 3\"" : "");
+    // A short series (a phase of a second or two) is a dot or two that a
+    // line alone would not show: each point is drawn.
+    if (points.size() <= kDrawnPoints) {
+      for (const svg::Point& pt : points) {
+        out += Format("<circle class=\"point\" data-series=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+                      "fill=\"%s\"/>\n",
+                      Html(Str(s, "name")).c_str(), plot.X(pt.x), plot.Y(pt.y), colour.c_str());
+      }
+    }
     legend.push_back({colour, Str(s, "name"), dashed});
   }
   // A marker takes its series' colour; their labels are stacked so that

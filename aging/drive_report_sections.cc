@@ -48,12 +48,31 @@ Points OverTime(const std::vector<double>& bps) {
     out.emplace_back(static_cast<double>(i), bps[i] / 1e6);
   return Downsample(out);
 }
-Points OverBytes(const std::vector<double>& bps) {
+// A fill's throughput against data written, from bytes: each sample's
+// rate times its own length (`seconds`, series.throughput_seconds; runs
+// recorded before it: 1 s each, with the total held to `written_bytes`,
+// since the last sample covered only part of its second).
+Points OverBytes(const std::vector<double>& bps, const std::vector<double>* seconds,
+                 std::optional<double> written_bytes) {
+  const bool lengths = seconds != nullptr && seconds->size() == bps.size();
   Points out;
   double written = 0;
-  for (double b : bps) {
-    written += b;
-    out.emplace_back(written / 1e9, b / 1e6);
+  for (std::size_t i = 0; i < bps.size(); ++i) {
+    written += bps[i] * (lengths ? (*seconds)[i] : 1.0);
+    if (!lengths && written_bytes) written = std::min(written, *written_bytes);
+    out.emplace_back(written / 1e9, bps[i] / 1e6);
+  }
+  return Downsample(out);
+}
+// Over time, each sample at its start, from the samples' lengths when on
+// record.
+Points OverTime(const std::vector<double>& bps, const std::vector<double>* seconds) {
+  if (seconds == nullptr || seconds->size() != bps.size()) return OverTime(bps);
+  Points out;
+  double t = 0;
+  for (std::size_t i = 0; i < bps.size(); ++i) {
+    out.emplace_back(t, bps[i] / 1e6);
+    t += (*seconds)[i];
   }
   return Downsample(out);
 }
@@ -250,8 +269,9 @@ Json FillSection(const Selection& s, int level) {
     const std::vector<double>* series =
         p.run ? p.run->Numbers("throughput_bytes_per_second") : nullptr;
     if (series == nullptr) continue;
-    AddLine(time, p.label, OverTime(*series));
-    AddLine(bytes, p.label, OverBytes(*series));
+    const std::vector<double>* lengths = p.run->Numbers("throughput_seconds");
+    AddLine(time, p.label, OverTime(*series, lengths));
+    AddLine(bytes, p.label, OverBytes(*series, lengths, p.run->Result("written_bytes")));
     if (auto c = p.run->Result("slc_cache_bytes")) {
       if (auto t = p.run->Result("slc_exhausted_after_seconds")) {
         AddMarker(time, *t, "SLC cache ends (" + p.label + ")", p.label);

@@ -55,6 +55,11 @@ Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& 
     series.push_back(s.bytes_per_second());
   }
   report.series["throughput_bytes_per_second"] = ThroughputSeries(*written);
+  // Each sample's own length: the last one covers what was left of its
+  // second, so a report reckons data written from bytes, not seconds.
+  Json lengths = Json::Array();
+  for (const ThroughputSample& s : written->samples) lengths.Push(s.seconds);
+  report.series["throughput_seconds"] = lengths;
   report.results["written_bytes"] = written->total.write_bytes;
   report.results["fill_ratio"] =
       static_cast<double>(written->total.write_bytes) / static_cast<double>(capacity);

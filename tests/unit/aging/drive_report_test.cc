@@ -354,6 +354,75 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
             "aborted");
 }
 
+// A one-second fill still draws: its sample is a point on the chart, and
+// data written comes from bytes (each sample's rate times its own length),
+// not from counting seconds; a record from before the lengths were kept
+// holds the total to its written_bytes, since its last sample was a part
+// of a second.
+TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
+  HistorySource source = History("host-a.dwh");
+  const Json* fill = nullptr;
+  for (const Json& r : source.contents.records) {
+    if (IsRunRecord(r) && r.Find("kind")->AsString() == "fill" &&
+        r.Find("outcome")->AsString() == "completed" && !fill) {
+      fill = &r;
+    }
+  }
+  ASSERT_NE(fill, nullptr);
+  const auto make = [&](const std::string& serial, std::vector<double> bps,
+                        std::vector<double> seconds, double written) {
+    Json run = *fill;
+    run["serial"] = serial;
+    run["run"] = "fill-short-20260701T000000.000Z";
+    Json results = Json::Object();
+    results["written_bytes"] = written;
+    results["fill_ratio"] = 0.5;
+    results["slc_cache_lower_bound_bytes"] = written;  // no cache found in so little
+    run["results"] = results;
+    Json series = Json::Object();
+    series["throughput_bytes_per_second"] = Json::Array();
+    for (double b : bps) series["throughput_bytes_per_second"].Push(b);
+    if (!seconds.empty()) {
+      series["throughput_seconds"] = Json::Array();
+      for (double t : seconds) series["throughput_seconds"].Push(t);
+    }
+    run["series"] = series;
+    return run;
+  };
+  HistorySource h{"short.dwh", {}};
+  // 0.6 s at 2 GB/s: one sample, 1.2 GB.
+  h.contents.records.push_back(make("SHORT1", {2e9}, {0.6}, 1.2e9));
+  // Recorded before the lengths: three samples of 1 GB/s, the last one
+  // over half a second: 2.5 GB in all, not 3.
+  h.contents.records.push_back(make("OLDER1", {1e9, 1e9, 1e9}, {}, 2.5e9));
+  DriveReportRequest request;
+  request.drives = {"SHORT1", "OLDER1"};
+  request.generated = kGenerated;
+  auto model = BuildDriveReport({h}, {}, request);
+  ASSERT_TRUE(model) << model.error().message;
+  const auto chart = [&](const std::string& drive, const std::string& id) -> const Json* {
+    const Json* section = SectionOf(*model, drive, "fill_50");
+    if (section == nullptr) return nullptr;
+    for (const Json& c : section->Find("charts")->items()) {
+      if (c.Find("id")->AsString() == id) return &c;
+    }
+    return nullptr;
+  };
+  const Json* short_bytes = chart("SHORT1", "fill_50_bytes");
+  ASSERT_NE(short_bytes, nullptr) << "a one-sample fill has its chart";
+  const auto& points = short_bytes->Find("series")->items()[0].Find("points")->items();
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_DOUBLE_EQ(points[0].items()[0].AsDouble(), 1.2);  // GB, from bytes
+  EXPECT_DOUBLE_EQ(points[0].items()[1].AsDouble(), 2000);  // MB/s
+  const Json* older = chart("OLDER1", "fill_50_bytes");
+  ASSERT_NE(older, nullptr);
+  const Json& last = older->Find("series")->items()[0].Find("points")->items().back();
+  EXPECT_DOUBLE_EQ(last.items()[0].AsDouble(), 2.5);
+  const std::string html = RenderDriveReport(*model, DriveReportFormat::kHtml);
+  EXPECT_NE(html.find("<circle class=\"point\" data-series=\"fresh\""), std::string::npos)
+      << "the short fill's sample is drawn as a point";
+}
+
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {
   const Json model = Build({"damaged.dwh"}, {}, false);
   const Json& source = model.Find("sources")->items()[0];

@@ -4,10 +4,12 @@
 # binary with real sockets on 127.0.0.1, curl as the honest scraper and
 # tests/run/http_peers.py as the others:
 #   1. 1,000 idle + 64 header-dripping connections, plain and TLS: every
-#      honest scrape is answered, p99 under 100 ms;
+#      honest scrape is answered and none waits behind a peer (p99 under
+#      500 ms; see "Bounds" below);
 #   2. a header bomb: 431, RSS growth under 5 MiB;
 #   3. 32 loops of wrong passwords at bcrypt cost 12: a cached correct
-#      credential's scrapes stay under 100 ms;
+#      credential's scrapes never pay for a bcrypt (each faster than the
+#      first, uncached scrape of the same run);
 #   4. three pipelined GETs answered in order; gzip;q=0 honoured; a head
 #      dripping a byte every 0.5 s is closed at the 10 s head deadline;
 #   5. SIGHUP while out of file descriptors says so;
@@ -29,6 +31,14 @@ ulimit -n 8192
 # keeps freed memory in quarantine and its checks slow every request.
 sanitized=""
 [[ -n ${ASAN_OPTIONS:-} ]] && sanitized=yes
+# Bounds. A latency bound in a test fails by chance on a loaded machine
+# (a p99 of 157 ms was seen while two compilers ran beside it), so each
+# bound here tells the failure it guards against from noise by a wide
+# margin: a scrape that waited behind a dripping peer waits for its next
+# byte (1 s) or the 10 s head deadline, hence 500 ms; a cached credential
+# that still paid for bcrypt takes as long as the first, uncached scrape.
+# The p50/p99 are printed for the record; the 100 ms goal on a quiet
+# machine is read off them, not asserted.
 # within NAME VALUE BOUND: fails unless VALUE < BOUND (see above).
 within() {
   if awk -v v="$2" -v b="$3" 'BEGIN {exit !(v < b)}'; then return 0; fi
@@ -122,7 +132,7 @@ starve_run() {
   honest_scrapes 100 "${scheme_args[@]}"
   kill "$holder"
   wait "$holder" 2>/dev/null || true
-  within "$name: honest scrape p99 in ms with 1000 idle + 64 dripping peers (p50 ${p50})" "$p99" 100
+  within "$name: honest scrape p99 in ms with 1000 idle + 64 dripping peers (p50 ${p50})" "$p99" 500
   pass "$name: 100 honest scrapes with 1000 idle + 64 dripping peers ($open descriptors open): all 200, p50 ${p50} ms, p99 ${p99} ms"
   stop_daemon
 }
@@ -165,7 +175,8 @@ honest_scrapes 40 -u alice:wonderland
 wrong=$(curl -s -o /dev/null -w '%{http_code}' -u alice:wrong "$url" || true)
 kill "$flooder"
 max=$(tail -1 "$work/times")
-within "slowest cached correct scrape in ms under the flood (p50 ${p50})" "$max" 100
+first_ms=$(awk -v s="$first" 'BEGIN {printf "%.1f", s * 1000}')
+within "slowest cached correct scrape in ms under the flood (p50 ${p50}), against the first, uncached one" "$max" "$first_ms"
 [[ $wrong == 401 || $wrong == 503 ]] || fail "a wrong password during the flood got $wrong"
 pass "32 wrong-password loops at cost 12: 40 cached correct scrapes, p50 ${p50} ms, max ${max} ms (the first, uncached: ${first} s; a wrong one: $wrong)"
 stop_daemon
@@ -298,7 +309,7 @@ stall_round() {
   after=$(rss_kib)
   within "$name: RSS growth in KiB with the peers open (from ${baseline} to ${during})" \
     $((during - baseline)) 20480
-  within "$name: honest TLS scrape p99 in ms beside the peers (p50 ${p50})" "$p99" 100
+  within "$name: honest TLS scrape p99 in ms beside the peers (p50 ${p50})" "$p99" 500
 }
 stall_summary() {
   echo "RSS ${baseline} KiB before, ${during} KiB with them open (+$((during - baseline)) KiB), ${after} KiB once the $1 closed them (+$((after - baseline)) KiB); honest TLS scrapes meanwhile p50 ${p50} ms, p99 ${p99} ms"

@@ -50,40 +50,27 @@ constexpr std::uint32_t kPreconditionBlock = 128 * 1024;
 constexpr std::uint32_t kPreconditionQueueDepth = 32;
 constexpr int kPreconditionPasses = 2;
 
+// The built-in matrix (config::DefaultPerfCells), with the result keys its
+// cells have always had, so dashboards and alert rules written for them
+// keep working.
 std::vector<Cell> BuiltInMatrix(const config::PerfParams& p, std::uint32_t logical_block) {
-  const std::uint32_t qd = p.queue_depth;
-  const std::uint32_t small = std::max<std::uint32_t>(512, logical_block);
-  const double mixed = p.perf_mixed_iops;
-  return {
-      {{.name = "seq_read", .access = "sequential", .operation = "read",
-        .block_size = 128 * 1024, .queue_depth = qd},
-       Naming::kThroughput},
-      {{.name = "seq_write", .access = "sequential", .operation = "write",
-        .block_size = 128 * 1024, .queue_depth = qd},
-       Naming::kThroughput},
-      {{.name = "rand_read_4k", .access = "random", .operation = "read", .block_size = 4096,
-        .queue_depth = qd},
-       Naming::kIops},
-      {{.name = "rand_write_4k", .access = "random", .operation = "write", .block_size = 4096,
-        .queue_depth = qd},
-       Naming::kIops},
-      {{.name = "qd1_rand_read", .access = "random", .operation = "read", .block_size = small},
-       Naming::kQd1Latency},
-      {{.name = "qd1_rand_write", .access = "random", .operation = "write", .block_size = small},
-       Naming::kQd1Latency},
-      {{.name = "mixed_90_10", .access = "random", .operation = "mix", .read_percent = 90,
-        .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
-       Naming::kPacedMix},
-      {{.name = "mixed_50_50", .access = "random", .operation = "mix", .read_percent = 50,
-        .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
-       Naming::kPacedMix},
-  };
+  std::vector<Cell> out;
+  for (const config::PerfCell& c : config::DefaultPerfCells(p, logical_block)) {
+    const Naming naming = c.access == "sequential"        ? Naming::kThroughput
+                          : c.operation == "mix"          ? Naming::kPacedMix
+                          : c.name.rfind("qd1_", 0) == 0 ? Naming::kQd1Latency
+                                                          : Naming::kIops;
+    out.push_back(Cell{c, naming});
+  }
+  return out;
 }
 
 std::vector<Cell> Matrix(const config::PerfParams& p, std::uint32_t logical_block) {
   if (!p.preset && p.cells.empty()) return BuiltInMatrix(p, logical_block);
   std::vector<Cell> m;
-  if (p.preset) {
+  if (p.preset == "builtin") {
+    m = BuiltInMatrix(p, logical_block);
+  } else if (p.preset) {
     for (const config::PerfCell& c : config::PresetCells(*p.preset)) m.push_back(Cell{c});
   }
   for (const config::PerfCell& c : p.cells) m.push_back(Cell{c});
@@ -165,33 +152,11 @@ double Tracked(const config::PerfCell& c, const WorkloadResult& r) {
   return r.total.seconds > 0 ? r.total.ios() / r.total.seconds : 0.0;
 }
 
+// Every cell records its throughput, its IOPS, and for each operation it
+// does p50, p99 and p99.9 with the I/Os under them. The built-in QD1 cells
+// name their quantiles without the operation, as they always have.
 void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json& results) {
   const std::string& name = cell.def.name;
-  switch (cell.naming) {
-    case Naming::kThroughput:
-      results[name + "_bytes_per_second"] = m.bytes_per_second();
-      return;
-    case Naming::kIops:
-      results[name + "_iops"] = m.iops();
-      return;
-    case Naming::kQd1Latency: {
-      const LatencyHistogram& h = spec.read_percent == 100 ? m.read : m.write;
-      results[name + "_p99_9_seconds"] = h.Quantile(0.999);
-      results[name + "_p50_seconds"] = h.Quantile(0.5);
-      results[name + "_ios"] = h.count();  // the samples under the quantiles
-      results[name + "_block_size_bytes"] = spec.block_size;
-      return;
-    }
-    case Naming::kPacedMix:
-      results[name + "_iops"] = m.iops();
-      results[name + "_read_p99_9_seconds"] = m.read.Quantile(0.999);
-      results[name + "_write_p99_9_seconds"] = m.write.Quantile(0.999);
-      results[name + "_read_ios"] = m.read.count();
-      results[name + "_write_ios"] = m.write.count();
-      return;
-    case Naming::kFull:
-      break;
-  }
   results[name + "_bytes_per_second"] = m.bytes_per_second();
   results[name + "_iops"] = m.iops();
   const std::pair<const char*, const LatencyHistogram*> ops[] = {
@@ -200,12 +165,13 @@ void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json&
       {"trim", spec.trim_percent > 0 ? &m.trim : nullptr}};
   for (const auto& [op, h] : ops) {
     if (h == nullptr) continue;
-    const std::string key = name + "_" + op;
+    const std::string key = cell.naming == Naming::kQd1Latency ? name : name + "_" + op;
     results[key + "_p50_seconds"] = h->Quantile(0.5);
     results[key + "_p99_seconds"] = h->Quantile(0.99);
     results[key + "_p99_9_seconds"] = h->Quantile(0.999);
     results[key + "_ios"] = h->count();  // the samples under the quantiles
   }
+  if (cell.naming == Naming::kQd1Latency) results[name + "_block_size_bytes"] = spec.block_size;
 }
 
 Status IoErrors(const std::string& step, const WorkloadResult& r) {

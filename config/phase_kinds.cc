@@ -40,6 +40,28 @@ std::span<const PhaseKey> PhaseKindKeys() {
   return keys;
 }
 
+std::vector<PerfCell> DefaultPerfCells(const PerfParams& p, std::uint32_t logical_block) {
+  const std::uint32_t qd = p.queue_depth;
+  const std::uint32_t small = std::max<std::uint32_t>(512, logical_block);
+  const double mixed = p.perf_mixed_iops;
+  return {
+      {.name = "seq_read", .access = "sequential", .operation = "read",
+       .block_size = 128 * 1024, .queue_depth = qd},
+      {.name = "seq_write", .access = "sequential", .operation = "write",
+       .block_size = 128 * 1024, .queue_depth = qd},
+      {.name = "rand_read_4k", .access = "random", .operation = "read", .block_size = 4096,
+       .queue_depth = qd},
+      {.name = "rand_write_4k", .access = "random", .operation = "write", .block_size = 4096,
+       .queue_depth = qd},
+      {.name = "qd1_rand_read", .access = "random", .operation = "read", .block_size = small},
+      {.name = "qd1_rand_write", .access = "random", .operation = "write", .block_size = small},
+      {.name = "mixed_90_10", .access = "random", .operation = "mix", .read_percent = 90,
+       .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
+      {.name = "mixed_50_50", .access = "random", .operation = "mix", .read_percent = 50,
+       .block_size = 4096, .queue_depth = qd, .rate_iops = mixed},
+  };
+}
+
 std::span<const PerfCell> PresetCells(std::string_view preset) {
   // Phoronix's storage runs (fio with io_uring and direct I/O): 4 KiB
   // random read and write at QD1 and QD32, 2 MiB sequential read at QD1,
@@ -64,7 +86,9 @@ std::span<const PerfCell> PresetCells(std::string_view preset) {
       {.name = "seq_write_2m_qd8", .access = "sequential", .operation = "write",
        .block_size = k2m, .queue_depth = 8},
   };
+  static const std::vector<PerfCell> built_in = DefaultPerfCells(PerfParams{}, 512);
   if (preset == "phoronix") return phoronix;
+  if (preset == "builtin") return built_in;
   return {};
 }
 

@@ -266,12 +266,12 @@ struct PerfCell {
   bool operator==(const PerfCell&) const = default;
 };
 
-inline constexpr std::string_view kPerfPresets[] = {"phoronix"};
+inline constexpr std::string_view kPerfPresets[] = {"builtin", "phoronix"};
 inline constexpr PhaseKey kPresetKey{
     .name = "preset", .type = PhaseKeyType::kName,
-    .doc = "A named matrix run before the listed cells: \"phoronix\", the cells of "
-           "Phoronix's fio storage runs (docs/aging.md); unset: only the cells, or without "
-           "cells the built-in matrix.",
+    .doc = "A named matrix run before the listed cells: \"builtin\", the built-in matrix "
+           "(so cells add to it), or \"phoronix\", the cells of Phoronix's fio storage runs "
+           "(docs/aging.md); unset: only the cells, or without cells the built-in matrix.",
     .choices = kPerfPresets};
 inline constexpr PhaseKey kCellsKey{
     .name = "cells", .type = PhaseKeyType::kTables,
@@ -401,8 +401,15 @@ struct PerfParams {
 };
 
 // The cells of a preset, in the order they run; empty for a name that is
-// none (config/phase_kinds.cc).
+// none (config/phase_kinds.cc). "builtin" is the built-in matrix as
+// DefaultPerfCells gives it for a phase of default keys on 512-byte blocks
+// (its names and operations, for the config's checks).
 std::span<const PerfCell> PresetCells(std::string_view preset);
+// The built-in matrix of phase `p` on a target of `logical_block` bytes:
+// sequential read and write (128 KiB at p.queue_depth), random 4 KiB read
+// and write, QD1 random read and write of one logical block (512 B at
+// least), and 4 KiB 90/10 and 50/50 mixes at p.perf_mixed_iops.
+std::vector<PerfCell> DefaultPerfCells(const PerfParams& p, std::uint32_t logical_block);
 
 // trim: fill to fill_percent, trim the first trim_percent, measure.
 struct TrimParams {

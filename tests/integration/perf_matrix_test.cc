@@ -95,6 +95,38 @@ class PerfMatrixTest : public ::testing::Test {
   PhaseRunnerOptions options_;
 };
 
+// preset = "builtin" runs the built-in matrix, with the keys it has always
+// had, and the phase's cells after it: a lab's 10 and 100 IOPS cells in the
+// same run as the defaults, not a second perf phase.
+TEST_F(PerfMatrixTest, CellsAddToTheBuiltInMatrix) {
+  config::PerfParams p;
+  p.preset = "builtin";
+  p.perf_duration = std::chrono::milliseconds{200};
+  config::PerfCell at10{
+      .name = "rand_read_4k_10iops", .access = "random", .operation = "read", .block_size = 4096};
+  at10.rate_iops = 10;
+  at10.bytes = 3 * 4096;
+  p.cells = {at10};
+  AddPerf("lab", p);
+  const Json r = Run("lab");
+  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  std::vector<std::string> names;
+  for (const Json& c : r.Find("series")->Find("cells")->items()) {
+    names.push_back(c.Find("name")->AsString());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"seq_read", "seq_write", "rand_read_4k",
+                                             "rand_write_4k", "qd1_rand_read", "qd1_rand_write",
+                                             "mixed_90_10", "mixed_50_50",
+                                             "rand_read_4k_10iops"}));
+  for (const char* key : {"seq_read_bytes_per_second", "qd1_rand_read_p99_9_seconds",
+                          "qd1_rand_read_p99_seconds", "qd1_rand_read_iops",
+                          "mixed_50_50_read_p99_9_seconds", "rand_read_4k_10iops_read_p99_seconds",
+                          "rand_read_4k_10iops_iops"}) {
+    EXPECT_GT(Result(r, key), 0) << key;
+  }
+  EXPECT_EQ(Result(r, "rand_read_4k_10iops_read_ios"), 3);
+}
+
 TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   config::PerfParams p;
   config::PerfCell rr{

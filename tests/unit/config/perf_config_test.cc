@@ -217,7 +217,11 @@ TEST(PerfConfigTest, EveryRefusalIsLocatedAtItsKey) {
        "preset \"phoronix\" (expected names unique in the phase, preset cells included)"},
       {"preset = \"fio\"\n",
        "x.toml:10:10: aging.phases.preset: \"fio\" is not one of its values (expected one of "
-       "\"phoronix\")"},
+       "\"builtin\", \"phoronix\")"},
+      {"preset = \"builtin\"\n" + cell + "name = \"qd1_rand_read\"\naccess = \"random\"\n"
+           "operation = \"read\"\nblock_size = \"4KiB\"\n",
+       "aging.phases.cells[0].name: \"qd1_rand_read\" is already a cell of preset \"builtin\" "
+       "(expected names unique in the phase, preset cells included)"},
       {"cells = \"all\"\n",
        "x.toml:10:9: aging.phases.cells: wrong type: string \"all\" (expected an array of "
        "tables, written [[aging.phases.cells]])"},

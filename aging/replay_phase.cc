@@ -128,13 +128,20 @@ void SetShares(const TraceSummary& s, WorkloadSpec& spec) {
   *shares[largest] = *shares[largest] + 100 - sum;
 }
 
-void Latencies(const char* op, const LatencyHistogram& h, Json& results) {
+// An operation's response latency (from when each I/O was due, so a
+// replay that fell behind shows it) and its service latency (from the
+// submission, as fio times).
+void Latencies(const char* op, const LatencyHistogram& h, const LatencyHistogram& service,
+               Json& results) {
   if (h.count() == 0) return;
   const std::string p = op;
   results[p + "_p50_seconds"] = h.Quantile(0.5);
   results[p + "_p99_seconds"] = h.Quantile(0.99);
   results[p + "_p99_9_seconds"] = h.Quantile(0.999);
   results[p + "_max_seconds"] = h.MaxSeconds();
+  results[p + "_service_p50_seconds"] = service.Quantile(0.5);
+  results[p + "_service_p99_seconds"] = service.Quantile(0.99);
+  results[p + "_service_p99_9_seconds"] = service.Quantile(0.999);
 }
 
 }  // namespace
@@ -201,9 +208,9 @@ Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport
   results["replay_bytes_per_second"] =
       seconds > 0 ? static_cast<double>(r.total.read_bytes + r.total.write_bytes) / seconds : 0.0;
   results["replay_iops"] = seconds > 0 ? static_cast<double>(r.total.ios()) / seconds : 0.0;
-  Latencies("read", r.read_latency, results);
-  Latencies("write", r.write_latency, results);
-  Latencies("trim", r.trim_latency, results);
+  Latencies("read", r.read_latency, r.read_service, results);
+  Latencies("write", r.write_latency, r.write_service, results);
+  Latencies("trim", r.trim_latency, r.trim_service, results);
   report.series["throughput_bytes_per_second"] = ThroughputSeries(r);
   if (source.error()) return *source.error();
   if (r.errors > 0) {

@@ -272,7 +272,14 @@ struct WorkloadResult {
   // writes: from just before the submitting system call (or from when a
   // paced I/O was due, if it waited for a free slot) to the reap of its
   // completion; trims: around the ioctl or fallocate.
+  // This is response latency: for a late paced I/O it includes the wait
+  // for a slot, what a user waiting on the schedule sees.
   LatencyHistogram read_latency, write_latency, trim_latency;
+  // Service latency: from just before the submitting call to the reap,
+  // always (fio's lat; fio times from the submission too). The same as
+  // the above for I/Os that were not late, and for every I/O of an
+  // unpaced run.
+  LatencyHistogram read_service, write_service, trim_service;
   // Failed I/Os: an error completion, or a short transfer (a read past the
   // end of a file), which counts as failed and not in the throughput.
   std::uint64_t errors = 0;

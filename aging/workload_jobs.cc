@@ -90,6 +90,9 @@ WorkloadResult MergeJobs(const std::vector<JobRun>& jobs, bool stopped) {
     out.read_latency.Merge(r.read_latency);
     out.write_latency.Merge(r.write_latency);
     out.trim_latency.Merge(r.trim_latency);
+    out.read_service.Merge(r.read_service);
+    out.write_service.Merge(r.write_service);
+    out.trim_service.Merge(r.trim_service);
     out.errors += r.errors;
     out.late += r.late;
     if (r.errors > 0 && (out.first_error.empty() || job.first_error_ns < first_error_ns)) {

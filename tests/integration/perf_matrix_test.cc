@@ -165,6 +165,9 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
       expected.insert(op + q);
     }
   }
+  for (const char* q : {"_service_p50_seconds", "_service_p99_seconds", "_service_p99_9_seconds"}) {
+    expected.insert(std::string("paced_read") + q);  // paced: timed from the submission too
+  }
   EXPECT_EQ(Keys(r), expected) << r.Dump(2);
   for (const std::string& key : expected) EXPECT_GT(Result(r, key), 0) << key;
   // Every I/O is block_size bytes.

@@ -295,6 +295,37 @@ TEST_F(WorkloadFile, FixedRateHoldsTheRate) {
   EXPECT_NEAR(r->samples[0].iops(), 200, 30);
 }
 
+// Response latency counts from when a paced I/O was due, service latency
+// from its submission (fio's). At a rate no device keeps up with, every
+// I/O is issued late and the schedule's backlog grows, so the response
+// quantiles hold the wait for a slot and the service ones do not; an
+// unpaced run's two histograms are the same.
+TEST_F(WorkloadFile, ALateIoCountsItsWaitInResponseLatencyNotInService) {
+  WorkloadSpec s = Spec(100, 0, 0, 4 * kKiB, 1);
+  s.access = Access::kRandom;
+  s.rate_iops = 1e6;
+  s.max_time = std::chrono::milliseconds(300);
+  const WorkloadResult paced = RunOk(*target_, s);
+  ASSERT_GT(paced.read_latency.count(), 20u);
+  EXPECT_GT(paced.late, 0u);
+  EXPECT_EQ(paced.read_service.count(), paced.read_latency.count());
+  // By the run's middle the schedule is about 0.15 s ahead of the reads:
+  // far more than any one read's own time.
+  EXPECT_GT(paced.read_latency.Quantile(0.5), 10 * paced.read_service.Quantile(0.5))
+      << "response p50 " << paced.read_latency.Quantile(0.5) << " s, service p50 "
+      << paced.read_service.Quantile(0.5) << " s";
+  EXPECT_LT(paced.read_service.Quantile(0.99), paced.read_latency.Quantile(0.99));
+
+  WorkloadSpec unpaced = Spec(100, 0, 0, 4 * kKiB, 4);
+  unpaced.access = Access::kRandom;
+  unpaced.max_bytes = 400 * 4 * kKiB;
+  const WorkloadResult r = RunOk(*target_, unpaced);
+  EXPECT_EQ(r.read_service.count(), r.read_latency.count());
+  for (double q : {0.5, 0.99, 0.999}) {
+    EXPECT_EQ(r.read_service.Quantile(q), r.read_latency.Quantile(q)) << q;
+  }
+}
+
 TEST_F(WorkloadFile, BoundsByBytesTimeAndRegion) {
   WorkloadSpec bytes = Spec(0, 100, 0, 16 * kKiB, 4);
   bytes.wrap = true;

@@ -423,6 +423,28 @@ TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
       << "the short fill's sample is drawn as a point";
 }
 
+// Low-load latency is shown both ways: response (from when each read was
+// due, what the verdict judges) and service (from the submission, as fio
+// times, to lay beside fio), each named so.
+TEST(DriveReportTest, LowLoadLatencyIsShownAsResponseAndAsService) {
+  const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
+  const Json* low = SectionOf(model, kA, "low_load_latency_fill_50");
+  ASSERT_NE(low, nullptr);
+  const auto& tables = low->Find("tables")->items();
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_NE(tables[0].Find("title")->AsString().find("response latency, from when each read was due"),
+            std::string::npos);
+  EXPECT_NE(tables[1].Find("title")->AsString().find("service latency, from submission"),
+            std::string::npos);
+  const Json* response = Cell(*low, "latency", "aged", "randread_4k_10iops_read_p99_9_seconds");
+  const Json* service =
+      Cell(*low, "service_latency", "aged", "randread_4k_10iops_read_service_p99_9_seconds");
+  ASSERT_NE(service, nullptr);
+  EXPECT_LT(service->AsDouble(), response->AsDouble());
+  EXPECT_EQ(MarkOf(*low, "service_latency", "aged", "randread_4k_10iops_read_service_p99_9_seconds"),
+            "indicative");
+}
+
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {
   const Json model = Build({"damaged.dwh"}, {}, false);
   const Json& source = model.Find("sources")->items()[0];

@@ -566,10 +566,11 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
   std::vector<ColumnSpec> service;
   for (const Cell& c : cells) {
     const std::string at = Format("%s IOPS", report_format::Grouped(*c.rate_iops, 0).c_str());
-    for (const auto& [q, label, quantile] :
+    for (const auto& [q, label, tail] :
          {std::tuple<const char*, const char*, double>{"p50", " p50", 0.5},
           {"p99", " p99", 0.99}, {"p99_9", " p99.9", 0.999}}) {
       const std::string key = c.name + "_read_service_" + q + "_seconds";
+      const double quantile = tail;  // a structured binding is not captured before clang 16
       service.push_back({key, at + " service" + label, "ms",
                          [key](const Run& r) { return Value(r.Result(key)); },
                          [c, quantile](const Run& r) {

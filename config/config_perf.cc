@@ -93,7 +93,7 @@ void Loader::CheckPerfPhase(const toml::table& e, const PerfParams& perf,
              lbs->source + ") (expected a multiple of " + FormatSize(lbs->bytes) + ")";
     };
     // The built-in matrix fits its QD1 cells to the target's block size.
-    for (const PerfCell& p : *perf.preset == "builtin" ? std::span<const PerfCell>{} : preset) {
+    for (const PerfCell& p : perf.preset == "builtin" ? std::span<const PerfCell>{} : preset) {
       if (!lbs || p.block_size % lbs->bytes == 0) continue;
       Report(preset_node ? preset_node->source().begin : e.source().begin,
              std::string(kPath) + ".preset",

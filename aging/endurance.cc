@@ -3,7 +3,6 @@
 // WAF, and the progress file, read back with every field checked.
 #include "aging/endurance.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,13 +10,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <limits>
 #include <map>
 
 #include "aging/durable_file.h"
 #include "aging/phase_lock.h"
 #include "aging/phase.h"
+#include "aging/report_format.h"
+#include "config/util/sys.h"
 #include "probes/ocp_smart_log.h"
 #include "probes/units.h"
 
@@ -193,21 +193,15 @@ Expected<std::string> ResetEnduranceTest(const std::string& state_directory,
   } else {
     was = "damaged: " + p.error().message;
   }
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
-  const std::string kept = path + ".reset-" + stamp;
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::string kept = path + ".reset-" + report_format::Utc(now, "%Y%m%dT%H%M%SZ");
   if (std::rename(path.c_str(), kept.c_str()) != 0) {
-    return Error{errno, -1, "cannot rename " + path + " to " + kept + ": " + std::strerror(errno)};
+    const int err = errno;
+    return Error{err, -1, "cannot rename " + path + " to " + kept + ": " + std::strerror(err)};
   }
   // The rename is durable before the reset is said to be done.
-  const std::string dir = path.substr(0, path.rfind('/'));
-  if (int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
+  if (Status s = util::FsyncDirectory(path.substr(0, path.rfind('/'))); !s) return s.error();
   return "the endurance test of phase " + phase + " (" + was + ") is reset: its progress is kept as " +
          kept + ", and the next run starts a new test";
 }

@@ -107,15 +107,29 @@ class EnduranceWearTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  Json Run(config::EnduranceParams p) {
+  // The config's one phase: endurance "wear" on target t.
+  void UsePhase(const config::EnduranceParams& p) {
     config::PhaseConfig c;
     c.name = "wear";
     c.target = "t";
     c.params = p;
     config_.aging.phases = {c};
+  }
+  Json Run(config::EnduranceParams p) {
+    UsePhase(p);
     auto r = RunPhase(config_, "wear", options_, {}, nullptr);
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
     return r ? *r : Json();
+  }
+  // Runs "wear" under `observer`, which stops it through its own `stop`
+  // once it has what it watches for (CrashBetweenSaves below).
+  template <class Observer>
+  void RunUntil(const config::EnduranceParams& p, Observer& observer) {
+    UsePhase(p);
+    auto r = RunPhase(config_, "wear", options_, observer.stop.get_token(), &observer);
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_FALSE(observer.checkpoint_after_2.empty()) << r->Dump(2);
+    ASSERT_FALSE(observer.progress_after_1.empty());
   }
 
   std::filesystem::path dir_;
@@ -326,8 +340,7 @@ std::string FileText(const std::string& path) {
 // previous chunk's checkpoint and progress are both on disk.
 class CrashBetweenSaves : public PhaseObserver {
  public:
-  CrashBetweenSaves(std::string state, std::stop_source& stop)
-      : state_(std::move(state)), stop_(stop) {}
+  explicit CrashBetweenSaves(std::string state) : state_(std::move(state)) {}
   void OnProgress(const PhaseStatus&) override {
     const std::string text = FileText(EnduranceProgressPath(state_, "wear"));
     auto j = Json::Parse(text);
@@ -337,7 +350,7 @@ class CrashBetweenSaves : public PhaseObserver {
     if (chunk == 2 && checkpoint_after_2.empty()) {
       checkpoint_after_2 = FileText(CheckpointPath(state_, "wear"));
       history_before = FileText(HistoryPath(state_));
-      stop_.request_stop();
+      stop.request_stop();
     }
   }
   void OnEnd(const Json&) override {}
@@ -348,10 +361,10 @@ class CrashBetweenSaves : public PhaseObserver {
     std::ofstream(EnduranceProgressPath(state_, "wear"), std::ios::trunc) << progress_after_1;
   }
   std::string progress_after_1, checkpoint_after_2, history_before;
+  std::stop_source stop;  // the run's: stopped once the snapshots are taken
 
  private:
   std::string state_;
-  std::stop_source& stop_;
 };
 
 // A run killed after a chunk's checkpoint and before its progress save:
@@ -361,17 +374,8 @@ class CrashBetweenSaves : public PhaseObserver {
 TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothing) {
   config::EnduranceParams p;
   p.drive_writes = 1;
-  config::PhaseConfig c;
-  c.name = "wear";
-  c.target = "t";
-  c.params = p;
-  config_.aging.phases = {c};
-  std::stop_source stop;
-  CrashBetweenSaves crash(config_.state_directory, stop);
-  auto first = RunPhase(config_, "wear", options_, stop.get_token(), &crash);
-  ASSERT_TRUE(first) << first.error().message;
-  ASSERT_FALSE(crash.checkpoint_after_2.empty()) << first->Dump(2);
-  ASSERT_FALSE(crash.progress_after_1.empty());
+  CrashBetweenSaves crash(config_.state_directory);
+  ASSERT_NO_FATAL_FAILURE(RunUntil(p, crash));
   crash.Crash();
 
   const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
@@ -404,14 +408,8 @@ TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothin
 TEST_F(EnduranceWearTest, AResetWaitsForTheRunAndKeepsWhatAKilledRunLeft) {
   config::EnduranceParams p;
   p.drive_writes = 1;
-  config::PhaseConfig c;
-  c.name = "wear";
-  c.target = "t";
-  c.params = p;
-  config_.aging.phases = {c};
-  std::stop_source stop;
-  CrashBetweenSaves crash(config_.state_directory, stop);
-  ASSERT_TRUE(RunPhase(config_, "wear", options_, stop.get_token(), &crash));
+  CrashBetweenSaves crash(config_.state_directory);
+  ASSERT_NO_FATAL_FAILURE(RunUntil(p, crash));
   crash.Crash();  // the checkpoint after chunk 2, the progress after chunk 1
   const std::string progress = EnduranceProgressPath(config_.state_directory, "wear");
   {

@@ -15,6 +15,7 @@
 // HTML page with inline SVG charts. Neither reads a file or the clock.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,18 @@
 
 namespace drivewatch::aging {
 
-// One history file as read (aging/history.h), with the name the report
-// shows for it (the path as given).
+// One history (aging/history.h), with the name the report shows for it
+// (the path as given). The report streams it: `read` calls its argument
+// with each good record in file order and returns what was left out, so a
+// history of years is never held whole.
 struct HistorySource {
   std::string name;
-  HistoryContents contents;
+  std::function<Expected<HistoryDamage>(const std::function<void(Json&&)>&)> read;
+
+  // The file at `path`, streamed each time it is read.
+  static HistorySource File(std::string name, std::string path);
+  // Records already in memory (a test's, the fuzzer's).
+  static HistorySource Held(std::string name, HistoryContents contents);
 };
 
 struct DriveReportRequest {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,7 @@ struct Cell {
 
 // A run record that passed its checks.
 struct Run {
+  std::shared_ptr<const Json> owned;  // the record, which `record` and `series` point into
   const Json* record = nullptr;
   std::string source;  // the file it was read from
   std::string drive;   // serial, or "target:NAME"
@@ -52,6 +54,7 @@ struct Run {
   std::map<std::string, std::vector<double>, std::less<>> numbers;
   const Json* series = nullptr;  // the object, for arrays of records
   std::vector<Cell> cells;       // perf runs
+  std::uint64_t order = 0;       // read order over all sources: ties sort by it
 
   std::optional<double> Result(std::string_view key) const {
     auto it = results.find(key);
@@ -84,6 +87,7 @@ struct Step {
   std::uint64_t step = 0;
   double time = 0;
   std::map<std::string, double, std::less<>> values;  // numbers of "results"
+  std::uint64_t order = 0;                            // read order over all sources
 };
 
 // A retention study from the state directory or named on the command line.
@@ -94,17 +98,39 @@ struct Study {
   std::string drive;
 };
 
-// Everything read, checked and deduplicated.
+// The passes the endurance section lists, the latest of them.
+inline constexpr std::size_t kPassRows = 100;
+// The values left out that the report lists; the rest it counts.
+inline constexpr std::size_t kMaxProblemsListed = 1000;
+
+// Everything read, checked and deduplicated; of a history's runs and
+// steps, those a report can show (ReadInputs). The histories stream: what
+// is kept is bounded by the kinds of run on record, not by their number.
 struct Inputs {
-  std::vector<Run> runs;    // by start time
-  std::vector<Step> steps;  // by time
+  // By start time: of the runs alike in everything a section picks rows
+  // by (ClassOf in drive_report_input.cc), the first and the latest; the
+  // runs `wanted_runs` names; the runs of each drive's first and latest
+  // pass. So every first, latest and named row, and every group of perf
+  // cells, is as the whole history would give it.
+  std::vector<Run> runs;
+  // By time: each drive's first pass, its latest kPassRows, and a wanted
+  // run's last pass.
+  std::vector<Step> steps;
+  struct StepTotals {
+    std::uint64_t count = 0;  // passes on record
+    bool one_test = true;     // all of one endurance test
+  };
+  std::map<std::string, StepTotals> step_totals;  // by drive
   std::vector<Study> studies;
   Json sources = Json::Array();                    // per file: counts and what was damaged
   std::vector<std::string> problems;               // values left out, with where and why
+  std::uint64_t problems_unlisted = 0;             // past kMaxProblemsListed
   std::map<std::string, std::string> drive_names;  // drive -> model
 };
-Inputs ReadInputs(const std::vector<HistorySource>& histories,
-                  const std::vector<StudyFile>& studies);
+// Fails when a history cannot be read (the error names the file).
+Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
+                            const std::vector<StudyFile>& studies,
+                            const std::vector<std::string>& wanted_runs);
 
 // One row of a section: a label ("fresh", "aged", "baseline" or a run id),
 // the drive, and the run (null: not measured).

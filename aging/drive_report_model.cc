@@ -389,7 +389,9 @@ std::string RetentionReportFileName(const std::string& study) {
 Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
                                 const std::vector<StudyFile>& studies,
                                 const DriveReportRequest& request) {
-  const Inputs in = ReadInputs(histories, studies);
+  auto read = ReadInputs(histories, studies, request.runs);
+  if (!read) return read.error();
+  const Inputs& in = *read;
   std::set<std::string> on_record;
   for (const Run& r : in.runs) on_record.insert(r.drive);
   for (const Step& s : in.steps) on_record.insert(s.drive);
@@ -448,6 +450,10 @@ Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
   Json& problems = model["problems"];
   problems = Json::Array();
   for (const std::string& p : in.problems) problems.Push(p);
+  if (in.problems_unlisted > 0) {
+    problems.Push(Format("and %llu more values left out, not listed",
+                         static_cast<unsigned long long>(in.problems_unlisted)));
+  }
   Json& out = model["drives"];
   out = Json::Array();
   for (const std::string& drive : drives) {

@@ -21,7 +21,6 @@ using report_format::Format;
 constexpr double kDetrimentalSeconds = 0.3;
 constexpr double kLowIdleWatts = 0.010;
 constexpr double kLowTenIopsWatts = 0.100;
-constexpr std::size_t kPassRows = 100;
 
 Json Text(const std::string& s) { return s.empty() ? Json() : Json(s); }
 
@@ -708,7 +707,12 @@ Json EnduranceSection(const Selection& s) {
     std::string note;
   };
   std::vector<StepPick> picks;
+  // The passes kept of this drive (its first, its latest kPassRows, a
+  // named run's last: Inputs::steps) and how many there are in all.
   const auto mine = steps_of(s.drive);
+  const auto totals_it = s.inputs->step_totals.find(s.drive);
+  const Inputs::StepTotals totals =
+      totals_it == s.inputs->step_totals.end() ? Inputs::StepTotals{} : totals_it->second;
   const bool has_first = std::find(s.runs.begin(), s.runs.end(), "first") != s.runs.end();
   for (const std::string& item : s.runs) {
     StepPick p{item == "first" ? "fresh" : item == "latest" ? "aged" : item, s.drive};
@@ -717,7 +721,7 @@ Json EnduranceSection(const Selection& s) {
         p.note = "no pass on record";
       } else if (item == "first") {
         p.step = mine.front();
-      } else if (mine.size() == 1 && has_first) {
+      } else if (totals.count == 1 && has_first) {
         p.note = "one pass on record, shown as fresh";
       } else {
         p.step = mine.back();
@@ -801,19 +805,20 @@ Json EnduranceSection(const Selection& s) {
   std::vector<std::pair<std::string, const Step*>> rows;
   for (const StepPick& p : picks) rows.emplace_back(p.label, p.step);
   section["tables"].Push(table_of("endurance", "Passes over the whole drive", rows));
-  if (mine.size() > 1) {
+  if (totals.count > 1) {
     std::vector<std::pair<std::string, const Step*>> all;
-    const std::size_t from = mine.size() > kPassRows ? mine.size() - kPassRows : 0;
-    const bool one_test = std::all_of(
-        mine.begin(), mine.end(), [&](const Step* st) { return st->test == mine.front()->test; });
-    for (std::size_t i = from; i < mine.size(); ++i) {
+    const std::size_t listed = std::min(mine.size(), kPassRows);
+    const std::uint64_t from = totals.count - std::min<std::uint64_t>(totals.count, listed);
+    const bool one_test = totals.one_test;
+    for (std::size_t i = mine.size() - listed; i < mine.size(); ++i) {
       all.emplace_back(
           (one_test ? "" : "test " + mine[i]->test + " ") + "pass " + std::to_string(mine[i]->step),
           mine[i]);
     }
     section["tables"].Push(table_of("passes", "Every pass of the drive", all));
     if (from > 0)
-      section["notes"].Push(Format("the first %zu passes are left out of the list", from));
+      section["notes"].Push(
+          Format("the first %zu passes are left out of the list", static_cast<std::size_t>(from)));
   }
   // Where the test is, from the drive's latest endurance run that wrote
   // (whatever its outcome: a test of months is runs cut short by
@@ -858,7 +863,8 @@ Json EnduranceSection(const Selection& s) {
       auto it = st.values.find(key);
       return it == st.values.end() ? std::nullopt : std::optional<double>(it->second);
     };
-    std::string line = Format("%zu passes; the latest, pass %llu of test %s", mine.size(),
+    std::string line = Format("%llu passes; the latest, pass %llu of test %s",
+                              static_cast<unsigned long long>(totals.count),
                               static_cast<unsigned long long>(last.step), last.test.c_str());
     if (auto u0 = value(first, "percentage_used"), u1 = value(last, "percentage_used"); u0 && u1) {
       line += Format(": Percentage Used %.0f%% \xe2\x86\x92 %.0f%%", *u0, *u1);

@@ -194,8 +194,9 @@ std::string Where(std::uint64_t line, std::uint64_t offset) {
 
 // Walks the whole file. Returns the offset where the torn tail starts (the
 // file size when there is none). Without `out`, only the framing is
-// checked (no JSON is parsed).
-Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryContents* out) {
+// checked (no JSON is parsed); with it, each good record goes to `each`.
+Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryDamage* out,
+                             const std::function<void(Json&&)>* each) {
   // A damaged stretch not yet reported: its first line's problem; it ends
   // at the next record or "DWH1 ", or is the torn tail.
   struct Stretch {
@@ -204,7 +205,12 @@ Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryConte
   };
   std::optional<Stretch> stretch;
   const auto damaged = [&](std::uint64_t line, std::uint64_t offset, const std::string& what) {
-    if (out) out->damaged.push_back(Where(line, offset) + what);
+    if (!out) return;
+    if (out->damaged.size() < kMaxDamageListed) {
+      out->damaged.push_back(Where(line, offset) + what);
+    } else {
+      ++out->damaged_unlisted;
+    }
   };
   const auto end_stretch = [&](std::uint64_t at) {
     if (!stretch) return;
@@ -224,7 +230,7 @@ Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryConte
     } else if (parsed->type() != Json::Type::kObject) {
       damaged(line.number, offset, "record is not a JSON object");
     } else {
-      out->records.push_back(std::move(parsed).value());
+      (*each)(std::move(parsed).value());
     }
   };
   const auto crc_of = [](const Line& line, const Header& h) {
@@ -296,10 +302,12 @@ Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryConte
 
 }  // namespace
 
-Expected<HistoryContents> HistoryFile::Read() const {
+std::string FramedRecord(const Json& record) { return Frame(record.Dump()); }
+
+Expected<HistoryDamage> HistoryFile::ForEach(const std::function<void(Json&&)>& each) const {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return HistoryContents{};
+    if (errno == ENOENT) return HistoryDamage{};
     return SysError(errno, path_, "open");
   }
   FdCloser closer(fd);
@@ -307,17 +315,25 @@ Expected<HistoryContents> HistoryFile::Read() const {
   if (::fstat(fd, &st) != 0) return SysError(errno, path_, "fstat");
   // What is there now: records appended while reading are for the next read.
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
-  HistoryContents contents;
+  HistoryDamage damage;
   LineReader lines(fd, size, path_);
-  Expected<std::uint64_t> torn_at = Scan(lines, size, &contents);
+  Expected<std::uint64_t> torn_at = Scan(lines, size, &damage, &each);
   if (!torn_at) return torn_at.error();
-  contents.torn_tail_bytes = static_cast<std::size_t>(size - *torn_at);
+  damage.torn_tail_bytes = static_cast<std::size_t>(size - *torn_at);
+  return damage;
+}
+
+Expected<HistoryContents> HistoryFile::Read() const {
+  HistoryContents contents;
+  auto damage = ForEach([&](Json&& record) { contents.records.push_back(std::move(record)); });
+  if (!damage) return damage.error();
+  static_cast<HistoryDamage&>(contents) = std::move(*damage);
   return contents;
 }
 
 Status HistoryFile::CutTornTail(int fd, std::uint64_t size) {
   LineReader lines(fd, size, path_);
-  Expected<std::uint64_t> torn_at = Scan(lines, size, nullptr);
+  Expected<std::uint64_t> torn_at = Scan(lines, size, nullptr, nullptr);
   if (!torn_at) return torn_at.error();
   if (*torn_at == size) return Ok{};
   if (::ftruncate(fd, static_cast<off_t>(*torn_at)) != 0) {

@@ -34,6 +34,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,8 +51,13 @@ inline constexpr std::size_t kMaxRecordBytes = std::size_t{1} << 20;
 // The largest phase checkpoint recovery reads (it becomes a record).
 inline constexpr std::size_t kMaxCheckpointBytes = 4 * kMaxRecordBytes;
 
-struct HistoryContents {
-  std::vector<Json> records;  // the good ones, in file order
+// The damaged stretches a read lists one by one; past this many it only
+// counts them (a file of a million broken lines must not cost a million
+// messages).
+inline constexpr std::size_t kMaxDamageListed = 1000;
+
+// What a read found besides the good records.
+struct HistoryDamage {
   // Bytes after the last good record that do not form a whole record (a
   // torn append); 0 normally.
   std::size_t torn_tail_bytes = 0;
@@ -59,9 +65,18 @@ struct HistoryContents {
   // checksum or JSON failed, or that are larger than a record may be, with
   // their line (1-based) and byte offset, e.g. "line 12 (offset 4096):
   // checksum 1a2b3c4d, expected 5e6f7a8b" (computed, then the recorded one).
-  // Reading goes on at the next record.
+  // Reading goes on at the next record. At most kMaxDamageListed of them;
+  // the rest are counted in damaged_unlisted.
   std::vector<std::string> damaged;
+  std::uint64_t damaged_unlisted = 0;
 };
+
+struct HistoryContents : HistoryDamage {
+  std::vector<Json> records;  // the good ones, in file order
+};
+
+// The line Append writes for `record`: "DWH1 <length> <crc32c> <json>\n".
+std::string FramedRecord(const Json& record);
 
 // Appends from several HistoryFile objects or processes (the daemon and a
 // foreground `drivewatch phase run`) on the same file are serialized with
@@ -87,6 +102,12 @@ class HistoryFile {
 
   // Reads every record. A missing file is an empty history, not an error.
   Expected<HistoryContents> Read() const;
+
+  // Streams the file: calls `each` with every good record in file order,
+  // holding one record at a time (a history of years is read in the
+  // memory of one record), and returns what was left out. A missing file
+  // is an empty history.
+  Expected<HistoryDamage> ForEach(const std::function<void(Json&&)>& each) const;
 
  private:
   Status CutTornTail(int fd, std::uint64_t size);

@@ -41,20 +41,19 @@ std::string PhaseOf(const Json& record) {
 bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
   if (id.type() != Json::Type::kString || start == nullptr) return false;
   const double at = start->AsDouble(-1);
-  auto h = history.Read();
-  if (at < 0 || !h) return false;
-  for (const Json& r : h->records) {
-    if (!IsRunRecord(r)) continue;
+  if (at < 0) return false;
+  bool found = false;
+  auto read = history.ForEach([&](Json&& r) {
+    if (found || !IsRunRecord(r)) return;
     const Json* run = r.Find("run");
     const Json* began = r.Find("start");
     // Both starts went through the same JSON number formatting; allow for
     // a microsecond of rounding all the same.
-    if (run != nullptr && run->type() == Json::Type::kString && run->AsString() == id.AsString() &&
-        began != nullptr && std::fabs(began->AsDouble(-1) - at) < 1e-6) {
-      return true;
-    }
-  }
-  return false;
+    found = run != nullptr && run->type() == Json::Type::kString &&
+            run->AsString() == id.AsString() && began != nullptr &&
+            std::fabs(began->AsDouble(-1) - at) < 1e-6;
+  });
+  return read && found;
 }
 
 // Puts back what the run changed on its drive (its checkpoint's

@@ -220,19 +220,19 @@ class Context : public PhaseContext {
 
   Status RecordStep(const std::string& test, std::uint64_t step, const Json& fields) override {
     HistoryFile history(HistoryPath(run_.options->state_directory));
-    auto contents = history.Read();
-    if (!contents) return contents.error();
-    for (const Json& r : contents->records) {
-      if (!IsStepRecord(r)) continue;
+    bool recorded = false;
+    auto read = history.ForEach([&](Json&& r) {
+      if (recorded || !IsStepRecord(r)) return;
       const Json* phase = r.Find("phase");
       const Json* t = r.Find("test");
       const Json* n = r.Find("step");
-      if (phase && phase->type() == Json::Type::kString && phase->AsString() == run_.phase->name &&
-          t && t->type() == Json::Type::kString && t->AsString() == test && n &&
-          n->type() == Json::Type::kNumber && n->AsDouble(-1) == static_cast<double>(step)) {
-        return Ok{};  // on record already
-      }
-    }
+      recorded = phase && phase->type() == Json::Type::kString &&
+                 phase->AsString() == run_.phase->name && t &&
+                 t->type() == Json::Type::kString && t->AsString() == test && n &&
+                 n->type() == Json::Type::kNumber && n->AsDouble(-1) == static_cast<double>(step);
+    });
+    if (!read) return read.error();
+    if (recorded) return Ok{};  // on record already
     Json r = run_.Identity();
     r["record"] = "step";
     r["time"] = UnixSeconds(std::chrono::system_clock::now());
@@ -511,13 +511,12 @@ double PerfLevelAfter(const Json& record, double level) {
 
 }  // namespace
 
-double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
-  double level = -1;
-  for (const Json& r : history) {
+double FillRatioAfter(const Json& r, const std::string& target, double level) {
+  {
     const Json* t = r.Find("target");
-    if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) continue;
+    if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
     const Json* outcome = r.Find("outcome");
-    if (outcome == nullptr) continue;
+    if (outcome == nullptr) return level;
     if (IsKind(r, "trim")) {
       level = -1;  // a trim phase leaves the fill level unknown
     } else if (IsKind(r, "fill")) {
@@ -535,6 +534,12 @@ double LastFillRatio(const std::vector<Json>& history, const std::string& target
       if (trimmed ? trimmed->AsDouble(1) != 0 : outcome->AsString() == "interrupted") level = -1;
     }
   }
+  return level;
+}
+
+double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
+  double level = -1;
+  for (const Json& r : history) level = FillRatioAfter(r, target, level);
   return level;
 }
 
@@ -624,7 +629,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   const std::string& path = opened->path;
 
   double fill = -1;
-  if (auto h = history.Read()) fill = LastFillRatio(h->records, target->name);
+  // Streamed: a history of years is never held whole.
+  if (!history.ForEach([&](Json&& r) { fill = FillRatioAfter(r, target->name, fill); })) fill = -1;
 
   // How old the drive is as the run starts, for `drivewatch report`.
   if (opened->controller) {

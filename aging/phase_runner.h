@@ -122,5 +122,8 @@ std::vector<Json> RecoverInterrupted(const std::string& state_directory,
 // unfinished fill since, a purge or preconditioning cut short, a perf cell
 // that trims, a replay that trimmed or was interrupted).
 double LastFillRatio(const std::vector<Json>& history, const std::string& target);
+// One record's step of that: the level after record `r`, from `level`
+// before it (so a streamed history folds record by record).
+double FillRatioAfter(const Json& r, const std::string& target, double level);
 
 }  // namespace drivewatch::aging

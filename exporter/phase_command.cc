@@ -203,6 +203,10 @@ int RunHistoryCommand(const CommandLine& cli) {
     std::fprintf(stderr, "drivewatch: %s: damaged record skipped: %s\n", file.path().c_str(),
                  d.c_str());
   }
+  if (contents->damaged_unlisted > 0) {
+    std::fprintf(stderr, "drivewatch: %s: %llu more damaged records skipped\n",
+                 file.path().c_str(), static_cast<unsigned long long>(contents->damaged_unlisted));
+  }
   aging::HistoryFilter filter;
   if (cli.drive) filter.serial = *cli.drive;
   if (cli.phase) filter.phase = *cli.phase;

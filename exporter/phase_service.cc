@@ -161,7 +161,27 @@ void PhaseService::Start(const config::Config& config) {
   aging::RegisterHeldStudies(config.study_register, config.state_directory, &unregistered);
   for (const std::string& problem : unregistered) log::Warn(problem);
   aging::HistoryFile history(aging::HistoryPath(config.state_directory));
-  if (auto contents = history.Read()) {
+  // Streamed (the daemon never holds a history of years whole), into
+  // these, then taken under the lock.
+  decltype(last_) last;
+  decltype(last_completed_) last_completed;
+  decltype(outcomes_) outcomes;
+  auto contents = history.ForEach([&](Json&& r) {
+    if (!aging::IsRunRecord(r)) return;  // a pass of an endurance run, not a run
+    const std::string phase = StringOf(r, "phase");
+    outcomes[phase][StringOf(r, "outcome")] += 1;
+    if (StringOf(r, "outcome") == "completed") last_completed[phase] = r;
+    last[phase] = std::move(r);
+  });
+  if (contents) {
+    std::lock_guard lock(mu_);
+    for (auto& [phase, r] : last) last_[phase] = std::move(r);
+    for (auto& [phase, r] : last_completed) last_completed_[phase] = std::move(r);
+    for (auto& [phase, counts] : outcomes) {
+      for (auto& [outcome, n] : counts) outcomes_[phase][outcome] += n;
+    }
+  }
+  if (contents) {
     if (contents->torn_tail_bytes > 0) {
       log::Warn(history.path() + ": the last " + std::to_string(contents->torn_tail_bytes) +
                 " bytes are a torn record (a crash while appending); it is left out and "
@@ -170,13 +190,9 @@ void PhaseService::Start(const config::Config& config) {
     for (const std::string& d : contents->damaged) {
       log::Error(history.path() + ": damaged record skipped: " + d);
     }
-    std::lock_guard lock(mu_);
-    for (const Json& r : contents->records) {
-      if (!aging::IsRunRecord(r)) continue;  // a pass of an endurance run, not a run
-      const std::string phase = StringOf(r, "phase");
-      last_[phase] = r;
-      outcomes_[phase][StringOf(r, "outcome")] += 1;
-      if (StringOf(r, "outcome") == "completed") last_completed_[phase] = r;
+    if (contents->damaged_unlisted > 0) {
+      log::Error(history.path() + ": " + std::to_string(contents->damaged_unlisted) +
+                 " more damaged records skipped");
     }
   } else {
     log::Error("cannot read the phase history: " + contents.error().message);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/report_command.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "aging/drive_report.h"
@@ -27,28 +31,42 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-void Warn(const std::string& file, const aging::HistoryContents& c) {
-  if (c.torn_tail_bytes > 0) {
-    std::fprintf(stderr,
-                 "drivewatch: %s: the last %zu bytes are a torn record (a write cut short by a "
-                 "crash) and are left out\n",
-                 file.c_str(), c.torn_tail_bytes);
-  }
-  for (const std::string& d : c.damaged) {
-    std::fprintf(stderr, "drivewatch: %s: damaged record left out: %s\n", file.c_str(), d.c_str());
+// Says on stderr what the report left out of each history, from its model
+// (the histories were read once, as they streamed).
+void Warn(const aging::Json& model) {
+  const aging::Json* sources = model.Find("sources");
+  if (sources == nullptr) return;
+  for (const aging::Json& source : sources->items()) {
+    if (source.Find("kind")->AsString() != "history") continue;
+    const std::string file = source.Find("file")->AsString();
+    const std::uint64_t torn = source.Find("torn_tail_bytes")->AsUint();
+    if (torn > 0) {
+      std::fprintf(stderr,
+                   "drivewatch: %s: the last %llu bytes are a torn record (a write cut short by a "
+                   "crash) and are left out\n",
+                   file.c_str(), static_cast<unsigned long long>(torn));
+    }
+    for (const aging::Json& d : source.Find("damaged")->items()) {
+      std::fprintf(stderr, "drivewatch: %s: damaged record left out: %s\n", file.c_str(),
+                   d.AsString().c_str());
+    }
+    if (const aging::Json* more = source.Find("damaged_unlisted")) {
+      std::fprintf(stderr, "drivewatch: %s: %llu more damaged records left out\n", file.c_str(),
+                   static_cast<unsigned long long>(more->AsUint()));
+    }
   }
 }
 
-// Reads one history, saying on stderr what it leaves out; false (and the
-// error said) when the file cannot be read.
-bool ReadHistory(const std::string& path, std::vector<aging::HistorySource>& out) {
-  auto contents = aging::HistoryFile(path).Read();
-  if (!contents) {
-    std::fprintf(stderr, "drivewatch: %s\n", contents.error().message.c_str());
+// A history the report will stream; false (and the error said) when the
+// file cannot be opened. A missing file is an empty history.
+bool AddHistory(const std::string& path, std::vector<aging::HistorySource>& out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT) {
+    std::fprintf(stderr, "drivewatch: %s: open: %s\n", path.c_str(), std::strerror(errno));
     return false;
   }
-  Warn(path, *contents);
-  out.push_back({path, std::move(*contents)});
+  if (fd >= 0) ::close(fd);
+  out.push_back(aging::HistorySource::File(path, path));
   return true;
 }
 
@@ -60,7 +78,7 @@ int RunReportCommand(const CommandLine& cli) {
   if (cli.args.empty()) {
     const auto cfg = LoadConfig(cli);
     if (!cfg) return 2;
-    if (!ReadHistory(aging::HistoryPath(cfg->state_directory), histories)) return 1;
+    if (!AddHistory(aging::HistoryPath(cfg->state_directory), histories)) return 1;
     studies = aging::ReadStudies(cfg->state_directory);
   } else {
     for (const std::string& file : cli.args) {
@@ -76,7 +94,7 @@ int RunReportCommand(const CommandLine& cli) {
         studies.push_back(aging::StudyFile{file, aging::ReadStudyRecord(file, "")});
         continue;
       }
-      if (!ReadHistory(file, histories)) return 1;
+      if (!AddHistory(file, histories)) return 1;
     }
   }
   for (const aging::StudyFile& s : studies) {
@@ -93,9 +111,16 @@ int RunReportCommand(const CommandLine& cli) {
   request.generated = Now();
   auto model = aging::BuildDriveReport(histories, studies, request);
   if (!model) {
+    // A request for what is not on record (EINVAL), or a history that
+    // failed while it was read (its error names the file).
+    if (model.error().errnum != EINVAL) {
+      std::fprintf(stderr, "drivewatch: %s\n", model.error().message.c_str());
+      return 1;
+    }
     std::fprintf(stderr, "drivewatch: report: %s\n", model.error().message.c_str());
     return 2;
   }
+  Warn(*model);
   const std::string fmt = cli.format.value_or("text");
   const aging::DriveReportFormat format = fmt == "json"       ? aging::DriveReportFormat::kJson
                                           : fmt == "markdown" ? aging::DriveReportFormat::kMarkdown

@@ -120,12 +120,14 @@ void StateHealthService::Tick() {
     history_path_ = path;
     history_stamp_ = stamp;
     std::string problem;
-    auto contents = aging::HistoryFile(path).Read();
+    // Only the damage is wanted: the records stream past, one at a time.
+    auto contents = aging::HistoryFile(path).ForEach([](aging::Json&&) {});
     if (contents) {
       history_readable_ = true;
-      history_damaged_ = static_cast<double>(contents->damaged.size());
-      if (!contents->damaged.empty()) {
-        problem = std::to_string(contents->damaged.size()) + " damaged record(s), the first at " +
+      const std::uint64_t damaged = contents->damaged.size() + contents->damaged_unlisted;
+      history_damaged_ = static_cast<double>(damaged);
+      if (damaged > 0) {
+        problem = std::to_string(damaged) + " damaged record(s), the first at " +
                   contents->damaged.front();
       }
     } else {

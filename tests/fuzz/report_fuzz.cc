@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `drivewatch report` over a history holding the fuzz bytes (a memfd, so no
-// disk is touched): HistoryFile::Read, BuildDriveReport for every drive,
+// disk is touched): BuildDriveReport streaming it (HistoryFile::ForEach) for every drive,
 // with the first one as the baseline too, then all four renderings.
 #include <cstddef>
 #include <cstdint>
@@ -11,11 +11,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace drivewatch::aging;
-  auto contents = HistoryFile(FuzzFile(data, size)).Read();
-  DW_FUZZ_CHECK(contents.ok(), "reading a readable file failed");
-  std::vector<HistorySource> histories = {{"fuzz.dwh", std::move(*contents)}};
+  const std::string file = FuzzFile(data, size);
+  std::vector<HistorySource> histories = {HistorySource::File("fuzz.dwh", file)};
   auto model = BuildDriveReport(histories, {}, {});
-  DW_FUZZ_CHECK(model.ok(), "a report that names no drive, baseline or run was refused");
+  DW_FUZZ_CHECK(model.ok(), "a report that names no drive, baseline or run was refused, or "
+                            "reading a readable file failed");
   // The JSON printed is the model.
   auto parsed = Json::Parse(RenderDriveReport(*model, DriveReportFormat::kJson));
   DW_FUZZ_CHECK(parsed.ok() && *parsed == *model, "the JSON report does not parse back to the model");

@@ -30,10 +30,20 @@ constexpr double kGenerated = 1782864000;  // 2026-07-01
 constexpr const char* kA = "BTEH2450031Z1P0D";
 constexpr const char* kB = "S4GXNX0M305123";
 
-HistorySource History(const std::string& file) {
+// A fixture history, streamed from its file as `drivewatch report` reads it.
+HistorySource History(const std::string& file) { return HistorySource::File(file, kDir + file); }
+
+// A fixture history's records, to copy from.
+std::vector<Json> Records(const std::string& file) {
   auto contents = HistoryFile(kDir + file).Read();
   EXPECT_TRUE(contents) << file << ": " << (contents ? "" : contents.error().message);
-  return {file, contents ? std::move(*contents) : HistoryContents{}};
+  return contents ? std::move(contents->records) : std::vector<Json>{};
+}
+
+HistorySource Held(const std::string& name, std::vector<Json> records) {
+  HistoryContents contents;
+  contents.records = std::move(records);
+  return HistorySource::Held(name, std::move(contents));
 }
 
 StudyFile Study(const std::string& file) {
@@ -315,9 +325,9 @@ TEST(DriveReportTest, APercentileShowsItsSampleCountAndATailOnFewSamplesIsIndica
 // each run short) still shows what it wrote, from its latest run, rather
 // than "not measured".
 TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
-  HistorySource source = History("host-a.dwh");
+  const std::vector<Json> records = Records("host-a.dwh");
   const Json* model_record = nullptr;
-  for (const Json& r : source.contents.records) {
+  for (const Json& r : records) {
     if (IsRunRecord(r) && r.Find("kind") && r.Find("kind")->AsString() == "endurance") {
       model_record = &r;
     }
@@ -334,8 +344,7 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
   run["results"]["drive_writes_ratio"] = 0.75;
   run["results"]["target_progress_ratio"] = 0.375;
   run["series"] = Json::Object();
-  HistorySource partial{"partial-endurance.dwh", {}};
-  partial.contents.records.push_back(run);
+  HistorySource partial = Held("partial-endurance.dwh", {run});
   DriveReportRequest request;
   request.drives = {"PARTIAL1"};
   request.generated = kGenerated;
@@ -360,9 +369,9 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
 // holds the total to its written_bytes, since its last sample was a part
 // of a second.
 TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
-  HistorySource source = History("host-a.dwh");
+  const std::vector<Json> records = Records("host-a.dwh");
   const Json* fill = nullptr;
-  for (const Json& r : source.contents.records) {
+  for (const Json& r : records) {
     if (IsRunRecord(r) && r.Find("kind")->AsString() == "fill" &&
         r.Find("outcome")->AsString() == "completed" && !fill) {
       fill = &r;
@@ -389,12 +398,11 @@ TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
     run["series"] = series;
     return run;
   };
-  HistorySource h{"short.dwh", {}};
-  // 0.6 s at 2 GB/s: one sample, 1.2 GB.
-  h.contents.records.push_back(make("SHORT1", {2e9}, {0.6}, 1.2e9));
-  // Recorded before the lengths: three samples of 1 GB/s, the last one
-  // over half a second: 2.5 GB in all, not 3.
-  h.contents.records.push_back(make("OLDER1", {1e9, 1e9, 1e9}, {}, 2.5e9));
+  // 0.6 s at 2 GB/s: one sample, 1.2 GB; and, recorded before the
+  // lengths, three samples of 1 GB/s, the last one over half a second:
+  // 2.5 GB in all, not 3.
+  HistorySource h = Held("short.dwh", {make("SHORT1", {2e9}, {0.6}, 1.2e9),
+                                       make("OLDER1", {1e9, 1e9, 1e9}, {}, 2.5e9)});
   DriveReportRequest request;
   request.drives = {"SHORT1", "OLDER1"};
   request.generated = kGenerated;
@@ -571,6 +579,120 @@ TEST(DriveReportTest, HtmlIsSelfContainedAndEscapesWhatTheHistoryHolds) {
   const std::string escaped = RenderDriveReport(evil, DriveReportFormat::kHtml);
   EXPECT_EQ(escaped.find("<img"), std::string::npos);
   EXPECT_NE(escaped.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+}
+
+// A history of years streams through the report: of the runs alike in
+// everything a section picks rows by, only the first and the latest are
+// kept, and the passes beyond the latest kPassRows are counted, not held.
+// The history here is the fixture three times over: once a year early,
+// 200 times in the middle, once a year late. The middle can change no
+// row: every section but endurance's (whose list counts the passes) is
+// the same with it as without it, and the same runs are kept.
+Json Shifted(const Json& record, double by, const std::string& suffix) {
+  Json r = record;
+  r["run"] = r.Find("run")->AsString() + suffix;
+  for (const char* key : {"start", "end", "time"}) {
+    if (const Json* t = r.Find(key)) r[key] = t->AsDouble() + by;
+  }
+  if (IsStepRecord(r)) r["test"] = r.Find("test")->AsString() + suffix;
+  return r;
+}
+
+TEST(DriveReportTest, AHistoryOfThousandsOfRunsKeepsOnlyTheRowsItCanShow) {
+  const std::vector<Json> fixture = Records("host-a.dwh");
+  constexpr double kYear = 365.0 * 86400;
+  constexpr int kMiddle = 200;
+  std::vector<Json> ends, all;
+  for (const Json& r : fixture) ends.push_back(Shifted(r, -kYear, "-early"));
+  all = ends;
+  for (int k = 1; k <= kMiddle; ++k) {
+    for (const Json& r : fixture) {
+      all.push_back(Shifted(r, k * (kYear / (kMiddle + 1)) - kYear / 2, "-mid" + std::to_string(k)));
+    }
+  }
+  for (const Json& r : fixture) {
+    ends.push_back(Shifted(r, kYear, "-late"));
+    all.push_back(ends.back());
+  }
+  std::size_t fixture_steps = 0;
+  for (const Json& r : fixture) fixture_steps += IsStepRecord(r) ? 1 : 0;
+  ASSERT_GT(fixture_steps, 1u) << "the fixture has endurance passes";
+
+  const auto with_ends = drive_report_detail::ReadInputs({Held("ends.dwh", ends)}, {}, {});
+  const auto with_all = drive_report_detail::ReadInputs({Held("all.dwh", all)}, {}, {});
+  ASSERT_TRUE(with_ends && with_all);
+  // Kept: the same runs, whatever the middle holds.
+  EXPECT_EQ(with_all->runs.size(), with_ends->runs.size());
+  EXPECT_LT(with_all->runs.size(), 2 * fixture.size());
+  // The passes: every one counted, the latest kPassRows and the first kept.
+  const std::uint64_t passes = (kMiddle + 2) * fixture_steps;
+  ASSERT_TRUE(with_all->step_totals.count(kA));
+  EXPECT_EQ(with_all->step_totals.at(kA).count, passes);
+  EXPECT_FALSE(with_all->step_totals.at(kA).one_test);
+  EXPECT_LE(with_all->steps.size(), drive_report_detail::kPassRows + 1);
+  EXPECT_EQ(with_all->steps.front().run.substr(with_all->steps.front().run.size() - 6), "-early");
+  EXPECT_EQ(with_all->steps.back().run.substr(with_all->steps.back().run.size() - 5), "-late");
+
+  DriveReportRequest request;
+  request.drives = {kA};
+  request.generated = kGenerated;
+  auto small = BuildDriveReport({Held("h.dwh", ends)}, {}, request);
+  auto large = BuildDriveReport({Held("h.dwh", all)}, {}, request);
+  ASSERT_TRUE(small && large);
+  const auto& small_sections = small->Find("drives")->items().at(0).Find("sections")->items();
+  const auto& large_sections = large->Find("drives")->items().at(0).Find("sections")->items();
+  ASSERT_EQ(small_sections.size(), large_sections.size());
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < small_sections.size(); ++i) {
+    const std::string id = small_sections[i].Find("id")->AsString();
+    // Fresh is a run of the early year, aged one of the late year.
+    for (const Json& row : large_sections[i].Find("runs")->items()) {
+      if (row.Find("run")->is_null()) continue;
+      const std::string run = row.Find("run")->Find("id")->AsString();
+      const std::string label = row.Find("label")->AsString();
+      const std::string want = label == "fresh" ? "-early" : "-late";
+      EXPECT_EQ(run.substr(run.size() - std::min(run.size(), want.size())), want)
+          << "section " << id << ", row " << label;
+      ++rows;
+    }
+    if (id == "endurance") continue;
+    EXPECT_EQ(large_sections[i], small_sections[i]) << "section " << id;
+  }
+  EXPECT_GT(rows, 10u);
+  const Json* endurance = SectionOf(*large, kA, "endurance");
+  ASSERT_NE(endurance, nullptr);
+  EXPECT_NE(endurance->Dump().find("the first " +
+                                   std::to_string(passes - drive_report_detail::kPassRows) +
+                                   " passes are left out of the list"),
+            std::string::npos);
+  EXPECT_NE(VerdictOf(*endurance).find(std::to_string(passes) + " passes; the latest"),
+            std::string::npos)
+      << VerdictOf(*endurance);
+  // The fresh row is the first pass of all, the aged one the last.
+  EXPECT_EQ(RunOf(*endurance, "fresh").substr(RunOf(*endurance, "fresh").size() - 6), "-early");
+  EXPECT_EQ(RunOf(*endurance, "aged").substr(RunOf(*endurance, "aged").size() - 5), "-late");
+}
+
+// A history with more bad values than a report lists counts the rest.
+TEST(DriveReportTest, ProblemsBeyondTheListedAreCounted) {
+  std::vector<Json> records;
+  for (const Json& r : Records("host-a.dwh")) {
+    if (!IsRunRecord(r) || r.Find("kind")->AsString() != "trim") continue;
+    for (std::size_t k = 0; k < drive_report_detail::kMaxProblemsListed + 10; ++k) {
+      Json bad = Shifted(r, static_cast<double>(k), "-" + std::to_string(k));
+      bad["results"]["write_before_trim_bytes_per_second"] = -1.0;
+      records.push_back(std::move(bad));
+    }
+    break;
+  }
+  ASSERT_FALSE(records.empty());
+  DriveReportRequest request;
+  request.generated = kGenerated;
+  auto model = BuildDriveReport({Held("bad.dwh", records)}, {}, request);
+  ASSERT_TRUE(model) << model.error().message;
+  const auto& problems = model->Find("problems")->items();
+  ASSERT_EQ(problems.size(), drive_report_detail::kMaxProblemsListed + 1);
+  EXPECT_EQ(problems.back().AsString(), "and 10 more values left out, not listed");
 }
 
 }  // namespace

@@ -923,6 +923,8 @@ std::vector<Json> RetentionSections(const Selection& s) {
           std::tuple{"equivalent_age_seconds", "equivalent age", "days"},
           std::tuple{"p50_seconds", "p50", "ms"}, std::tuple{"p99_seconds", "p99", "ms"},
           std::tuple{"p99_9_seconds", "p99.9", "ms"}, std::tuple{"max_seconds", "max", "ms"},
+          std::tuple{"reads_timed", "n", "count"},
+          std::tuple{"over_10ms_ratio", "reads over 10 ms", "percent"},
           std::tuple{"reads_over_100ms", "reads over 100 ms", "count"},
           std::tuple{"bad_blocks", "bad blocks", "count"}}) {
       cols.Push(Column(key, label, unit));
@@ -942,6 +944,13 @@ std::vector<Json> RetentionSections(const Selection& s) {
       v["p99_seconds"] = Value(r->p99);
       v["p99_9_seconds"] = Value(r->p999);
       v["max_seconds"] = Value(r->max);
+      const std::optional<double> n =
+          r->histogram ? std::optional<double>(static_cast<double>(r->reads)) : std::nullopt;
+      v["reads_timed"] = Value(n);
+      for (auto [key, q] : {std::pair{"p99_seconds", 0.99}, std::pair{"p99_9_seconds", 0.999}}) {
+        if (const std::string mark = TailMark(n, q); !mark.empty()) row["marks"][key] = mark;
+      }
+      v["over_10ms_ratio"] = Value(r->over10);
       v["reads_over_100ms"] = r->over100 ? Json(r->SlowReads()) : Json();
       v["bad_blocks"] = r->bad_total;
       rows.Push(std::move(row));
@@ -957,7 +966,16 @@ std::vector<Json> RetentionSections(const Selection& s) {
       }
     }
     AddMarker(chart, rr::kSlowReadSeconds, "100 ms limit");
+    const bool indicative = AnyIndicative(table);
     section["tables"].Push(std::move(table));
+    if (indicative) section["notes"].Push(std::string(kIndicativeNote));
+    // How each distribution was taken: a 4 KiB QD1 sample, or (recorded
+    // before it) the verify's own large reads, which are not the same
+    // measure as the reference report's.
+    section["notes"].Push(sum.MethodNote());
+    if (theirs && !theirs->reads.empty()) {
+      section["notes"].Push("baseline drive: " + theirs->MethodNote());
+    }
     if (!chart["series"].items().empty()) section["charts"].Push(std::move(chart));
     Json link = Json::Object();
     link["label"] = "the study's own report";

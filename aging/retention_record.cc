@@ -141,6 +141,24 @@ constexpr double kMaxKelvin = 1000;
 
 // A VERIFY object (RetentionVerifier::Finish plus what the phase adds),
 // for a region of `blocks` study blocks starting at LBA `first`.
+// A read's latency fields (PutLatency): the quantiles in seconds, the
+// shares as ratios, the histogram's buckets an array.
+void CheckLatency(RecordCheck& c, const Json& v, const std::string& p) {
+  if (const Json* q = c.Object(v, p, "quantiles", false, true)) {
+    for (const char* k : {"p50", "p99", "p99_9", "max"}) {
+      c.Number(*q, p + "quantiles.", k, false, 0, kMaxSeconds, "seconds");
+    }
+  }
+  for (const char* k : {"over_10ms_ratio", "over_100ms_ratio"}) {
+    c.Number(v, p, k, false, 0, 1, "a ratio from 0 to 1");
+  }
+  if (const Json* lat = c.Object(v, p, "latency", false, true)) {
+    if (const Json* b = lat->Find("buckets"); b && b->type() != Json::Type::kArray) {
+      c.Fail(p + "latency.buckets", b, "an array of [index, count] pairs");
+    }
+  }
+}
+
 void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64_t first,
                std::uint64_t blocks) {
   if (v.type() != Json::Type::kObject) return c.Fail(at, &v, "an object");
@@ -194,18 +212,27 @@ void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64
               inside + ", not before first_lba");
     }
   }
-  if (const Json* q = c.Object(v, p, "quantiles", false, true)) {
-    for (const char* k : {"p50", "p99", "p99_9", "max"}) {
-      c.Number(*q, p + "quantiles.", k, false, 0, kMaxSeconds, "seconds");
+  CheckLatency(c, v, p);
+  // How the distribution was taken (recorded since the 4 KiB QD1 sample),
+  // and the pass's own latencies beside it.
+  if (const Json* m = c.Object(v, p, "latency_method", false)) {
+    const std::string mp = p + "latency_method.";
+    c.Whole(*m, mp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
+    c.Whole(*m, mp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
+    c.Whole(*m, mp, "reads", true, 0, blocks, "a count of reads up to " + std::to_string(blocks));
+    c.Whole(*m, mp, "failed_reads", false, 0, blocks,
+            "a count of reads up to " + std::to_string(blocks));
+    c.Whole(*m, mp, "region_blocks", true, blocks, blocks, std::to_string(blocks));
+    if (const std::string* access = c.String(*m, mp, "access", true);
+        access && *access != "random" && *access != "sequential") {
+      c.Fail(mp + "access", m->Find("access"), "random or sequential");
     }
   }
-  for (const char* k : {"over_10ms_ratio", "over_100ms_ratio"}) {
-    c.Number(v, p, k, false, 0, 1, "a ratio from 0 to 1");
-  }
-  if (const Json* lat = c.Object(v, p, "latency", false, true)) {
-    if (const Json* b = lat->Find("buckets"); b && b->type() != Json::Type::kArray) {
-      c.Fail(p + "latency.buckets", b, "an array of [index, count] pairs");
-    }
+  if (const Json* pass = c.Object(v, p, "pass_latency", false)) {
+    const std::string pp = p + "pass_latency.";
+    c.Whole(*pass, pp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
+    c.Whole(*pass, pp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
+    CheckLatency(c, *pass, pp);
   }
   c.Numbers(v, p, "smart");
   c.Numbers(v, p, "smart_delta");

@@ -241,7 +241,7 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
     for (const Read& r : s.reads) {
       std::string d;
       bool worse = false, better = false;
-      if (base && &r != base) {
+      if (base && &r != base && r.comparable) {
         d = Delta(r.*field, base->*field);
         if (r.*field && base->*field) {
           worse = *(r.*field) > *(base->*field) * 1.2;
@@ -257,7 +257,7 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
     for (const Read& r : s.reads) {
       std::string d;
       bool worse = false;
-      if (base && &r != base) {
+      if (base && &r != base && r.comparable) {
         d = DeltaPoints(r.*field, base->*field);
         worse = r.*field && base->*field && *(r.*field) > *(base->*field);
       }
@@ -269,10 +269,14 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
   latency_row("p99", &Read::p99);
   latency_row("p99.9", &Read::p999);
   latency_row("max", &Read::max);
+  out += "<tr><td>n (reads timed)</td>";
+  for (const Read& r : s.reads) out += "<td>" + (r.histogram ? Count(r.reads) : "-") + "</td>";
+  out += "</tr>\n";
   ratio_row("reads &gt; 10 ms", &Read::over10);
   ratio_row("reads &gt; 100 ms", &Read::over100);
   out += "</tbody></table>\n";
-  if (base) out += "<p class=\"note\">Changes are against the baseline read.</p>\n";
+  out += "<p class=\"note\">" + Html(s.MethodNote()) +
+         (base ? " Changes are against the baseline read." : "") + "</p>\n";
   out += "</section>\n";
 
   // Bad blocks.
@@ -281,6 +285,20 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
          "</small></h2>\n";
   std::array<std::uint64_t, 4> cells{};
   out += BadBlockMap(study, *judged, &cells);
+  // The ranges themselves, in the page (the map's cells name them only in
+  // tooltips, which print and screen readers do not show).
+  if (const std::vector<RangeRow> ranges = RangeRows(*judged); !ranges.empty()) {
+    out += "<table class=\"ranges\"><thead><tr><th>LBAs</th><th>class</th><th>found</th></tr>"
+           "</thead><tbody>\n";
+    for (const RangeRow& range : ranges) {
+      out += "<tr><td>" + Html(range.lbas) + "</td><td>" + Html(range.klass) + "</td><td>" +
+             Html(range.detail) + "</td></tr>\n";
+    }
+    out += "</tbody></table>\n";
+    if (judged->json->Find("ranges_truncated") && judged->json->Find("ranges_truncated")->AsBool()) {
+      out += "<p class=\"note\">More ranges were found than a study records; these are the first.</p>\n";
+    }
+  }
   out += "<div class=\"classes\">";
   for (std::size_t c = 0; c < kClasses.size(); ++c) {
     out += "<span class=\"class\"><span class=\"chip\" style=\"background:" +

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <utility>
 
+#include "aging/retention_study.h"
 #include "config/util/text.h"
 
 namespace drivewatch::aging::retention_report_detail {
@@ -241,6 +242,42 @@ std::string LatencyTick(double seconds) {
 
 // ------------------------------------------------------------- the model
 
+std::vector<RangeRow> RangeRows(const Read& r) {
+  std::vector<RangeRow> out;
+  const Json* ranges = r.json ? r.json->Find("ranges") : nullptr;
+  if (ranges == nullptr) return out;
+  for (const Json& range : ranges->items()) {
+    const auto first = Whole(range, {"first_lba"});
+    const auto last = Whole(range, {"last_lba"});
+    RangeRow row;
+    row.lbas = "LBA " + (first ? Count(*first) : "-");
+    if (last && first && *last != *first) row.lbas += "-" + Count(*last);
+    if (range.Find("error")) row.detail = Str(range, {"error"});
+    if (range.Find("first_difference")) {
+      row.detail = "first difference at byte " + Str(range, {"first_difference"});
+    }
+    if (range.Find("found_lba")) row.detail = "holds LBA " + Str(range, {"found_lba"});
+    if (range.Find("found_study")) row.detail = "holds study " + Str(range, {"found_study"});
+    row.klass = Str(range, {"class"});
+    const auto it = std::find(kClasses.begin(), kClasses.end(), row.klass);
+    if (it != kClasses.end()) row.klass = kClassLabels[static_cast<std::size_t>(it - kClasses.begin())];
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string Summary::MethodNote() const {
+  if (reads.empty()) return "";
+  const bool one = std::all_of(reads.begin(), reads.end(),
+                               [&](const Read& r) { return r.method == reads.front().method; });
+  if (one) return "Latency, every read: " + reads.front().method + ".";
+  std::string out = "Latency, ";
+  for (const Read& r : reads) {
+    out += (&r == &reads.front() ? "" : "; ") + r.label + ": " + r.method;
+  }
+  return out + ". A change is shown only against a baseline taken the same way.";
+}
+
 Summary Summarize(const Json& study, double now) {
   Summary s;
   if (const Json* b = study.Find("baseline"); b && b->type() == Json::Type::kObject) {
@@ -252,6 +289,10 @@ Summary Summarize(const Json& study, double now) {
     for (const Json& v : vs->items()) {
       s.reads.push_back(LoadRead(v, "verify " + std::to_string(++n)));
     }
+  }
+  for (Read& r : s.reads) {
+    r.method = LatencyMethodText(*r.json);
+    r.comparable = !s.has_baseline || SameLatencyMethod(*s.reads.front().json, *r.json);
   }
 
   s.ea = Num(study, {"accounting", "activation_energy_ev"}).value_or(1.1);
@@ -440,7 +481,10 @@ Json SummaryJson(const Summary& s) {
   shift = Json::Object();
   const Read* base = s.Baseline();
   const Read* last = s.LastVerify();
-  if (base && last) {
+  if (base && last && !last->comparable) {
+    shift["not_compared"] = "the baseline's latency is " + base->method + ", the last verify's " +
+                            last->method + ": not the same measure";
+  } else if (base && last) {
     auto add = [&](std::string_view key, std::optional<double> Read::*field) {
       Json& e = shift[key];
       e["baseline"] = OptionalNumber(base->*field);

@@ -105,6 +105,11 @@ struct Read {
   std::optional<double> p50, p99, p999, max, over10, over100;
   std::uint64_t reads = 0;
   std::string outcome;
+  // How its latency distribution was taken (LatencyMethodText), and
+  // whether that is how the baseline's was: a change against the baseline
+  // is shown only then.
+  std::string method;
+  bool comparable = true;
 
   std::uint64_t SlowReads() const {
     if (!over100) return 0;
@@ -114,6 +119,14 @@ struct Read {
     return (over100 && *over100 > 0) || (max && *max > kSlowReadSeconds);
   }
 };
+
+// One recorded range of bad blocks, for a table: "LBA 4,096-4,111", its
+// class as people say it, what was found ("Input/output error", "holds
+// LBA 17").
+struct RangeRow {
+  std::string lbas, klass, detail;
+};
+std::vector<RangeRow> RangeRows(const Read& r);
 
 struct Summary {
   std::string verdict;  // PASS, FAIL, INCOMPLETE, WAITING, WRITING
@@ -132,6 +145,10 @@ struct Summary {
   const Read* LastVerify() const {
     return reads.size() > (has_baseline ? 1u : 0u) ? &reads.back() : nullptr;
   }
+  // How the latencies were taken, one sentence: "Latency: 4 KiB random
+  // reads at QD1, ... (every read)." or one clause per read when they
+  // differ.
+  std::string MethodNote() const;
   const Read* Judged() const {
     return LastVerify() ? LastVerify() : Baseline();
   }

@@ -76,7 +76,7 @@ std::string RenderText(const Json& study, const Summary& s, double now) {
     std::vector<std::string> row = {std::move(name)};
     for (const Read& r : s.reads) {
       std::string cell = Latency(r.*field);
-      if (base && &r != base) {
+      if (base && &r != base && r.comparable) {
         const std::string d = Delta(r.*field, base->*field);
         if (!d.empty()) cell += " (" + d + ")";
       }
@@ -88,7 +88,7 @@ std::string RenderText(const Json& study, const Summary& s, double now) {
     std::vector<std::string> row = {std::move(name)};
     for (const Read& r : s.reads) {
       std::string cell = Percent(r.*field);
-      if (base && &r != base) {
+      if (base && &r != base && r.comparable) {
         const std::string d = DeltaPoints(r.*field, base->*field);
         if (!d.empty()) cell += " (" + d + ")";
       }
@@ -100,9 +100,15 @@ std::string RenderText(const Json& study, const Summary& s, double now) {
   latency_row("p99", &Read::p99);
   latency_row("p99.9", &Read::p999);
   latency_row("max", &Read::max);
+  {
+    std::vector<std::string> row = {"n (reads timed)"};
+    for (const Read& r : s.reads) row.push_back(r.histogram ? Count(r.reads) : "-");
+    rows.push_back(row);
+  }
   ratio_row("> 10 ms", &Read::over10);
   ratio_row("> 100 ms", &Read::over100);
   out += Table(rows, "  ");
+  out += "  " + s.MethodNote() + "\n";
 
   const Read* judged = s.Judged();
   out += "\nBad blocks (" + judged->label + ")\n";
@@ -114,23 +120,9 @@ std::string RenderText(const Json& study, const Summary& s, double now) {
       rows.push_back({std::string(kClassLabels[c]), Count(judged->bad[c])});
     }
     out += Table(rows, "  ");
-    if (const Json* ranges = judged->json->Find("ranges"); ranges && !ranges->items().empty()) {
+    if (const std::vector<RangeRow> ranges = RangeRows(*judged); !ranges.empty()) {
       rows.clear();
-      for (const Json& range : ranges->items()) {
-        const auto first = Whole(range, {"first_lba"});
-        const auto last = Whole(range, {"last_lba"});
-        std::string lbas = "LBA " + (first ? Count(*first) : "-");
-        if (last && first && *last != *first) lbas += "-" + Count(*last);
-        std::string detail;
-        if (range.Find("error")) detail = Str(range, {"error"});
-        if (range.Find("first_difference")) detail = "first difference at byte " + Str(range, {"first_difference"});
-        if (range.Find("found_lba")) detail = "holds LBA " + Str(range, {"found_lba"});
-        if (range.Find("found_study")) detail = "holds study " + Str(range, {"found_study"});
-        std::string cls = Str(range, {"class"});
-        const auto it = std::find(kClasses.begin(), kClasses.end(), cls);
-        if (it != kClasses.end()) cls = kClassLabels[static_cast<std::size_t>(it - kClasses.begin())];
-        rows.push_back({lbas, cls, detail});
-      }
+      for (const RangeRow& range : ranges) rows.push_back({range.lbas, range.klass, range.detail});
       out += Table(rows, "  ", 99);
       if (judged->json->Find("ranges_truncated") &&
           judged->json->Find("ranges_truncated")->AsBool()) {

@@ -112,8 +112,76 @@ std::vector<Json> ListStudies(const std::string& state_directory,
   return out;
 }
 
+void PutLatency(Json& into, const LatencyHistogram& h, std::uint64_t over_10ms,
+                std::uint64_t over_100ms) {
+  Json lat = Json::Object();
+  Json buckets = Json::Array();
+  for (const auto& [index, n] : h.NonZero()) {
+    Json pair = Json::Array();
+    pair.Push(std::uint64_t{index});
+    pair.Push(std::uint64_t{n});
+    buckets.Push(std::move(pair));
+  }
+  lat["buckets"] = buckets;
+  lat["sum_ns"] = h.sum_ns();
+  lat["max_ns"] = h.max_ns();
+  lat["count"] = h.count();
+  into["latency"] = lat;
+  Json q = Json::Object();
+  q["p50"] = h.Quantile(0.5);
+  q["p99"] = h.Quantile(0.99);
+  q["p99_9"] = h.Quantile(0.999);
+  q["max"] = h.MaxSeconds();
+  into["quantiles"] = q;
+  const double reads = static_cast<double>(h.count());
+  into["over_10ms_ratio"] = reads > 0 ? static_cast<double>(over_10ms) / reads : 0.0;
+  into["over_100ms_ratio"] = reads > 0 ? static_cast<double>(over_100ms) / reads : 0.0;
+}
+
+namespace {
+
+std::string SizeText(std::uint64_t bytes) {
+  if (bytes % 1024 == 0 && bytes >= 1024) return std::to_string(bytes / 1024) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+std::string LatencyMethodText(const Json& read) {
+  const Json* m = read.Find("latency_method");
+  if (m == nullptr || m->type() != Json::Type::kObject) {
+    return "its own pass over every block, block size and queue depth not on record";
+  }
+  const Json* bs = m->Find("block_size");
+  const Json* qd = m->Find("queue_depth");
+  const Json* blocks = m->Find("region_blocks");
+  std::string out = (bs ? SizeText(bs->AsUint()) : std::string("?")) + " random reads at QD" +
+                    (qd ? std::to_string(qd->AsUint()) : std::string("?")) +
+                    " over a sample of the region";
+  if (blocks) out += " (of its " + std::to_string(blocks->AsUint()) + " blocks)";
+  return out;
+}
+
+bool SameLatencyMethod(const Json& a, const Json& b) {
+  const Json* ma = a.Find("latency_method");
+  const Json* mb = b.Find("latency_method");
+  if (ma == nullptr || mb == nullptr) return ma == mb;
+  for (const char* key : {"block_size", "queue_depth", "access"}) {
+    const Json* x = ma->Find(key);
+    const Json* y = mb->Find(key);
+    if (x == nullptr || y == nullptr || !(*x == *y)) return false;
+  }
+  return true;
+}
+
 Json CompareWithBaseline(const Json& baseline, const Json& verify) {
   Json delta = Json::Object();
+  if (!SameLatencyMethod(baseline, verify)) {
+    delta["not_compared"] = "the baseline's latency is " + LatencyMethodText(baseline) +
+                            ", this verify's " + LatencyMethodText(verify) +
+                            ": not the same measure";
+    return delta;
+  }
   for (const char* q : {"p50", "p99", "p99_9", "max"}) {
     const Json* b = Path(baseline, {"quantiles", q});
     const Json* v = Path(verify, {"quantiles", q});
@@ -423,28 +491,7 @@ Json RetentionVerifier::Finish(double start, double end, bool completed) const {
   if (!current.is_null() && count++ < kMaxRanges) ranges.Push(current);
   v["ranges"] = ranges;
   if (truncated_ || count > kMaxRanges) v["ranges_truncated"] = true;
-  Json lat = Json::Object();
-  Json buckets = Json::Array();
-  for (const auto& [index, n] : latency_.NonZero()) {
-    Json pair = Json::Array();
-    pair.Push(std::uint64_t{index});
-    pair.Push(std::uint64_t{n});
-    buckets.Push(std::move(pair));
-  }
-  lat["buckets"] = buckets;
-  lat["sum_ns"] = latency_.sum_ns();
-  lat["max_ns"] = latency_.max_ns();
-  lat["count"] = latency_.count();
-  v["latency"] = lat;
-  Json q = Json::Object();
-  q["p50"] = latency_.Quantile(0.5);
-  q["p99"] = latency_.Quantile(0.99);
-  q["p99_9"] = latency_.Quantile(0.999);
-  q["max"] = latency_.MaxSeconds();
-  v["quantiles"] = q;
-  const double reads = static_cast<double>(latency_.count());
-  v["over_10ms_ratio"] = reads > 0 ? over_10ms_ / reads : 0.0;
-  v["over_100ms_ratio"] = reads > 0 ? over_100ms_ / reads : 0.0;
+  PutLatency(v, latency_, over_10ms_, over_100ms_);
   return v;
 }
 

@@ -168,9 +168,35 @@ class RetentionVerifier {
   std::uint64_t over_10ms_ = 0, over_100ms_ = 0;
 };
 
+// The read-latency distribution a read of the region records (its
+// "latency", "quantiles", "over_10ms_ratio", "over_100ms_ratio") is taken
+// as the reference report takes it: one block (4 KiB) at a time at queue
+// depth 1, at random over the region, this many reads (all of the region's
+// blocks when it holds fewer), so a p99.9 rests on 10 reads beyond it. The
+// verify's own pass (every block, in reads of its block_size at its
+// queue_depth) is kept beside it as "pass_latency", stated the same way;
+// "latency_method" says how the distribution was taken.
+inline constexpr std::uint64_t kLatencySampleReads = 10000;
+
+// A read's latency fields as the study records them: "latency" (the
+// histogram), "quantiles" (p50, p99, p99_9, max) and the shares of reads
+// over 10 ms and 100 ms, put into `into`.
+void PutLatency(Json& into, const LatencyHistogram& h, std::uint64_t over_10ms,
+                std::uint64_t over_100ms);
+
+// How a read's latency distribution was taken, in words: "4 KiB random
+// reads at QD1, 10,000 of the region's 16,384 blocks", or for a read
+// recorded before "latency_method" was, "the read's own 128 KiB... reads
+// (size and queue depth not on record)".
+std::string LatencyMethodText(const Json& read);
+
 // A verify against the baseline: the change of p50, p99, p99_9 and max
-// (seconds) and of the fractions of reads over 10 ms and 100 ms.
+// (seconds) and of the fractions of reads over 10 ms and 100 ms, when the
+// two distributions were taken the same way (LatencyMethodText); else
+// {"not_compared": why}.
 Json CompareWithBaseline(const Json& baseline, const Json& verify);
+// Whether two reads' latency distributions were taken the same way.
+bool SameLatencyMethod(const Json& a, const Json& b);
 
 // Holds a study for one writer: the phase that writes or verifies it, or
 // the daemon adding a temperature sample. flock on

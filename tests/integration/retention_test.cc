@@ -222,11 +222,59 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
   EXPECT_EQ(last.Find("bad")->Find("wrong_content")->AsUint(), 4u);
   EXPECT_EQ(last.Find("bad")->Find("misplaced")->AsUint(), 1u);
   EXPECT_EQ(last.Find("ok")->AsUint(), 4096u - 5);
+  // A region smaller than the latency sample is timed whole, each block
+  // once (the corrupted ones too: the sample times, the pass judges).
+  EXPECT_EQ(last.Find("latency_method")->Find("reads")->AsUint(), 4096u);
   for (const Json& r : last.Find("ranges")->items()) {
     if (r.Find("first_lba")->AsUint() == 7) {
       EXPECT_EQ(r.Find("first_difference")->AsUint(), 71u);
     }
   }
+}
+
+// The latency distribution is the reference report's: 4 KiB reads at QD1
+// at random over the region, kLatencySampleReads of them (all of a smaller
+// region's blocks), stated in the record; the pass's own 64 KiB reads are
+// kept beside it as pass_latency. The baseline is taken the same way, so
+// the verify is compared with it; one recorded before the sample is not.
+TEST_F(RetentionTest, LatencyIsA4KibQd1SampleStatedAndComparedOnlyLikeForLike) {
+  UseFileTarget(64u << 20);  // 16,384 blocks: more than the sample
+  AddStudy("s", "file");
+  Run("s-write");
+  Run("s-verify");
+  Json study = Study("s");
+  for (const Json* read : {study.Find("baseline"), &study.Find("verifies")->items().back()}) {
+    ASSERT_NE(read, nullptr);
+    const Json* method = read->Find("latency_method");
+    ASSERT_NE(method, nullptr) << read->Dump(2);
+    EXPECT_EQ(method->Find("block_size")->AsUint(), 4096u);
+    EXPECT_EQ(method->Find("queue_depth")->AsUint(), 1u);
+    EXPECT_EQ(method->Find("access")->AsString(), "random");
+    EXPECT_EQ(method->Find("region_blocks")->AsUint(), 16384u);
+    EXPECT_EQ(method->Find("reads")->AsUint(), kLatencySampleReads);
+    EXPECT_EQ(read->Find("latency")->Find("count")->AsUint(), kLatencySampleReads);
+    const Json* pass = read->Find("pass_latency");
+    ASSERT_NE(pass, nullptr);
+    EXPECT_EQ(pass->Find("block_size")->AsUint(), 64u * 1024);
+    EXPECT_EQ(pass->Find("latency")->Find("count")->AsUint(), 16384u / 16);  // 64 KiB reads
+  }
+  const Json& verify = study.Find("verifies")->items().back();
+  const Json* delta = verify.Find("delta_vs_baseline");
+  ASSERT_NE(delta, nullptr);
+  EXPECT_EQ(delta->Find("not_compared"), nullptr) << delta->Dump();
+  EXPECT_NE(delta->Find("p99_9"), nullptr);
+  // A baseline from before the sample is another measure: not compared.
+  Json old_baseline = Json::Object();
+  for (const auto& [key, value] : study.Find("baseline")->members()) {
+    if (key != "latency_method" && key != "pass_latency") old_baseline[key] = value;
+  }
+  const Json refused = CompareWithBaseline(old_baseline, verify);
+  ASSERT_NE(refused.Find("not_compared"), nullptr) << refused.Dump();
+  EXPECT_EQ(refused.Find("not_compared")->AsString(),
+            "the baseline's latency is its own pass over every block, block size and queue "
+            "depth not on record, this verify's 4 KiB random reads at QD1 over a sample of the "
+            "region (of its 16384 blocks): not the same measure");
+  EXPECT_EQ(refused.Find("p99_9"), nullptr);
 }
 
 TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {

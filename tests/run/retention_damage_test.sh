@@ -115,6 +115,7 @@ del s["crc32c"]
 s["version"] = 1
 s["region"]["length"] = s["written"]["next_offset"] = 1 << 30
 s["baseline"]["blocks"] = s["baseline"]["ok"] = s["baseline"]["checked"] = (1 << 30) // 4096
+s["baseline"]["latency_method"]["region_blocks"] = (1 << 30) // 4096
 json.dump(s, open(sys.argv[2], "w"), indent=2)
 PY
 "$bin" retention report s --config.file="$work/dw.toml" >"$work/big.txt" || fail "the big record does not load by itself"

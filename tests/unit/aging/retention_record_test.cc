@@ -201,6 +201,33 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
       {[&](Json& s) { verify0(s, [](Json& v) { v["over_100ms_ratio"] = 2.0; }); },
        "verifies[0].over_100ms_ratio is 2.0 (expected a ratio from 0 to 1)"},
       {[](Json& s) { s["baseline"] = Json(); }, "baseline is null (expected an object)"},
+      // How the latency was taken, and the pass's own, are checked too.
+      {[](Json& s) {
+         s["baseline"]["latency_method"] = Json::Object();
+         s["baseline"]["latency_method"]["block_size"] = 4096;
+         s["baseline"]["latency_method"]["queue_depth"] = 0;
+       },
+       "baseline.latency_method.queue_depth is 0 (expected a queue depth from 1 to 65535)"},
+      {[&](Json& s) {
+         verify0(s, [](Json& v) {
+           v["latency_method"] = Json::Object();
+           v["latency_method"]["block_size"] = 4096;
+           v["latency_method"]["queue_depth"] = 1;
+           v["latency_method"]["access"] = "random";
+           v["latency_method"]["reads"] = 10000;
+           v["latency_method"]["region_blocks"] = 7;
+         });
+       },
+       "verifies[0].latency_method.region_blocks is 7 (expected 262144)"},
+      {[&](Json& s) {
+         verify0(s, [](Json& v) {
+           v["pass_latency"] = Json::Object();
+           v["pass_latency"]["block_size"] = 131072;
+           v["pass_latency"]["queue_depth"] = 32;
+           v["pass_latency"]["over_10ms_ratio"] = 3.0;
+         });
+       },
+       "verifies[0].pass_latency.over_10ms_ratio is 3.0 (expected a ratio from 0 to 1)"},
   };
   for (const auto& [edit, message] : cases) {
     Json study = Fixture("clean");

@@ -234,6 +234,18 @@ TEST(RetentionReportTest, HtmlHasTheChartTheMapAndNoExternalResources) {
   EXPECT_NE(html.find("firmware_change"), std::string::npos);
   EXPECT_NE(html.find("3B4QFXO7 -&gt; 3B4QFXP7"), std::string::npos);
   EXPECT_NE(html.find("class=\"verdict fail\""), std::string::npos);
+  // The bad LBAs are in the page itself, not only in the map's tooltips.
+  std::string body = html;
+  for (std::size_t at; (at = body.find("<title>")) != std::string::npos;) {
+    body.erase(at, body.find("</title>", at) + 8 - at);
+  }
+  EXPECT_NE(body.find("<td>LBA 9,000-9,001</td><td>unreadable</td><td>Input/output error</td>"),
+            std::string::npos);
+  EXPECT_NE(body.find("<td>LBA 131,072-131,075</td><td>wrong content</td><td>first difference at "
+                      "byte 517</td>"),
+            std::string::npos);
+  // How the latency was taken is said (these fixtures predate the sample).
+  EXPECT_NE(body.find("Latency, every read: its own pass over every block"), std::string::npos);
 
   const std::string clean = RenderRetentionReport(Load("clean"), ReportFormat::kHtml, kNow);
   EXPECT_EQ(Occurrences(clean, "class=\"series\""), 3u);

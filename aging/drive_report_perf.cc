@@ -383,19 +383,29 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
   std::stable_partition(cells.begin(), cells.end(),
                         [](const Cell& c) { return c.access == "sequential"; });
   std::vector<ColumnSpec> columns;
+  // Each cell's measure and the key of its standard error.
+  std::vector<std::pair<ColumnSpec, std::string>> measures;
   std::vector<std::string> seq_groups, rand_groups;
   for (const Cell& c : cells) {
     const bool seq = c.access == "sequential";
     (seq ? seq_groups : rand_groups).push_back(c.Label());
-    columns.push_back({seq ? c.Key("bytes_per_second") : c.Key("iops"), c.Label(),
-                       seq ? "bytes_per_second" : "iops",
-                       [c, seq](const Run& r) {
-                         return Value(r.Result(seq ? c.Key("bytes_per_second") : c.Key("iops")));
-                       },
+    const std::string key = c.Key(seq ? "bytes_per_second" : "iops");
+    const std::string unit = seq ? "bytes_per_second" : "iops";
+    ColumnSpec measure{key, c.Label(), unit,
+                       [key](const Run& r) { return Value(r.Result(key)); },
                        [c](const Run& r) {
                          const auto steady = r.Result(c.Key("steady_state_ratio"));
                          return steady && *steady == 0 ? std::string("not_steady") : "";
-                       }});
+                       }};
+    columns.push_back(measure);
+    measures.emplace_back(measure, key + "_se");
+    // Its spread over the runs and how many there were (runs recorded
+    // before repeated runs have neither: the columns are left out).
+    const std::string se = key + "_se", n = c.Key("runs");
+    columns.push_back({se, c.Label() + " \xc2\xb1SE", unit,
+                       [se](const Run& r) { return Value(r.Result(se)); }, nullptr, true});
+    columns.push_back({n, c.Label() + " n", "count",
+                       [n](const Run& r) { return Value(r.Result(n)); }, nullptr, true});
   }
   if (columns.empty()) {
     columns.push_back({"bytes_per_second", "sequential and random cells", "bytes_per_second",
@@ -403,7 +413,8 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
   }
   Json table = RunTable("throughput", "Throughput", picks, columns);
   section["expectation"] =
-      "An aged drive keeps its fresh performance. Rule: a cell more than 20 % below fresh has "
+      "An aged drive keeps its fresh performance. Rule: a cell more than 20 % below fresh, by "
+      "more than twice the combined standard error of the two means (the runs' noise), has "
       "lost speed with age. MB/s is 10^6 bytes per second, as OpenBenchmarking prints it, so "
       "the Phoronix cells can be laid beside its tables.";
   const Pick* fresh = Labelled(picks, "fresh");
@@ -414,10 +425,10 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
                                              "with fill_percent = %d, then perf",
                                              level, level));
   } else if (fresh && aged) {
-    std::vector<std::string> dropped;
+    std::vector<std::string> dropped, within_noise, unknown_noise;
     double lowest = 2;
     std::string lowest_at;
-    for (const ColumnSpec& c : columns) {
+    for (const auto& [c, se_key] : measures) {
       const Json f = c.value(*fresh->run), a = c.value(*aged->run);
       if (f.is_null() || a.is_null() || f.AsDouble() <= 0) continue;
       const double ratio = a.AsDouble() / f.AsDouble();
@@ -425,18 +436,46 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
         lowest = ratio;
         lowest_at = c.label;
       }
-      if (ratio < kKeptRatio) dropped.push_back(c.label + Format(" %.0f%%", ratio * 100));
+      if (ratio >= kKeptRatio) continue;
+      const std::string what = c.label + Format(" %.0f%%", ratio * 100);
+      const auto se_f = fresh->run->Result(se_key), se_a = aged->run->Result(se_key);
+      if (!se_f || !se_a) {
+        dropped.push_back(what);
+        unknown_noise.push_back(c.label);
+        continue;
+      }
+      // The difference of two means against twice its standard error.
+      const double noise = 2 * std::sqrt(*se_f * *se_f + *se_a * *se_a);
+      if (f.AsDouble() - a.AsDouble() > noise) {
+        dropped.push_back(what);
+      } else {
+        within_noise.push_back(what + Format(" (noise \xc2\xb1%.0f%%)", noise / f.AsDouble() * 100));
+      }
     }
+    auto list = [](const std::vector<std::string>& items) {
+      std::string out;
+      for (const std::string& d : items) out += (out.empty() ? "" : ", ") + d;
+      return out;
+    };
     if (lowest_at.empty()) {
       section["verdict"] = Verdict("info", "fresh and aged share no cell to compare");
     } else if (!dropped.empty()) {
-      std::string list;
-      for (const std::string& d : dropped) list += (list.empty() ? "" : ", ") + d;
-      section["verdict"] = Verdict("fail", "aged fell below 80 % of fresh: " + list);
+      section["verdict"] = Verdict(
+          "fail", std::string("aged fell below 80 % of fresh") +
+                      (unknown_noise.empty() ? ", beyond the runs' noise" : "") + ": " +
+                      list(dropped));
+    } else if (!within_noise.empty()) {
+      section["verdict"] = Verdict(
+          "pass", "no loss beyond the runs' noise: below 80 % of fresh but within twice the "
+                  "combined standard error: " + list(within_noise));
     } else {
       section["verdict"] = Verdict(
           "pass", "aged keeps 80 % or more of fresh in every cell (the lowest: " + lowest_at +
                       Format(" at %.0f%%)", lowest * 100));
+    }
+    if (!unknown_noise.empty()) {
+      section["notes"].Push("measured once (no standard error on record), so a drop there may "
+                            "be noise: " + list(unknown_noise));
     }
   } else {
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");

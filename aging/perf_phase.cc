@@ -26,6 +26,7 @@
 // or max_rounds, and its results are the last five rounds': the PTS's
 // measurement window.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "aging/phase.h"
@@ -156,13 +157,52 @@ double Tracked(const config::PerfCell& c, const WorkloadResult& r) {
   return r.total.seconds > 0 ? r.total.ios() / r.total.seconds : 0.0;
 }
 
-// Every cell records its throughput, its IOPS, and for each operation it
-// does p50, p99 and p99.9 with the I/Os under them. The built-in QD1 cells
-// name their quantiles without the operation, as they always have.
-void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m, Json& results) {
+// A cell's runs: their mean and, from two runs on, the standard error of
+// the mean (the sample standard deviation over the square root of n).
+struct Spread {
+  double mean = 0;
+  std::optional<double> se;
+  std::size_t n = 0;
+};
+Spread SpreadOf(const std::vector<double>& v) {
+  Spread s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  if (v.size() < 2) return s;
+  double squares = 0;
+  for (double x : v) squares += (x - s.mean) * (x - s.mean);
+  s.se = std::sqrt(squares / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
+  return s;
+}
+
+// Every cell records its throughput and IOPS (the mean of its runs, with
+// their standard error and count), and for each operation it does p50,
+// p99 and p99.9 over all its runs' I/Os with their count. The built-in
+// QD1 cells name their quantiles without the operation, as they always
+// have.
+void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m,
+            const std::vector<const WorkloadResult*>& runs, Json& results, Json& series) {
   const std::string& name = cell.def.name;
-  results[name + "_bytes_per_second"] = m.bytes_per_second();
-  results[name + "_iops"] = m.iops();
+  std::vector<double> bps, iops;
+  for (const WorkloadResult* r : runs) {
+    bps.push_back(r->total.bytes_per_second());
+    iops.push_back(r->total.seconds > 0 ? r->total.ios() / r->total.seconds : 0.0);
+  }
+  const Spread b = SpreadOf(bps), i = SpreadOf(iops);
+  results[name + "_bytes_per_second"] = b.mean;
+  results[name + "_iops"] = i.mean;
+  results[name + "_runs"] = std::uint64_t{b.n};
+  if (b.se) results[name + "_bytes_per_second_se"] = *b.se;
+  if (i.se) results[name + "_iops_se"] = *i.se;
+  Json every = Json::Object();
+  every["name"] = name;
+  every["bytes_per_second"] = Json::Array();
+  every["iops"] = Json::Array();
+  for (double x : bps) every["bytes_per_second"].Push(x);
+  for (double x : iops) every["iops"].Push(x);
+  series.Push(std::move(every));
   const struct {
     const char* op;
     const LatencyHistogram* response;
@@ -289,7 +329,13 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
   if (fill >= 0) report.results["fill_ratio"] = fill;
   report.results["region_bytes"] = region;
 
-  const std::size_t rounds_max = phase.steady_state ? phase.max_rounds : 1;
+  // Without steady_state, each cell runs `runs` times, and again while the
+  // standard error of its mean is over max_standard_error of it, up to
+  // max_runs (the Phoronix Test Suite's way).
+  const std::size_t runs_min = phase.steady_state ? 1 : phase.runs;
+  const std::size_t rounds_max =
+      phase.steady_state ? phase.max_rounds : std::max(phase.runs, phase.max_runs);
+  report.series["runs"] = Json::Array();
   const std::size_t n = matrix.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Cell& cell = matrix[i];
@@ -313,17 +359,28 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
       start = r->next_start;
       tracked.push_back(Tracked(cell.def, *r));
       rounds.push_back(std::move(*r));
-      if (!phase.steady_state || !io) break;
-      window = CheckSteadyState(tracked);
-      if (window && window->steady) break;
+      if (!io) break;
+      if (phase.steady_state) {
+        window = CheckSteadyState(tracked);
+        if (window && window->steady) break;
+        continue;
+      }
+      if (rounds.size() < runs_min) continue;
+      const Spread spread = SpreadOf(tracked);
+      if (!spread.se || *spread.se <= phase.max_standard_error * spread.mean) break;
     }
 
     // The measurement window: the last five rounds with steady state (all
-    // of them when fewer ran), else the one run.
+    // of them when fewer ran), else every run.
     Measured m;
-    const std::size_t first = rounds.size() - std::min(rounds.size(), kSteadyStateWindow);
-    for (std::size_t k = first; k < rounds.size(); ++k) m.Add(rounds[k]);
-    Report(cell, spec, m, report.results);
+    const std::size_t first =
+        phase.steady_state ? rounds.size() - std::min(rounds.size(), kSteadyStateWindow) : 0;
+    std::vector<const WorkloadResult*> window_runs;
+    for (std::size_t k = first; k < rounds.size(); ++k) {
+      m.Add(rounds[k]);
+      window_runs.push_back(&rounds[k]);
+    }
+    Report(cell, spec, m, window_runs, report.results, report.series["runs"]);
     if (phase.steady_state) {
       const bool steady = window && window->steady;
       report.results[cell.def.name + "_steady_state_ratio"] = steady ? 1.0 : 0.0;

@@ -75,6 +75,13 @@ void Loader::CheckPerfPhase(const toml::table& e, const PerfParams& perf,
     return std::string(kPath) + ".cells[" + std::to_string(i) + "]." + std::string(key);
   };
 
+  if (perf.max_runs < perf.runs) {
+    const toml::node* n = e.get("max_runs") ? e.get("max_runs") : e.get("runs");
+    Report(n ? n->source().begin : e.source().begin,
+           std::string(kPath) + (e.get("max_runs") ? ".max_runs" : ".runs"),
+           "max_runs " + std::to_string(perf.max_runs) + " is below runs " +
+               std::to_string(perf.runs) + " (expected max_runs >= runs)");
+  }
   for (std::size_t i = 0; i < perf.cells.size(); ++i) {
     for (const PerfCell& p : preset) {
       if (p.name != perf.cells[i].name) continue;

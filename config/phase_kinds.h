@@ -293,6 +293,22 @@ inline constexpr PhaseKey kSteadyStateKey{
 inline constexpr PhaseKey kMaxRoundsKey{
     .name = "max_rounds", .type = PhaseKeyType::kInteger, .min = 5, .max = 1000,
     .doc = "With steady_state: the most rounds a cell runs."};
+// How often a perf cell runs (the Phoronix Test Suite's way: docs/aging.md).
+inline constexpr PhaseKey kRunsKey{
+    .name = "runs", .type = PhaseKeyType::kInteger, .min = 1, .max = 100,
+    .doc = "Each cell runs at least this many times; its throughput and IOPS are the mean of "
+           "its runs, with their standard error and count, and every run is on record. With "
+           "steady_state: the rounds of the measurement window are the runs."};
+inline constexpr PhaseKey kMaxRunsKey{
+    .name = "max_runs", .type = PhaseKeyType::kInteger, .min = 1, .max = 100,
+    .doc = "A cell whose standard error is over max_standard_error of its mean after `runs` "
+           "runs again, up to this many runs in all."};
+inline constexpr PhaseKey kMaxStandardErrorKey{
+    .name = "max_standard_error", .type = PhaseKeyType::kNumber, .min = 0.001, .max = 1,
+    .expected = "a fraction of the mean from 0.001 to 1",
+    .doc = "The standard error of a cell's mean (its runs' standard deviation over the square "
+           "root of their count) that is small enough, as a fraction of the mean: IOPS for "
+           "random cells, throughput for sequential ones."};
 // replay's keys (docs/aging.md "replay").
 inline constexpr PhaseKey kTraceKey{
     .name = "trace", .type = PhaseKeyType::kPath,
@@ -384,11 +400,17 @@ struct PerfParams {
   bool precondition = false;
   bool steady_state = false;
   std::uint32_t max_rounds = 25;
+  std::uint32_t runs = 3;
+  std::uint32_t max_runs = 10;
+  double max_standard_error = 0.02;
 
   template <class Self, class F>
   static void Keys(Self& p, F&& f) {
     f(kQueueDepthKey, p.queue_depth);
     f(kPerfDurationKey, p.perf_duration);
+    f(kRunsKey, p.runs);
+    f(kMaxRunsKey, p.max_runs);
+    f(kMaxStandardErrorKey, p.max_standard_error);
     f(kPerfMixedIopsKey, p.perf_mixed_iops);
     f(kPresetKey, p.preset);
     f(kCellsKey, p.cells);

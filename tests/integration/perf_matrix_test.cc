@@ -107,6 +107,7 @@ TEST_F(PerfMatrixTest, CellsAddToTheBuiltInMatrix) {
   at10.rate_iops = 10;
   at10.bytes = 3 * 4096;
   p.cells = {at10};
+  p.runs = 1;  // the matrix is the subject; runs are ACustomMatrix...'s
   AddPerf("lab", p);
   const Json r = Run("lab");
   ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
@@ -150,14 +151,22 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   paced.rate_iops = 200;
   paced.bytes = 40 * 4096;
   p.cells = {rr, sw, mix, paced};
+  p.max_runs = 3;  // three runs of each, whatever their spread
   AddPerf("matrix", p);
 
   const Json r = Run("matrix");
   ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
   std::set<std::string> expected = {"region_bytes"};
+  std::set<std::string> spread;
   for (const std::string cell : {"rr", "sw", "mix_70_30", "paced"}) {
     expected.insert(cell + "_bytes_per_second");
     expected.insert(cell + "_iops");
+    expected.insert(cell + "_runs");
+    // Their spread: 0 or more (a paced cell's runs may agree exactly).
+    for (const char* se : {"_bytes_per_second_se", "_iops_se"}) {
+      expected.insert(cell + se);
+      spread.insert(cell + se);
+    }
   }
   for (const std::string op : {"rr_read", "sw_write", "mix_70_30_read", "mix_70_30_write",
                                "paced_read"}) {
@@ -169,7 +178,24 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
     expected.insert(std::string("paced_read") + q);  // paced: timed from the submission too
   }
   EXPECT_EQ(Keys(r), expected) << r.Dump(2);
-  for (const std::string& key : expected) EXPECT_GT(Result(r, key), 0) << key;
+  for (const std::string& key : expected) {
+    if (spread.count(key)) {
+      EXPECT_GE(Result(r, key), 0) << key;
+    } else {
+      EXPECT_GT(Result(r, key), 0) << key;
+    }
+  }
+  // Three runs of each cell, every one on record; the quantiles are over
+  // all three runs' I/Os (the paced cell's 40 reads each).
+  EXPECT_EQ(Result(r, "rr_runs"), 3);
+  EXPECT_EQ(Result(r, "paced_read_ios"), 3 * 40);
+  const Json* runs = r.Find("series")->Find("runs");
+  ASSERT_NE(runs, nullptr);
+  ASSERT_EQ(runs->items().size(), 4u);
+  EXPECT_EQ(runs->items()[0].Find("iops")->items().size(), 3u);
+  double mean = 0;
+  for (const Json& v : runs->items()[0].Find("iops")->items()) mean += v.AsDouble() / 3;
+  EXPECT_NEAR(Result(r, "rr_iops"), mean, 1e-9 * mean);
   // Every I/O is block_size bytes.
   EXPECT_DOUBLE_EQ(Result(r, "rr_bytes_per_second"), Result(r, "rr_iops") * 4096);
   EXPECT_LE(Result(r, "rr_read_p50_seconds"), Result(r, "rr_read_p99_9_seconds"));
@@ -221,6 +247,7 @@ TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
                       .jobs = 4};
   sr.duration = milliseconds{300};
   p.cells = {rw, sr};
+  p.runs = 1;  // the jobs are the subject here
   AddPerf("jobs", p);
 
   const Json r = Run("jobs");
@@ -229,6 +256,7 @@ TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
   for (const std::string cell : {"rw_2j", "sr_4j"}) {
     expected.insert(cell + "_bytes_per_second");
     expected.insert(cell + "_iops");
+    expected.insert(cell + "_runs");
   }
   for (const std::string op : {"rw_2j_write", "sr_4j_read"}) {
     for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds", "_ios"}) {
@@ -252,6 +280,7 @@ TEST_F(PerfMatrixTest, ThePhoronixPresetRunsItsCellsOnASmallFile) {
   config::PerfParams p;
   p.preset = "phoronix";
   p.perf_duration = milliseconds{250};
+  p.runs = 1;  // the preset's cells are the subject here
   AddPerf("phoronix", p);
   const Json r = Run("phoronix");
   ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);

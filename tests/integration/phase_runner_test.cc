@@ -33,7 +33,10 @@ config::PhaseConfig Phase(std::string name, config::PhaseParams params, std::str
   config::PhaseConfig p;
   p.name = std::move(name);
   p.target = std::move(target);
-  if (auto* perf = std::get_if<config::PerfParams>(&params)) perf->perf_duration = milliseconds{500};
+  if (auto* perf = std::get_if<config::PerfParams>(&params)) {
+    perf->perf_duration = milliseconds{500};
+    perf->runs = 1;  // one run of each cell: the runner is the subject here
+  }
   if (auto* reclaim = std::get_if<config::ReclaimParams>(&params)) {
     reclaim->reclaim_idle = {milliseconds{1'000}};
     reclaim->reclaim_write = milliseconds{2'000};
@@ -161,6 +164,7 @@ class PhaseRunnerTest : public ::testing::Test {
              {"mixed_90_10", {"_read", "_write"}}, {"mixed_50_50", {"_read", "_write"}}}) {
       expected.insert(cell + "_bytes_per_second");
       expected.insert(cell + "_iops");
+      expected.insert(cell + "_runs");
       for (const std::string& op : ops) {
         for (const char* q : {"_p50_seconds", "_p99_seconds", "_p99_9_seconds", "_ios"}) {
           expected.insert(cell + op + q);

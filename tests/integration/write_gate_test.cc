@@ -47,6 +47,7 @@ class WriteGateTest : public ::testing::Test {
     p.target = std::move(target);
     if (auto* perf = std::get_if<config::PerfParams>(&params)) {
       perf->perf_duration = std::chrono::milliseconds{300};
+      perf->runs = 1;  // one run of each cell: the gate is the subject here
     }
     if (auto* study = std::get_if<config::RetentionWriteParams>(&params)) {
       study->study = "lab";

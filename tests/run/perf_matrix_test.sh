@@ -30,6 +30,7 @@ kind = "perf"
 target = "scratch"
 preset = "phoronix"
 perf_duration = "1s"
+runs = 1
 [[aging.phases.cells]]
 name = "rand_read_4k_100iops"
 access = "random"
@@ -47,7 +48,7 @@ set +e
 rc=$?
 set -e
 ((rc == 2)) || fail "check-config of a paced cell with 2 jobs exited $rc"
-grep -qF "$work/bad.toml:21:13: aging.phases.cells[0].rate_iops: a paced cell runs one job, not 2 (expected jobs = 1 with rate_iops)" "$work/bad.err" ||
+grep -qF "$work/bad.toml:22:13: aging.phases.cells[0].rate_iops: a paced cell runs one job, not 2 (expected jobs = 1 with rate_iops)" "$work/bad.err" ||
   fail "check-config message: $(cat "$work/bad.err")"
 pass "check-config reads the matrix and locates a refused cell"
 

@@ -695,5 +695,49 @@ TEST(DriveReportTest, ProblemsBeyondTheListedAreCounted) {
   EXPECT_EQ(problems.back().AsString(), "and 10 more values left out, not listed");
 }
 
+// A perf cell judged over its runs: a drop below 80 % of fresh is a loss
+// only when it is larger than twice the combined standard error of the
+// two means; inside that it is noise, and the verdict says so.
+TEST(DriveReportTest, APerfDropWithinTheRunsNoiseIsNotALoss) {
+  auto run = [](const std::string& id, double start, double iops, double se) {
+    Json r = Json::Object();
+    r["run"] = id;
+    r["phase"] = "perf-half";
+    r["kind"] = "perf";
+    r["target"] = "nvme";
+    r["serial"] = "NOISY1";
+    r["start"] = start;
+    r["end"] = start + 60;
+    r["outcome"] = "completed";
+    r["results"] = Json::Object();
+    r["results"]["fill_ratio"] = 0.5;
+    r["results"]["rand_read_4k_iops"] = iops;
+    r["results"]["rand_read_4k_iops_se"] = se;
+    r["results"]["rand_read_4k_runs"] = 3;
+    return r;
+  };
+  DriveReportRequest request;
+  request.generated = kGenerated;
+  // 75 % of fresh, each mean ±10: the difference (25) is inside 2 × 14.1.
+  auto noisy = BuildDriveReport(
+      {Held("noisy.dwh", {run("perf-a", 1e9, 100e3, 10e3), run("perf-b", 1.1e9, 75e3, 10e3)})},
+      {}, request);
+  ASSERT_TRUE(noisy) << noisy.error().message;
+  EXPECT_EQ(VerdictOf(*SectionOf(*noisy, "NOISY1", "perf_fill_50")),
+            "pass: no loss beyond the runs' noise: below 80 % of fresh but within twice the "
+            "combined standard error: rand read 4K 75% (noise \xc2\xb1" "28%)");
+  const Json* se = Cell(*SectionOf(*noisy, "NOISY1", "perf_fill_50"), "throughput", "aged",
+                        "rand_read_4k_iops_se");
+  ASSERT_NE(se, nullptr);
+  EXPECT_DOUBLE_EQ(se->AsDouble(), 10e3);
+  // The same drop over steady runs (±1 %) is a loss.
+  auto steady = BuildDriveReport(
+      {Held("steady.dwh", {run("perf-a", 1e9, 100e3, 1e3), run("perf-b", 1.1e9, 75e3, 0.75e3)})},
+      {}, request);
+  ASSERT_TRUE(steady);
+  EXPECT_EQ(VerdictOf(*SectionOf(*steady, "NOISY1", "perf_fill_50")),
+            "fail: aged fell below 80 % of fresh, beyond the runs' noise: rand read 4K 75%");
+}
+
 }  // namespace
 }  // namespace drivewatch::aging

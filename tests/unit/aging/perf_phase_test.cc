@@ -7,6 +7,7 @@
 // on real files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,66 @@ TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
   EXPECT_NE(ctx.specs[0].seed, ctx.specs[1].seed);
 }
 
+// Without steady_state a cell runs `runs` times (3 by default, as the
+// Phoronix Test Suite does); its IOPS and throughput are the runs' mean
+// with the standard error of that mean and the count, and every run is
+// on record.
+TEST(PerfPhaseTest, ACellRunsThreeTimesAndRecordsTheMeanItsStandardErrorAndEveryRun) {
+  config::PerfParams p;
+  p.cells = {
+      config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
+  SyntheticContext ctx(p, {100, 101, 99});
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  ASSERT_EQ(ctx.specs.size(), 3u);  // SE 0.58 % of the mean: under 2 %, done
+  EXPECT_NE(ctx.specs[0].seed, ctx.specs[1].seed);  // each run a new random order
+  EXPECT_DOUBLE_EQ(Result(report, "rr_iops"), 100);
+  EXPECT_NEAR(Result(report, "rr_iops_se"), 1 / std::sqrt(3.0), 1e-12);  // sd 1 over sqrt(3)
+  EXPECT_DOUBLE_EQ(Result(report, "rr_bytes_per_second"), 100 * 4096);
+  EXPECT_NEAR(Result(report, "rr_bytes_per_second_se"), 4096 / std::sqrt(3.0), 1e-9);
+  EXPECT_EQ(Result(report, "rr_runs"), 3);
+  // The latencies are over every run's I/Os.
+  EXPECT_EQ(Result(report, "rr_read_ios"), 300);
+  const Json& runs = report.series.Find("runs")->items().at(0);
+  EXPECT_EQ(runs.Find("name")->AsString(), "rr");
+  EXPECT_EQ(runs.Find("iops")->Dump(), "[100.0,101.0,99.0]");
+}
+
+// A noisy cell runs again until its standard error is small enough, up to
+// max_runs; one run records no standard error (it has none).
+TEST(PerfPhaseTest, ANoisyCellRunsAgainUpToMaxRuns) {
+  config::PerfParams p;
+  p.cells = {
+      config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
+  {
+    SyntheticContext ctx(p, {100, 150, 50, 100});
+    PhaseReport report;
+    ASSERT_TRUE(RunKind(p, ctx, report));
+    // 100, 150, 50, then 100 again and again: the SE falls below 2 % of
+    // the mean only past ten runs, so max_runs (10) ends it.
+    EXPECT_EQ(ctx.specs.size(), 10u);
+    EXPECT_EQ(Result(report, "rr_runs"), 10);
+    EXPECT_GT(Result(report, "rr_iops_se"), 0.02 * 100);
+  }
+  {
+    p.max_standard_error = 0.5;  // 28.9 % after three runs is small enough
+    SyntheticContext ctx(p, {100, 150, 50, 100});
+    PhaseReport report;
+    ASSERT_TRUE(RunKind(p, ctx, report));
+    EXPECT_EQ(ctx.specs.size(), 3u);
+    EXPECT_NEAR(Result(report, "rr_iops_se"), 50 / std::sqrt(3.0), 1e-9);
+  }
+  {
+    p.runs = p.max_runs = 1;
+    SyntheticContext ctx(p, {100, 150});
+    PhaseReport report;
+    ASSERT_TRUE(RunKind(p, ctx, report));
+    EXPECT_EQ(ctx.specs.size(), 1u);
+    EXPECT_EQ(Result(report, "rr_runs"), 1);
+    EXPECT_EQ(report.results.Find("rr_iops_se"), nullptr);
+  }
+}
+
 TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
   config::PerfParams p;
   p.cells = {config::PerfCell{
@@ -156,6 +217,7 @@ TEST(PerfPhaseTest, EachCellBecomesItsSpecJobsIncluded) {
       .name = "t", .access = "sequential", .operation = "trim", .block_size = 1u << 20};
   p.cells = {mix, paced, trim};
   p.perf_duration = milliseconds{3'000};
+  p.runs = 1;  // one run of each: the specs are the subject here
   SyntheticContext ctx(p);
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
@@ -207,6 +269,7 @@ TEST(PerfPhaseTest, PurgeThenPreconditionTwicePassesThenTheCellsOverTheWholeTarg
   p.preset = "phoronix";
   p.purge = true;
   p.precondition = true;
+  p.runs = 1;
   SyntheticContext ctx(p);
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));

@@ -179,7 +179,15 @@ struct ColumnSpec {
   std::function<Json(const Run&)> value;
   std::function<std::string(const Run&)> mark;
   bool optional = false;  // left out when no row has a value
+  // Result keys of the value's spread (a standard error, in the column's
+  // unit) and of the count it rests on (the runs): shown with the value,
+  // "3,646 ±43.9 (n 3)", and kept in the row under these keys; the
+  // column names them as "spread" and "count".
+  std::string spread_key, count_key;
 };
+// The text a table shows in a column's cell: the value in its unit, its
+// mark, and its spread and count when the column has them.
+std::string SpreadText(const Json& row, const Json& column);
 // A table whose rows are the picks.
 Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
               const std::vector<ColumnSpec>& columns);

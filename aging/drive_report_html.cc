@@ -84,6 +84,9 @@ std::string TableHtml(const Json& t) {
       if (mark == "at_least") text = "\xe2\x89\xa5&nbsp;" + text;
       if (mark == "not_steady") text += "&nbsp;\xe2\x80\xa0";
       if (mark == "indicative") text = "\xe2\x89\x88&nbsp;" + text;
+      if (const std::string spread = SpreadText(r, c); !spread.empty()) {
+        text += "<br><small class=\"spread\">" + Html(spread) + "</small>";
+      }
       out += "<td>" + text + "</td>";
     }
     out += "</tr>\n";

@@ -143,7 +143,18 @@ Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
       any = any || !values.back().is_null();
     }
     if (c.optional && !any) continue;
-    cols.Push(Column(c.key, c.label, c.unit));
+    Json column = Column(c.key, c.label, c.unit);
+    for (const auto& [name, key] : {std::pair{"spread", &c.spread_key}, {"count", &c.count_key}}) {
+      if (key->empty()) continue;
+      bool recorded = false;
+      for (std::size_t i = 0; i < picks.size(); ++i) {
+        const auto v = picks[i].run ? picks[i].run->Result(*key) : std::nullopt;
+        built[i]["values"][*key] = Value(v);
+        recorded = recorded || v.has_value();
+      }
+      if (recorded) column[name] = *key;
+    }
+    cols.Push(std::move(column));
     for (std::size_t i = 0; i < picks.size(); ++i) {
       built[i]["values"][c.key] = values[i];
       if (picks[i].run && c.mark && !values[i].is_null()) {
@@ -153,6 +164,23 @@ Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
   }
   for (Json& r : built) rows.Push(std::move(r));
   return t;
+}
+
+std::string SpreadText(const Json& row, const Json& column) {
+  std::string out;
+  const Json* values = row.Find("values");
+  if (const Json* key = column.Find("spread")) {
+    const Json* unit = column.Find("unit");
+    if (const Json* se = values->Find(key->AsString()); se && !se->is_null()) {
+      out += "\xc2\xb1" + ShowValue(*se, unit ? unit->AsString() : "");
+    }
+  }
+  if (const Json* key = column.Find("count")) {
+    if (const Json* n = values->Find(key->AsString()); n && !n->is_null()) {
+      out += std::string(out.empty() ? "" : " ") + "(n " + ShowValue(*n, "count") + ")";
+    }
+  }
+  return out;
 }
 
 bool AnyValue(const Json& table) {

@@ -397,15 +397,12 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
                          const auto steady = r.Result(c.Key("steady_state_ratio"));
                          return steady && *steady == 0 ? std::string("not_steady") : "";
                        }};
+    // Its spread over the runs and how many there were, shown with it
+    // (runs recorded before repeated runs have neither).
+    measure.spread_key = key + "_se";
+    measure.count_key = c.Key("runs");
     columns.push_back(measure);
     measures.emplace_back(measure, key + "_se");
-    // Its spread over the runs and how many there were (runs recorded
-    // before repeated runs have neither: the columns are left out).
-    const std::string se = key + "_se", n = c.Key("runs");
-    columns.push_back({se, c.Label() + " \xc2\xb1SE", unit,
-                       [se](const Run& r) { return Value(r.Result(se)); }, nullptr, true});
-    columns.push_back({n, c.Label() + " n", "count",
-                       [n](const Run& r) { return Value(r.Result(n)); }, nullptr, true});
   }
   if (columns.empty()) {
     columns.push_back({"bytes_per_second", "sequential and random cells", "bytes_per_second",

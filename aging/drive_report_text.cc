@@ -34,6 +34,9 @@ std::string CellText(const Json& row, const Json& column) {
   if (mark == "at_least") out = "\xe2\x89\xa5 " + out;
   if (mark == "not_steady") out += " \xe2\x80\xa0";
   if (mark == "indicative") out = "\xe2\x89\x88 " + out;
+  if (const std::string spread = SpreadText(row, column); !spread.empty()) {
+    out += " " + Printable(spread);
+  }
   return out;
 }
 

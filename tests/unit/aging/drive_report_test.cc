@@ -585,7 +585,7 @@ TEST(DriveReportTest, HtmlIsSelfContainedAndEscapesWhatTheHistoryHolds) {
 // everything a section picks rows by, only the first and the latest are
 // kept, and the passes beyond the latest kPassRows are counted, not held.
 // The history here is the fixture three times over: once a year early,
-// 200 times in the middle, once a year late. The middle can change no
+// 100 times in the middle, once a year late. The middle can change no
 // row: every section but endurance's (whose list counts the passes) is
 // the same with it as without it, and the same runs are kept.
 Json Shifted(const Json& record, double by, const std::string& suffix) {
@@ -601,7 +601,7 @@ Json Shifted(const Json& record, double by, const std::string& suffix) {
 TEST(DriveReportTest, AHistoryOfThousandsOfRunsKeepsOnlyTheRowsItCanShow) {
   const std::vector<Json> fixture = Records("host-a.dwh");
   constexpr double kYear = 365.0 * 86400;
-  constexpr int kMiddle = 200;
+  constexpr int kMiddle = 100;
   std::vector<Json> ends, all;
   for (const Json& r : fixture) ends.push_back(Shifted(r, -kYear, "-early"));
   all = ends;

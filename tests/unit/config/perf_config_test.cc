@@ -231,6 +231,17 @@ TEST(PerfConfigTest, EveryRefusalIsLocatedAtItsKey) {
       {"purge = \"yes\"\n",
        "x.toml:10:9: aging.phases.purge: wrong type: string \"yes\" (expected a boolean: true "
        "or false)"},
+      {"runs = 5\nmax_runs = 2\n",
+       "x.toml:11:12: aging.phases.max_runs: max_runs 2 is below runs 5 (expected max_runs >= "
+       "runs)"},
+      {"runs = 20\n",
+       "x.toml:10:8: aging.phases.runs: max_runs 10 is below runs 20 (expected max_runs >= runs)"},
+      {"runs = 0\n",
+       "x.toml:10:8: aging.phases.runs: 0 is out of range (expected a whole number from 1 to "
+       "100)"},
+      {"max_standard_error = 0\n",
+       "x.toml:10:22: aging.phases.max_standard_error: integer 0 is out of range (expected a fraction "
+       "of the mean from 0.001 to 1)"},
       {"max_rounds = 4\n",
        "x.toml:10:14: aging.phases.max_rounds: 4 is out of range (expected a whole number from "
        "5 to 1000)"},

@@ -129,16 +129,12 @@ Json Definition(const config::PerfCell& c, std::chrono::milliseconds default_dur
   return d;
 }
 
-// What a cell's rounds in the measurement window add up to.
+// The latencies of a cell's rounds in the measurement window (its
+// throughput and IOPS are the mean of the rounds': Report).
 struct Measured {
-  std::uint64_t bytes = 0, ios = 0;
-  double seconds = 0;
   LatencyHistogram read, write, trim;  // response
   LatencyHistogram read_service, write_service, trim_service;
   void Add(const WorkloadResult& r) {
-    bytes += r.total.bytes();
-    ios += r.total.ios();
-    seconds += r.total.seconds;
     read.Merge(r.read_latency);
     write.Merge(r.write_latency);
     trim.Merge(r.trim_latency);
@@ -146,8 +142,6 @@ struct Measured {
     write_service.Merge(r.write_service);
     trim_service.Merge(r.trim_service);
   }
-  double bytes_per_second() const { return seconds > 0 ? bytes / seconds : 0.0; }
-  double iops() const { return seconds > 0 ? ios / seconds : 0.0; }
 };
 
 // The variable steady state tracks: IOPS for random cells, throughput for

@@ -181,7 +181,7 @@ void PhaseService::Start(const config::Config& config) {
       for (auto& [outcome, n] : counts) outcomes_[phase][outcome] += n;
     }
   }
-  if (contents) {
+  if (contents) {  // said outside the lock
     if (contents->torn_tail_bytes > 0) {
       log::Warn(history.path() + ": the last " + std::to_string(contents->torn_tail_bytes) +
                 " bytes are a torn record (a crash while appending); it is left out and "

@@ -33,7 +33,10 @@ bool SameSettings(const ReadLatencySettings& a, const ReadLatencySettings& b) {
 
 ReadLatencyService::ReadLatencyService(MetricStore& store, Scheduler& scheduler,
                                        std::string sysfs_root)
-    : store_(store), scheduler_(scheduler), sysfs_root_(std::move(sysfs_root)) {}
+    : store_(store),
+      scheduler_(scheduler),
+      sysfs_root_(std::move(sysfs_root)),
+      epoch_(std::chrono::steady_clock::now()) {}
 
 ReadLatencyService::~ReadLatencyService() { Stop(); }
 
@@ -121,7 +124,7 @@ void ReadLatencyService::SyncLocked(const Targets& wanted, bool park) {
       continue;
     }
     log::Info("read latency: stopping " + it->second->target.path);
-    it->second->thread = {};  // request stop and join
+    it->second->probe->Detach();
     store_.Remove(it->first);
     if (park && w == wanted.end() && it->second->target.kind == ReadTarget::Kind::kNamespace) {
       parked_[it->first] = Parked{std::move(it->second), now};
@@ -154,21 +157,25 @@ void ReadLatencyService::SyncLocked(const Targets& wanted, bool park) {
       if (load_board_ != nullptr && !worker->serial.empty()) {
         worker->probe->SetLoadObserver(load_board_->Observe(worker->serial));
       }
-      if (!worker->serial.empty()) {  // the drive's rate, shared by its namespaces
-        auto& pacing = pacing_[worker->serial];
-        if (!pacing) pacing = std::make_shared<DrivePacing>(std::chrono::steady_clock::now());
-        worker->probe->SetDrivePacing(pacing);
-      }
+      // A drive's rate is shared by its namespaces; a configured target
+      // paces alone. Every schedule counts from the service's epoch.
+      auto& pacing = pacing_[worker->serial.empty() ? scope : worker->serial];
+      if (!pacing) pacing = std::make_shared<DrivePacing>(epoch_);
+      worker->probe->SetDrivePacing(pacing);
       if (auto p = paused_.find(worker->serial); p != paused_.end()) {
         for (int i = 0; i < p->second; ++i) worker->probe->Pause();
       }
     }
-    ReadLatencyProbe* probe = worker->probe.get();
-    worker->thread = std::jthread([probe](std::stop_token stop) { probe->Run(stop); });
+    worker->probe->Attach(Reactor());
     log::Info("read latency: reading " + target.path +
               (target.kind == ReadTarget::Kind::kFile ? "/" + target.file_name : ""));
     workers_.emplace(scope, std::move(worker));
   }
+}
+
+ReadReactor& ReadLatencyService::Reactor() {
+  if (!reactor_) reactor_ = std::make_unique<ReadReactor>();
+  return *reactor_;
 }
 
 void ReadLatencyService::Start(const config::Config& config) {
@@ -201,9 +208,10 @@ void ReadLatencyService::Stop() {
   if (publish_job_) scheduler_.Remove(*publish_job_);
   publish_job_.reset();
   config_.reset();  // a discovery pass still in flight starts nothing
-  for (auto& [scope, worker] : workers_) worker->thread.request_stop();
-  workers_.clear();  // joins
+  for (auto& [scope, worker] : workers_) worker->probe->Detach();
+  workers_.clear();
   parked_.clear();
+  reactor_.reset();
 }
 
 void ReadLatencyService::DrivesPresent(const std::vector<ControllerInfo>& drives) {
@@ -256,16 +264,13 @@ void ReadLatencyService::CollectOnce(const config::Config& config,
   const ReadLatencySettings settings = ProbeSettings(config);
   std::vector<std::pair<std::string, std::unique_ptr<ReadLatencyProbe>>> probes;
   {
-    std::vector<std::jthread> threads;
+    // All targets at once, on one reactor.
+    ReadReactor reactor;
     for (const auto& [scope, target] : targets) {
       probes.emplace_back(scope, std::make_unique<ReadLatencyProbe>(target, settings));
-      ReadLatencyProbe* probe = probes.back().second.get();
-      threads.emplace_back([probe](std::stop_token stop) {
-        probe->RunBurst(kBurstReads, stop);
-      });
+      probes.back().second->StartBurst(reactor, kBurstReads);
     }
-    // Join without asking to stop (a jthread's destructor would ask).
-    for (auto& t : threads) t.join();
+    for (auto& [scope, probe] : probes) probe->FinishBurst(std::stop_token{});
   }
   for (auto& [scope, probe] : probes) {
     BatchSink sink;

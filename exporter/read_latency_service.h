@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wiring for the read latency probe (probes/read_latency_probe.h): one
-// probe and one thread per target (a drive's namespaces share the drive's
-// rate, dealt round-robin: probes/drive_pacing.h), started and stopped as
-// namespaces come and go (it listens to DriveMonitor's discovery passes) and as the config
+// probe per target, all served by one read reactor (probes/read_reactor.h:
+// one thread, one io_uring), attached and detached as namespaces come and
+// go (it listens to DriveMonitor's discovery passes) and as the config
 // changes, and a scheduler job that publishes every target's snapshot into
 // the metric store every few seconds. The scheduler stays the owner of
-// time for publishing; the pacing itself needs precise sleeps on each
-// target's own thread (see probes/pacing.h).
+// time for publishing; the pacing itself needs precise deadlines, which the
+// reactor keeps (see probes/pacing.h).
+//
+// Every target's turns and arrivals count from one epoch, the service's
+// start: a drive's namespaces share the drive's rate, dealt round-robin
+// (probes/drive_pacing.h), and the drives' schedules line up, so the reads
+// of all drives that fall due together go to the kernel in one call.
 //
 // Scopes in the store: "<serial>/probe/read_latency/<nsid>" for a
 // namespace (so DriveMonitor's own clean-up of a vanished drive covers
@@ -20,7 +25,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "config/config.h"
@@ -30,6 +34,7 @@
 #include "exporter/scheduler.h"
 #include "probes/drive_load.h"
 #include "probes/read_latency_probe.h"
+#include "probes/read_reactor.h"
 
 namespace drivewatch {
 
@@ -56,7 +61,7 @@ class ReadLatencyService : public DriveListener, public Service {
   // Applies a new config: targets whose settings changed restart (their
   // counters start again from zero), others keep running.
   void Reconfigure(const config::Config& config) override;
-  // Stops every thread (each notices within about 200 ms) and the job.
+  // Detaches every target, stops the reactor and the job.
   void Stop() override;
 
   // DriveListener: starts namespaces that appeared (or moved to another
@@ -87,8 +92,7 @@ class ReadLatencyService : public DriveListener, public Service {
     std::string scope;
     std::string serial;  // namespaces only
     ReadTarget target;
-    std::unique_ptr<ReadLatencyProbe> probe;
-    std::jthread thread;  // declared last: stops and joins first
+    std::unique_ptr<ReadLatencyProbe> probe;  // attached while running
   };
   using Targets = std::map<std::string, ReadTarget>;  // by scope
 
@@ -101,24 +105,32 @@ class ReadLatencyService : public DriveListener, public Service {
   // targets no longer wanted are parked rather than dropped.
   void SyncLocked(const Targets& wanted, bool park = false);
 
+  // The reactor, made when the first target starts; mu_.
+  ReadReactor& Reactor();
+
   MetricStore& store_;
   Scheduler& scheduler_;
   const std::string sysfs_root_;
+  // Where every target's turns and arrivals count from.
+  const std::chrono::steady_clock::time_point epoch_;
   DriveLoadBoard* load_board_ = nullptr;  // set before Start()
   std::mutex mu_;
   std::optional<config::Config> config_;         // mu_
   ReadLatencySettings settings_;                 // mu_
   std::vector<ControllerInfo> drives_;           // mu_, last discovery
+  // Declared before the probes it serves, so it is destroyed after them.
+  std::unique_ptr<ReadReactor> reactor_;         // mu_
   std::map<std::string, std::unique_ptr<Worker>> workers_;  // mu_, by scope
   std::map<std::string, int> paused_;            // mu_, by serial
   struct Parked {
-    std::unique_ptr<Worker> worker;  // thread stopped
+    std::unique_ptr<Worker> worker;  // detached
     std::chrono::steady_clock::time_point since;
   };
   std::map<std::string, Parked> parked_;         // mu_, by scope
   // Each drive's pacing, shared by its namespaces' probes: the configured
-  // rate is per drive (probes/drive_pacing.h).
-  std::map<std::string, std::shared_ptr<DrivePacing>> pacing_;  // mu_, by serial
+  // rate is per drive (probes/drive_pacing.h). A configured target has one
+  // of its own, under its scope.
+  std::map<std::string, std::shared_ptr<DrivePacing>> pacing_;  // mu_, by serial or scope
   std::optional<Scheduler::JobId> publish_job_;  // mu_
 };
 

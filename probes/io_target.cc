@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <liburing.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -18,29 +17,7 @@
 
 namespace drivewatch {
 
-struct IoTarget::Ring {
-  io_uring ring{};
-};
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-constexpr std::uint64_t kReadTag = 1;
-constexpr std::uint64_t kCancelTag = 2;
-// How long one wait may block before the stop token is looked at again.
-constexpr auto kWaitSlice = std::chrono::milliseconds(200);
-
 using util::SysError;
-
-__kernel_timespec ToTimespec(Clock::duration d) {
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-  __kernel_timespec ts{};
-  ts.tv_sec = std::max<long long>(0, ns / 1'000'000'000);
-  ts.tv_nsec = ns < 0 ? 0 : ns % 1'000'000'000;
-  return ts;
-}
-
-}  // namespace
 
 Expected<std::unique_ptr<IoTarget>> IoTarget::OpenBlockDevice(
     const std::string& path, std::uint32_t block_size) {
@@ -90,22 +67,6 @@ Expected<std::unique_ptr<IoTarget>> IoTarget::Open(const std::string& path,
                      std::to_string(block_size)};
   }
 
-  void* mem = ::mmap(nullptr, block_size, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return SysError(errno, "mmap read buffer");
-  t->buffer_ = mem;
-
-  t->ring_ = std::make_unique<Ring>();
-  int rc = InitSingleIssuerRing(4, &t->ring_->ring);
-  if (rc < 0) return SysError(-rc, "io_uring_queue_init for " + path);
-  t->ring_ok_ = true;
-  iovec iov{t->buffer_, block_size};
-  if ((rc = io_uring_register_buffers(&t->ring_->ring, &iov, 1)) < 0) {
-    return SysError(-rc, "io_uring_register_buffers for " + path);
-  }
-  if ((rc = io_uring_register_files(&t->ring_->ring, &t->fd_, 1)) < 0) {
-    return SysError(-rc, "io_uring_register_files for " + path);
-  }
   return t;
 }
 
@@ -123,106 +84,7 @@ int InitSingleIssuerRing(unsigned entries, io_uring* ring) {
 }
 
 IoTarget::~IoTarget() {
-  // With a read still in flight the kernel keeps the buffer's pages pinned
-  // past the ring's exit; unmapping them here only drops our mapping.
-  if (ring_ok_) io_uring_queue_exit(&ring_->ring);
-  if (buffer_ != nullptr) ::munmap(buffer_, block_size_);
   if (fd_ >= 0) ::close(fd_);
-}
-
-IoTarget::Wait IoTarget::WaitForRead(Clock::time_point deadline,
-                                     const std::stop_token& stop,
-                                     int* result) {
-  for (;;) {
-    io_uring_cqe* cqe = nullptr;
-    const auto now = Clock::now();
-    if (now >= deadline && !submit_pending_) return Wait::kTimeout;
-    __kernel_timespec ts = ToTimespec(std::min(deadline - now,
-                                               Clock::duration(kWaitSlice)));
-    int rc;
-    if (submit_pending_) {
-      submit_pending_ = false;
-      rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, &ts, nullptr);
-    } else {
-      rc = io_uring_wait_cqe_timeout(&ring_->ring, &cqe, &ts);
-    }
-    if (rc >= 0 && cqe != nullptr) {
-      const std::uint64_t tag = cqe->user_data;
-      const int res = cqe->res;
-      io_uring_cqe_seen(&ring_->ring, cqe);
-      if (tag == kReadTag) {
-        *result = res;
-        return Wait::kDone;
-      }
-      continue;  // a cancel's own completion
-    }
-    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN) {
-      *result = rc;
-      return Wait::kDone;
-    }
-    if (stop.stop_requested()) return Wait::kStopped;
-  }
-}
-
-ReadOutcome IoTarget::Read(std::uint64_t offset,
-                           std::chrono::nanoseconds timeout,
-                           const std::stop_token& stop) {
-  ReadOutcome out;
-  int res = 0;
-  if (in_flight_) {
-    // The earlier read timed out; it must land before the buffer is reused.
-    const Wait w = WaitForRead(Clock::now() + timeout, stop, &res);
-    if (w == Wait::kStopped) {
-      out.kind = ReadOutcome::Kind::kStopped;
-      return out;
-    }
-    if (w == Wait::kTimeout) {
-      out.kind = ReadOutcome::Kind::kStillBusy;
-      return out;
-    }
-    in_flight_ = false;
-  }
-
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
-  if (sqe == nullptr) {
-    out.kind = ReadOutcome::Kind::kError;
-    out.errnum = EBUSY;
-    return out;
-  }
-  // Index 0 of the registered files and buffers.
-  io_uring_prep_read_fixed(sqe, 0, buffer_, block_size_, offset, 0);
-  sqe->flags |= IOSQE_FIXED_FILE;
-  io_uring_sqe_set_data64(sqe, kReadTag);
-  submit_pending_ = true;
-  in_flight_ = true;
-
-  out.submitted = Clock::now();
-  const Wait w = WaitForRead(out.submitted + timeout, stop, &res);
-  out.completed = Clock::now();
-  if (w == Wait::kStopped) {
-    out.kind = ReadOutcome::Kind::kStopped;
-    return out;
-  }
-  if (w == Wait::kTimeout) {
-    // Ask for it back. Reads the device already holds usually cannot be
-    // recalled (-EALREADY), so the next Read still waits for it.
-    if (io_uring_sqe* cancel = io_uring_get_sqe(&ring_->ring)) {
-      io_uring_prep_cancel64(cancel, kReadTag, 0);
-      io_uring_sqe_set_data64(cancel, kCancelTag);
-      io_uring_submit(&ring_->ring);
-    }
-    out.kind = ReadOutcome::Kind::kTimeout;
-    return out;
-  }
-  in_flight_ = false;
-  if (res < 0) {
-    out.kind = ReadOutcome::Kind::kError;
-    out.errnum = -res;
-  } else if (static_cast<std::uint32_t>(res) != block_size_) {
-    out.kind = ReadOutcome::Kind::kError;
-    out.errnum = 0;  // short read: the target shrank
-  }
-  return out;
 }
 
 Status IoTarget::CheckStillThere() const {

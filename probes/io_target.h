@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // IoTarget: the drive layer's path for data I/O. One target is a namespace's
 // block device, another block device, or a file in a directory, opened
-// O_RDONLY | O_DIRECT so no read is served from the page cache. Reads go
-// through a private io_uring: a single-issuer ring (IORING_SETUP_
-// SINGLE_ISSUER, so the kernel may skip its submission locking), one
-// registered buffer and one registered file, queue depth 1.
-//
-// A target belongs to the thread that opened it: create, read and destroy
-// it there.
+// O_RDONLY | O_DIRECT so no read is served from the page cache. The reads
+// themselves go through the read reactor's io_uring (probes/read_reactor.h),
+// which serves every target from one thread; a target is the open file and
+// what it is (size, device number, identity for CheckStillThere).
 #pragma once
 
 #include <sys/types.h>
@@ -15,7 +12,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <stop_token>
 #include <string>
 
 #include "probes/expected.h"
@@ -34,16 +30,16 @@ int InitSingleIssuerRing(unsigned entries, io_uring* ring);
 
 struct ReadOutcome {
   enum class Kind {
-    kOk,         // the whole block was read
-    kError,      // failed, or short (errnum 0): see errnum
-    kTimeout,    // no completion within the timeout; still in flight
-    kStillBusy,  // an earlier timed-out read has still not completed
-    kStopped,    // stop was requested while waiting
+    kOk,       // the whole block was read
+    kError,    // failed, or short (errnum 0): see errnum
+    kTimeout,  // no completion within the timeout; still in flight
   };
   Kind kind = Kind::kOk;
   int errnum = 0;
-  // CLOCK_MONOTONIC, taken just before the submitting system call and just
-  // after the completion was reaped, for this one read.
+  // CLOCK_MONOTONIC, taken just before the system call that submitted the
+  // read and just after the call that reaped its completion returned (as
+  // fio times a read: its service latency, submission to completion). For
+  // a timeout, `completed` is when the timeout was noticed.
   std::chrono::steady_clock::time_point submitted;
   std::chrono::steady_clock::time_point completed;
   std::uint64_t latency_ns() const {
@@ -74,13 +70,9 @@ class IoTarget {
   // The block device's number (st_rdev) as opened, for identity checks in
   // sysfs (namespace_identity.h); 0 for files.
   dev_t device_number() const { return rdev_; }
-
-  // Reads block_size() bytes at `offset` (a multiple of block_size()).
-  // Waits at most `timeout` for the completion; a read that times out stays
-  // in flight (block I/O cannot be recalled once the device has it) and
-  // the next Read first waits for it, answering kStillBusy until it lands.
-  ReadOutcome Read(std::uint64_t offset, std::chrono::nanoseconds timeout,
-                   const std::stop_token& stop);
+  // The open descriptor (O_RDONLY | O_DIRECT), the target's own until it is
+  // destroyed.
+  int fd() const { return fd_; }
 
   // For files: fails with ENOENT when the path no longer names the open
   // file (removed or replaced). Block devices always pass.
@@ -91,23 +83,11 @@ class IoTarget {
   static Expected<std::unique_ptr<IoTarget>> Open(const std::string& path,
                                                   std::uint32_t block_size,
                                                   bool is_file);
-  // Waits until `deadline` for the read's completion; consumes cancel
-  // completions. Returns the read's result, or nothing on timeout/stop.
-  enum class Wait { kDone, kTimeout, kStopped };
-  Wait WaitForRead(std::chrono::steady_clock::time_point deadline,
-                   const std::stop_token& stop, int* result);
-
   std::string path_;
   bool is_file_ = false;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::uint32_t block_size_ = 0;
-  void* buffer_ = nullptr;  // mmap'd: a late DMA after exit hits no reused memory
-  struct Ring;  // the io_uring (probes/io_target.cc): liburing stays out of this header
-  std::unique_ptr<Ring> ring_;
-  bool ring_ok_ = false;
-  bool in_flight_ = false;
-  bool submit_pending_ = false;  // an SQE prepared but not yet submitted
   std::uint64_t ino_ = 0, dev_ = 0;
   dev_t rdev_ = 0;
 };

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probes/pacing.h"
 
-#include <time.h>
-
 #include <algorithm>
-#include <cerrno>
+#include <condition_variable>
+#include <mutex>
 
 namespace drivewatch {
 
@@ -43,22 +42,12 @@ std::uint64_t Pacer::Advance(TimePoint now) {
 
 bool SleepUntil(std::chrono::steady_clock::time_point deadline,
                 const std::stop_token& stop) {
-  using Clock = std::chrono::steady_clock;
-  constexpr auto kStopCheck = std::chrono::milliseconds(50);
-  for (;;) {
-    if (stop.stop_requested()) return false;
-    const auto now = Clock::now();
-    if (now >= deadline) return true;
-    const auto until = std::min(deadline, now + kStopCheck);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        until.time_since_epoch()).count();
-    timespec ts{static_cast<time_t>(ns / 1'000'000'000),
-                static_cast<long>(ns % 1'000'000'000)};
-    // steady_clock is CLOCK_MONOTONIC on Linux (libstdc++).
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) ==
-           EINTR) {
-    }
-  }
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  // True only when stopped: the wait ends at the deadline otherwise.
+  return !cv.wait_until(lock, stop, deadline, [] { return false; }) &&
+         !stop.stop_requested();
 }
 
 }  // namespace drivewatch

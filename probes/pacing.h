@@ -1,28 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // Arrival pacing for probes that issue I/O at a low, steady rate: the read
 // latency probe at 10 and 100 IOPS, and a power probe measuring "power at
-// 10 IOPS". A Pacer only computes when each I/O is due; SleepUntil() waits
-// for it.
+// 10 IOPS". A Pacer only computes when each I/O is due; the read reactor
+// (read_reactor.h) waits for it, among every target's deadlines:
 //
 //   Pacer pacer(10, ArrivalProcess::kFixed, Now());
-//   while (SleepUntil(pacer.next(), stop)) {
-//     IssueOneIo();                       // at QD1, returns on completion
-//     pacer.Advance(Now());
-//   }
+//   ... when pacer.next() has come: issue one I/O (queue depth 1) ...
+//   ... on its completion:          pacer.Advance(Now());
 //
-// Arrivals are on an absolute schedule (start + k / rate), so sleep jitter
-// and I/O time never accumulate into drift: over a run the achieved rate is
-// the configured one. If the I/O is slow and the schedule falls more than
-// one mean interval behind, the missed arrivals are skipped (and counted)
-// rather than issued back to back, which would measure a burst instead of
-// the configured rate.
+// Arrivals are on an absolute schedule (start + k / rate), so wake-up
+// jitter and I/O time never accumulate into drift: over a run the achieved
+// rate is the configured one. If the I/O is slow and the schedule falls
+// more than one mean interval behind, the missed arrivals are skipped (and
+// counted) rather than issued back to back, which would measure a burst
+// instead of the configured rate.
 //
-// Why a probe sleeps on its own thread instead of being a scheduler job:
-// the scheduler (exporter/scheduler.h) decides at whole-job granularity and
-// hands work to strands that drop a run when the previous one is busy; at
-// 100 IOPS an arrival is due every 10 ms and its timing is the measurement,
-// so the pacing loop owns one thread and sleeps to absolute deadlines on
-// CLOCK_MONOTONIC.
+// Why the reads are not scheduler jobs: the scheduler (exporter/
+// scheduler.h) decides at whole-job granularity and hands work to strands
+// that drop a run when the previous one is busy; at 100 IOPS an arrival is
+// due every 10 ms and its timing is the measurement, so the reactor keeps
+// absolute CLOCK_MONOTONIC deadlines of its own.
 #pragma once
 
 #include <chrono>
@@ -71,9 +68,10 @@ class Pacer {
   std::exponential_distribution<double> exp_;
 };
 
-// Sleeps until `deadline` (CLOCK_MONOTONIC, absolute, so early wake-ups
-// and signals cost nothing) or until `stop` is requested, whichever comes
-// first; notices a stop within 50 ms. Returns false when stopped.
+// Sleeps until `deadline` (steady clock, absolute) or until `stop` is
+// requested, whichever comes first; returns false when stopped. Waits on a
+// condition variable that the stop request notifies: no periodic wake-up
+// (the heavy phases' idle steps and watchers).
 bool SleepUntil(std::chrono::steady_clock::time_point deadline,
                 const std::stop_token& stop);
 

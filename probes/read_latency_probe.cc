@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "probes/io_target.h"
@@ -159,7 +160,9 @@ struct ReadLatencyProbe::RateState {
   std::uint64_t skipped = 0;
 };
 
-// The open target plus where to read next; lives on the Run() thread.
+// The open target plus where to read next. Opened on the reactor's opener
+// thread, used on the reactor thread, never on both at once (the reactor
+// does not ask a reader whose Open() is running).
 class ReadLatencyProbe::Reader {
  public:
   Reader(const ReadTarget& target, std::uint32_t block_size, double min_free)
@@ -226,6 +229,240 @@ class ReadLatencyProbe::Reader {
   std::uint64_t blocks_ = 0;
 };
 
+// What the reactor asks the probe and tells it: the pacing of reads on
+// the drive's turns (drive_pacing.h), opening and reopening the target, and
+// each read's outcome. Every call but Open() is on the reactor thread.
+class ReadLatencyProbe::Driver final : public PacedReader {
+ public:
+  explicit Driver(ReadLatencyProbe& probe)
+      : p_(probe),
+        reader_(probe.target_, probe.settings_.block_size, probe.settings_.min_free_ratio) {}
+
+  // Burst mode: `reads` reads at the highest rate, the target alone (not
+  // the drive's turns), then done. Before the reactor has the driver.
+  void SetBurst(std::size_t reads) {
+    burst_ = true;
+    burst_left_ = reads;
+  }
+
+  Plan Next(TimePoint now) override;
+  void Open() override;
+  void Completed(const ReadOutcome& outcome) override;
+
+  // The reactor let go of the driver: close, leave the drive's pacing, and
+  // stop the load. The caller's thread (Detach).
+  void Stopped() {
+    Close(Clock::now());
+    open_done_ = false;
+  }
+
+ private:
+  static Plan Wait(TimePoint at) {
+    Plan plan;
+    plan.kind = Plan::Kind::kWait;
+    plan.at = at;
+    return plan;
+  }
+  static Plan Kind(Plan::Kind kind) {
+    Plan plan;
+    plan.kind = kind;
+    return plan;
+  }
+  // The open's result, taken on the reactor thread.
+  void AfterOpen(TimePoint now);
+  // The pacer for the drive's turn (or the burst), from `now`.
+  void StartPacing(std::uint32_t rate, TimePoint turn_start, const DrivePacing::Share& share,
+                   TimePoint now) {
+    rate_ = rate;
+    turn_start_ = turn_start;
+    share_ = share;
+    const TimePoint first = p_.settings_.arrivals == ArrivalProcess::kFixed
+                                ? FirstShareArrival(turn_start, rate, share, now)
+                                : now;
+    pacer_.emplace(static_cast<double>(rate) / static_cast<double>(share.count),
+                   p_.settings_.arrivals, first, (std::uint64_t{seed_()} << 32) | seed_());
+    if (p_.load_) p_.load_->LoadStarted(ShareRate(rate, share), now);
+    loading_ = true;
+  }
+  void StopLoad(TimePoint now) {
+    if (loading_ && p_.load_) p_.load_->LoadStopped(now);
+    loading_ = false;
+  }
+  void Close(TimePoint now) {
+    reader_.Close();
+    if (joined_) p_.pacing_->Leave(&p_);
+    joined_ = false;
+    pacer_.reset();
+    StopLoad(now);
+  }
+  Plan Finish() {
+    StopLoad(Clock::now());
+    {
+      std::lock_guard lock(p_.mu_);
+      p_.burst_done_ = true;
+    }
+    p_.burst_cv_.notify_all();
+    return Kind(Plan::Kind::kDone);
+  }
+
+  ReadLatencyProbe& p_;
+  Reader reader_;
+  std::random_device seed_;
+  // Set by Open() on the opener thread; the reactor hands it over.
+  bool open_done_ = false;
+  Status open_status_ = Ok{};
+  // Retrying a target that would not open.
+  bool failing_ = false;
+  Clock::duration backoff_ = std::chrono::seconds(1);
+  TimePoint retry_at_{};
+  bool joined_ = false;  // in the drive's pacing
+  // The current turn's schedule.
+  std::optional<Pacer> pacer_;
+  std::uint32_t rate_ = 0;
+  TimePoint turn_start_{};
+  DrivePacing::Share share_{};
+  bool loading_ = false;  // the load observer was told of a rate
+  TimePoint next_check_{};
+  bool burst_ = false;
+  std::size_t burst_left_ = 0;
+};
+
+void ReadLatencyProbe::Driver::Open() {
+  open_status_ = p_.OpenTarget(reader_);
+  open_done_ = true;
+}
+
+void ReadLatencyProbe::Driver::AfterOpen(TimePoint now) {
+  open_done_ = false;
+  std::string device;
+  {
+    std::lock_guard lock(p_.mu_);  // MoveBlockDevice may change it
+    device = p_.device_path_;
+  }
+  if (!open_status_) {
+    if (!failing_) {
+      log::Warn("read latency: cannot read " + device + ": " +
+                open_status_.error().message + " (logged once until it works; retrying)");
+    }
+    failing_ = true;
+    retry_at_ = now + backoff_;
+    backoff_ = std::min<Clock::duration>(backoff_ * 2, std::chrono::minutes(1));
+    if (burst_) {
+      {
+        std::lock_guard lock(p_.mu_);
+        p_.burst_failed_ = true;
+      }
+      burst_left_ = 0;
+    }
+    return;
+  }
+  if (failing_) log::Info("read latency: " + device + " readable again");
+  failing_ = false;
+  backoff_ = std::chrono::seconds(1);
+  if (!burst_) {
+    p_.pacing_->Join(&p_);
+    joined_ = true;
+  }
+  next_check_ = now + std::chrono::seconds(1);
+}
+
+PacedReader::Plan ReadLatencyProbe::Driver::Next(TimePoint now) {
+  if (open_done_) AfterOpen(now);
+  if (burst_ && burst_left_ == 0) return Finish();
+  bool paused, moved;
+  {
+    std::lock_guard lock(p_.mu_);
+    paused = p_.paused_ > 0;
+    moved = p_.moved_;
+  }
+  if (!reader_.open()) {
+    StopLoad(now);
+    // A new path from discovery (MoveBlockDevice) is tried at once.
+    if (!moved && now < retry_at_) return Wait(retry_at_);
+    return Kind(Plan::Kind::kOpen);
+  }
+  if (moved) {  // the kernel renamed the device: open the new path
+    Close(now);
+    return Kind(Plan::Kind::kOpen);
+  }
+  if (paused) {  // the drive is busy with something else: a fresh schedule after
+    StopLoad(now);
+    pacer_.reset();
+    return Wait(TimePoint::max());
+  }
+  if (burst_) {
+    if (!pacer_) {
+      StartPacing(*std::max_element(p_.settings_.rates.begin(), p_.settings_.rates.end()),
+                  now, DrivePacing::Share{}, now);
+    }
+  } else {
+    // The turn comes from the drive's clock (TurnAt), so a reopen in the
+    // middle of a turn goes on with the same turn, and every namespace of
+    // the drive is in it.
+    const Turn turn = TurnAt(p_.pacing_->epoch(), p_.settings_.rates.size(),
+                             p_.settings_.rate_period, p_.settings_.idle_period, now);
+    if (turn.idle) {
+      StopLoad(now);
+      pacer_.reset();
+      return Wait(turn.end);
+    }
+    // This target's share of the drive's arrivals: every count-th of the
+    // fixed schedule, or a Poisson process of rate / count; dealt again
+    // when a namespace of the drive opens or closes.
+    const DrivePacing::Share share = p_.pacing_->ShareOf(&p_);
+    if (!pacer_ || turn.start != turn_start_ || share.generation != share_.generation) {
+      StartPacing(p_.settings_.rates[turn.rate_index], turn.start, share, now);
+    }
+    if (pacer_->next() >= turn.end) {  // this turn's share is read
+      StopLoad(now);
+      return Wait(turn.end);
+    }
+  }
+  if (pacer_->next() > now) return Wait(pacer_->next());
+  Plan plan;
+  plan.kind = Plan::Kind::kRead;
+  plan.at = pacer_->next();
+  plan.fd = reader_.io()->fd();
+  plan.offset = reader_.NextOffset();
+  plan.length = p_.settings_.block_size;
+  plan.timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(p_.settings_.timeout);
+  return plan;
+}
+
+void ReadLatencyProbe::Driver::Completed(const ReadOutcome& outcome) {
+  p_.Record(rate_, outcome);
+  if (p_.load_) p_.load_->ReadIssued();
+  if (burst_ && burst_left_ > 0) --burst_left_;
+  if (outcome.kind == ReadOutcome::Kind::kError && TargetGone(outcome.errnum)) {
+    log::Warn("read latency: " + reader_.io()->path() + ": " + ErrorName(outcome.errnum) +
+              "; reopening the target");
+    Close(outcome.completed);
+    return;
+  }
+  const TimePoint now = Clock::now();
+  if (now >= next_check_) {  // at most once a second, and only while reading
+    next_check_ = now + std::chrono::seconds(1);
+    if (Status there = reader_.io()->CheckStillThere(); !there) {
+      log::Warn("read latency: " + there.error().message + "; reopening");
+      {
+        std::lock_guard lock(p_.mu_);
+        ++p_.errors_[ErrorName(there.error().errnum)];
+        ++p_.stats_.errors;
+      }
+      Close(now);
+      return;
+    }
+  }
+  // Arrivals the read made late by more than an interval are skipped, not
+  // issued back to back (pacing.h).
+  if (!pacer_) return;
+  if (const std::uint64_t skipped = pacer_->Advance(now)) {
+    std::lock_guard lock(p_.mu_);
+    if (auto it = p_.rates_.find(rate_); it != p_.rates_.end()) it->second->skipped += skipped;
+    p_.stats_.skipped_arrivals += skipped;
+  }
+}
+
 ReadLatencyProbe::ReadLatencyProbe(ReadTarget target, ReadLatencySettings settings)
     : target_(std::move(target)), settings_(std::move(settings)), start_(Clock::now()) {
   for (std::uint32_t rate : settings_.rates) {
@@ -237,19 +474,28 @@ ReadLatencyProbe::ReadLatencyProbe(ReadTarget target, ReadLatencySettings settin
   device_path_ = target_.kind == ReadTarget::Kind::kFile
                      ? target_.path + "/" + target_.file_name
                      : target_.path;
+  driver_ = std::make_unique<Driver>(*this);
 }
 
-ReadLatencyProbe::~ReadLatencyProbe() = default;
+ReadLatencyProbe::~ReadLatencyProbe() { Detach(); }
 
 std::span<const MetricDesc* const> ReadLatencyProbe::Metrics() {
   return kAllMetrics;
 }
 
+void ReadLatencyProbe::WakeReactor() {
+  std::lock_guard lock(attach_mu_);
+  if (reactor_ != nullptr) reactor_->Wake(driver_.get());
+}
+
 void ReadLatencyProbe::MoveBlockDevice(const std::string& path) {
-  std::lock_guard lock(mu_);
-  if (target_.kind == ReadTarget::Kind::kFile || path == device_path_) return;
-  device_path_ = path;
-  moved_ = true;
+  {
+    std::lock_guard lock(mu_);
+    if (target_.kind == ReadTarget::Kind::kFile || path == device_path_) return;
+    device_path_ = path;
+    moved_ = true;
+  }
+  WakeReactor();
 }
 
 void ReadLatencyProbe::SetLoadObserver(std::unique_ptr<LoadObserver> observer) {
@@ -261,8 +507,11 @@ void ReadLatencyProbe::SetDrivePacing(std::shared_ptr<DrivePacing> pacing) {
 }
 
 void ReadLatencyProbe::Pause() {
-  std::lock_guard lock(mu_);
-  ++paused_;
+  {
+    std::lock_guard lock(mu_);
+    ++paused_;
+  }
+  WakeReactor();  // returns once no read decided before the pause is unsent
 }
 
 void ReadLatencyProbe::Resume() {
@@ -270,17 +519,68 @@ void ReadLatencyProbe::Resume() {
     std::lock_guard lock(mu_);
     if (paused_ > 0) --paused_;
   }
-  resumed_.notify_all();
+  WakeReactor();
 }
 
-bool ReadLatencyProbe::WaitWhilePaused(const std::stop_token& stop) {
-  std::unique_lock lock(mu_);
-  return resumed_.wait(lock, stop, [this] { return paused_ == 0; });
+void ReadLatencyProbe::Attach(ReadReactor& reactor) {
+  if (!pacing_) pacing_ = std::make_shared<DrivePacing>(start_);
+  std::lock_guard lock(attach_mu_);
+  if (reactor_ != nullptr) return;
+  reactor_ = &reactor;
+  reactor.Add(driver_.get(), settings_.block_size);
+}
+
+void ReadLatencyProbe::Detach() {
+  std::lock_guard lock(attach_mu_);
+  if (reactor_ == nullptr) return;
+  reactor_->Remove(driver_.get());
+  reactor_ = nullptr;
+  // target_up keeps its last value: collect --once publishes after the
+  // burst, and the daemon removes a detached target's series.
+  driver_->Stopped();
+}
+
+void ReadLatencyProbe::Run(std::stop_token stop) {
+  ReadReactor reactor;
+  Attach(reactor);
+  std::mutex m;
+  std::condition_variable_any stopped;
+  std::unique_lock lock(m);
+  stopped.wait(lock, stop, [] { return false; });
+  lock.unlock();
+  Detach();
+}
+
+void ReadLatencyProbe::StartBurst(ReadReactor& reactor, std::size_t reads) {
+  {
+    std::lock_guard lock(mu_);
+    burst_done_ = false;
+    burst_failed_ = false;
+  }
+  driver_->SetBurst(reads);
+  Attach(reactor);
+}
+
+bool ReadLatencyProbe::FinishBurst(const std::stop_token& stop) {
+  bool failed;
+  {
+    std::unique_lock lock(mu_);
+    burst_cv_.wait(lock, stop, [this] { return burst_done_; });
+    failed = burst_failed_ || !burst_done_;
+  }
+  Detach();
+  return !failed;
+}
+
+bool ReadLatencyProbe::RunBurst(std::size_t reads, std::stop_token stop) {
+  ReadReactor reactor;
+  StartBurst(reactor, reads);
+  return FinishBurst(stop);
 }
 
 void ReadLatencyProbe::Record(std::uint32_t rate, const ReadOutcome& outcome) {
   std::lock_guard lock(mu_);
-  RateState& rs = *rates_.at(rate);
+  RateState& rs = *rates_.at(rate);  // the pacer's rate, one of the configured
   if (stats_.first_submit == TimePoint{}) stats_.first_submit = outcome.submitted;
   stats_.last_submit = outcome.submitted;
   const auto now = outcome.completed;
@@ -319,109 +619,10 @@ void ReadLatencyProbe::Record(std::uint32_t rate, const ReadOutcome& outcome) {
       ++errors_[ErrorName(outcome.errnum)];
       ++stats_.errors;
       break;
-    case ReadOutcome::Kind::kStillBusy:
-    case ReadOutcome::Kind::kStopped:
-      return;
   }
   // Only a completion ends an idle gap; after a timeout the gap is unknown.
   have_completion_ = outcome.kind != ReadOutcome::Kind::kTimeout;
   last_completion_ = outcome.completed;
-}
-
-bool ReadLatencyProbe::Paced(Reader& reader, std::uint32_t rate, TimePoint turn_start,
-                             TimePoint until, const std::stop_token& stop,
-                             std::size_t max_reads, bool shared) {
-  using namespace std::chrono_literals;
-  const auto timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.timeout);
-  std::random_device seed;
-  // This target's share of the drive's arrivals: every count-th of the
-  // fixed schedule, or a Poisson process of rate / count (the drive's
-  // namespaces together make one of the rate).
-  DrivePacing::Share share = shared ? pacing_->ShareOf(this) : DrivePacing::Share{};
-  const auto make_pacer = [&](TimePoint now) {
-    const TimePoint first = settings_.arrivals == ArrivalProcess::kFixed
-                                ? FirstShareArrival(turn_start, rate, share, now)
-                                : now;
-    return Pacer(static_cast<double>(rate) / static_cast<double>(share.count),
-                 settings_.arrivals, first, (std::uint64_t{seed()} << 32) | seed());
-  };
-  Pacer pacer = make_pacer(Clock::now());
-  auto next_check = Clock::now() + 1s;
-  std::size_t done = 0;
-  // The load observer hears of this rate's turn, its pauses and its end.
-  struct LoadTurn {
-    LoadObserver* load;
-    ~LoadTurn() { if (load) load->LoadStopped(Clock::now()); }
-  } turn{load_.get()};
-  if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
-  while (done < max_reads) {
-    bool was_paused;
-    {
-      std::lock_guard lock(mu_);
-      was_paused = paused_ > 0;
-    }
-    if (was_paused) {
-      if (load_) load_->LoadStopped(Clock::now());
-      if (!WaitWhilePaused(stop)) return false;
-      // The drive was busy with something else: start a fresh schedule.
-      pacer = make_pacer(Clock::now());
-      if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
-      continue;
-    }
-    if (shared) {  // a namespace of the drive opened or closed: deal again
-      if (const auto now_share = pacing_->ShareOf(this); now_share.generation != share.generation) {
-        share = now_share;
-        pacer = make_pacer(Clock::now());
-        if (load_) load_->LoadStarted(ShareRate(rate, share), Clock::now());
-      }
-    }
-    if (pacer.next() >= until) return true;
-    if (!SleepUntil(pacer.next(), stop)) return false;
-    {
-      std::lock_guard lock(mu_);
-      if (paused_ > 0) continue;  // paused while we slept
-    }
-    const ReadOutcome outcome = reader.io()->Read(reader.NextOffset(), timeout, stop);
-    if (outcome.kind == ReadOutcome::Kind::kStopped) return false;
-    Record(rate, outcome);
-    if (load_) load_->ReadIssued();
-    ++done;
-    if (outcome.kind == ReadOutcome::Kind::kError && TargetGone(outcome.errnum)) {
-      log::Warn("read latency: " + reader.io()->path() + ": " +
-                ErrorName(outcome.errnum) + "; reopening the target");
-      reader.Close();
-      return true;
-    }
-    const auto now = Clock::now();
-    if (now >= next_check) {
-      next_check = now + 1s;
-      bool moved;
-      {
-        std::lock_guard lock(mu_);
-        moved = moved_;
-      }
-      if (moved) {
-        reader.Close();  // Run() opens the new path
-        return true;
-      }
-      if (Status there = reader.io()->CheckStillThere(); !there) {
-        log::Warn("read latency: " + there.error().message + "; reopening");
-        {
-          std::lock_guard lock(mu_);
-          ++errors_[ErrorName(there.error().errnum)];
-          ++stats_.errors;
-        }
-        reader.Close();
-        return true;
-      }
-    }
-    if (const std::uint64_t skipped = pacer.Advance(now)) {
-      std::lock_guard lock(mu_);
-      rates_.at(rate)->skipped += skipped;
-      stats_.skipped_arrivals += skipped;
-    }
-  }
-  return true;
 }
 
 Status ReadLatencyProbe::OpenTarget(Reader& reader) {
@@ -439,86 +640,6 @@ Status ReadLatencyProbe::OpenTarget(Reader& reader) {
     ++stats_.identity_mismatches;
   }
   return s;
-}
-
-void ReadLatencyProbe::Run(std::stop_token stop) {
-  using namespace std::chrono_literals;
-  if (!pacing_) pacing_ = std::make_shared<DrivePacing>(start_);
-  Reader reader(target_, settings_.block_size, settings_.min_free_ratio);
-  struct Member {
-    DrivePacing& pacing;
-    const void* self;
-    ~Member() { pacing.Leave(self); }
-  } member{*pacing_, this};
-  auto backoff = Clock::duration(1s);
-  bool failing = false;
-  // The turn comes from the drive's clock (TurnAt), so a reopen in the
-  // middle of a turn (a new path from discovery, a target that went away)
-  // goes on with the same turn, and every namespace of the drive is in it.
-  while (!stop.stop_requested()) {
-    if (!reader.open()) {
-      Status s = OpenTarget(reader);
-      std::string device;
-      {
-        std::lock_guard lock(mu_);  // MoveBlockDevice may change it
-        device = device_path_;
-      }
-      if (!s) {
-        if (!failing) {
-          log::Warn("read latency: cannot read " + device + ": " +
-                    s.error().message + " (logged once until it works; retrying)");
-        }
-        failing = true;
-        // A new path from discovery (MoveBlockDevice) is tried at once.
-        const auto retry_at = Clock::now() + backoff;
-        while (Clock::now() < retry_at) {
-          if (!SleepUntil(std::min(retry_at, Clock::now() + Clock::duration(1s)), stop)) return;
-          std::lock_guard lock(mu_);
-          if (moved_) break;
-        }
-        backoff = std::min<Clock::duration>(backoff * 2, 60s);
-        continue;
-      }
-      if (failing) log::Info("read latency: " + device + " readable again");
-      failing = false;
-      backoff = 1s;
-      pacing_->Join(this);
-    }
-    const Turn turn = TurnAt(pacing_->epoch(), settings_.rates.size(), settings_.rate_period,
-                             settings_.idle_period, Clock::now());
-    if (!turn.idle && !Paced(reader, settings_.rates[turn.rate_index], turn.start, turn.end,
-                             stop, static_cast<std::size_t>(-1), /*shared=*/true)) {
-      return;
-    }
-    if (!reader.open()) {  // reopen, same turn
-      pacing_->Leave(this);
-      continue;
-    }
-    if (!SleepUntil(turn.end, stop)) return;  // the turn's last share, or idle
-  }
-}
-
-bool ReadLatencyProbe::RunBurst(std::size_t reads, std::stop_token stop) {
-  Reader reader(target_, settings_.block_size, settings_.min_free_ratio);
-  Status s = OpenTarget(reader);
-  if (!s) {
-    log::Warn("read latency: cannot read " + device_path_ + ": " + s.error().message);
-    return false;
-  }
-  const std::uint32_t rate =
-      *std::max_element(settings_.rates.begin(), settings_.rates.end());
-  std::size_t done = 0;
-  while (done < reads && !stop.stop_requested() && reader.open()) {
-    const auto before = stats();
-    if (!Paced(reader, rate, Clock::now(), TimePoint::max(), stop, reads - done,
-               /*shared=*/false)) {
-      break;
-    }
-    const auto after = stats();
-    done += (after.reads + after.errors + after.timeouts) -
-            (before.reads + before.errors + before.timeouts);
-  }
-  return true;
 }
 
 ReadLatencyProbe::Stats ReadLatencyProbe::stats() const {

@@ -7,9 +7,12 @@
 // read_latency_probe.cc and docs/metrics.md; how to read the idle-gap data
 // is in docs/read-latency.md.
 //
-// Unlike the admin-command probes, this one runs continuously: Run() is a
-// pacing loop that owns a thread (see pacing.h for why), and Emit() takes a
-// snapshot for the metric store from any thread, never touching the drive.
+// Unlike the admin-command probes, this one runs continuously: attached to
+// a read reactor (read_reactor.h), which serves every target from one
+// thread and one io_uring, the probe decides when each read is due (its
+// pacer and the drive's turns), which block, and what a result means;
+// Emit() takes a snapshot for the metric store from any thread, never
+// touching the drive.
 #pragma once
 
 #include <array>
@@ -29,6 +32,7 @@
 #include "probes/drive_pacing.h"
 #include "probes/latency_window.h"
 #include "probes/pacing.h"
+#include "probes/read_reactor.h"
 #include "probes/sample_sink.h"
 
 namespace drivewatch {
@@ -92,14 +96,25 @@ class ReadLatencyProbe {
   ReadLatencyProbe(ReadTarget target, ReadLatencySettings settings);
   ~ReadLatencyProbe();
 
-  // Opens the target (creating a test file if needed) and reads at the
-  // configured rates until `stop`. A target that fails to open or goes
-  // away is retried with a growing delay (1 s to 1 min); errors are logged
-  // once until it works again. Call on a thread of its own.
+  // Reads the target on `reactor` until Detach(): opens it (creating a
+  // test file if needed) and reads at the configured rates. A target that
+  // fails to open or goes away is retried with a growing delay (1 s to
+  // 1 min); errors are logged once until it works again. The reactor must
+  // outlive the attachment.
+  void Attach(ReadReactor& reactor);
+  // Stops reading; when it returns the reactor no longer calls the probe.
+  // A read in flight is let land, uncounted.
+  void Detach();
+  // Attach on a reactor of the probe's own until `stop`, then Detach
+  // (tests and tools; the daemon shares one reactor among its targets).
   void Run(std::stop_token stop);
-  // Opens the target and does `reads` reads at the highest configured rate,
-  // then returns (collect --once). Returns false if the target would not
-  // open.
+
+  // collect --once: `reads` reads at the highest configured rate on
+  // `reactor`, then the probe is done. FinishBurst waits for that (or
+  // `stop`), detaches, and returns false if the target would not open.
+  void StartBurst(ReadReactor& reactor, std::size_t reads);
+  bool FinishBurst(const std::stop_token& stop);
+  // StartBurst and FinishBurst on a reactor of the probe's own.
   bool RunBurst(std::size_t reads, std::stop_token stop);
 
   // The kernel gave the namespace or device another name (a rescan after a
@@ -109,16 +124,17 @@ class ReadLatencyProbe {
   void MoveBlockDevice(const std::string& path);
 
   // Tells `observer` when reading at a rate starts and stops and about
-  // every read (drive_load.h), from the Run() thread. Set before Run().
+  // every read (drive_load.h), from the reactor thread. Set before Attach().
   void SetLoadObserver(std::unique_ptr<LoadObserver> observer);
   // Shares the drive's rates with the drive's other namespaces
   // (drive_pacing.h): the probe joins `pacing` while its target is open.
-  // Set before Run(); without it the probe paces alone from its creation.
+  // Set before Attach(); without it the probe paces alone from its creation.
   void SetDrivePacing(std::shared_ptr<DrivePacing> pacing);
 
   // The pause hook for heavy phases: after Pause() returns, no new read is
   // submitted until the matching Resume() (pauses nest). A read already in
-  // flight completes normally.
+  // flight completes normally. A paused target costs its reactor nothing:
+  // no wake-up until Resume().
   void Pause();
   void Resume();
 
@@ -148,26 +164,24 @@ class ReadLatencyProbe {
  private:
   struct RateState;
   class Reader;
+  class Driver;  // what the reactor asks and tells (read_latency_probe.cc)
 
-  // One read: pace-independent part. Returns false when stopped.
-  bool ReadOnce(Reader& reader, std::uint32_t rate, const std::stop_token& stop);
-  bool WaitWhilePaused(const std::stop_token& stop);
-  // Reads at `rate` (the drive's) until `until`; with `shared`, only this
-  // target's share of the turn that began at `turn_start`.
-  bool Paced(Reader& reader, std::uint32_t rate, TimePoint turn_start, TimePoint until,
-             const std::stop_token& stop, std::size_t max_reads, bool shared);
-  void Record(std::uint32_t rate, const struct ReadOutcome& outcome);
+  void Record(std::uint32_t rate, const ReadOutcome& outcome);
   // Opens the target and records whether it is up; counts an identity
-  // mismatch.
+  // mismatch. The opener thread.
   Status OpenTarget(Reader& reader);
+  // Tells the reactor the probe's plan changed (pause, resume, move).
+  void WakeReactor();
 
   const ReadTarget target_;
   const ReadLatencySettings settings_;
   const TimePoint start_;
 
   mutable std::mutex mu_;
-  std::condition_variable_any resumed_;
+  std::condition_variable_any burst_cv_;
   int paused_ = 0;                                        // mu_
+  bool burst_done_ = false;                               // mu_
+  bool burst_failed_ = false;                             // mu_
   bool up_ = false;                                       // mu_
   std::map<std::uint32_t, std::unique_ptr<RateState>> rates_;  // mu_
   std::array<std::unique_ptr<LatencyWindows>, kIdleGapClasses> idle_;  // mu_
@@ -178,9 +192,15 @@ class ReadLatencyProbe {
   bool have_completion_ = false;                          // mu_
   TimePoint last_completion_{};                           // mu_
   std::string device_path_;                               // mu_
-  std::unique_ptr<LoadObserver> load_;  // set before Run(); Run() thread
-  std::shared_ptr<DrivePacing> pacing_;  // set before Run(); Run() thread
+  std::unique_ptr<LoadObserver> load_;  // set before Attach(); reactor thread
+  std::shared_ptr<DrivePacing> pacing_;  // set before Attach()
   bool moved_ = false;                                    // mu_, device_path_ changed
+
+  // The reactor serving the probe: held across Wake and Remove, so that a
+  // Pause() racing a Detach() never reaches a reactor that is gone.
+  std::mutex attach_mu_;
+  ReadReactor* reactor_ = nullptr;  // attach_mu_
+  std::unique_ptr<Driver> driver_;
 };
 
 }  // namespace drivewatch

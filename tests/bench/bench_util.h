@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the benchmarks under tests/bench share: the process's CPU time and
-// their --name=value flags.
+// What the benchmarks under tests/bench share: the process's CPU time,
+// their --name=value flags, and CLOCK_MONOTONIC readings and sleeps.
 #pragma once
 
 #include <sys/resource.h>
+#include <time.h>
+
+#include <cerrno>
 
 #include <cstdlib>
 #include <string>
@@ -25,6 +28,20 @@ inline double Flag(int argc, char** argv, const std::string& name, double def) {
     if (a.rfind("--" + name + "=", 0) == 0) return std::atof(a.c_str() + name.size() + 3);
   }
   return def;
+}
+
+// CLOCK_MONOTONIC now, in nanoseconds.
+inline long long NowNs() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+// Sleeps until the absolute CLOCK_MONOTONIC time `deadline` (ns).
+inline void SleepUntilNs(long long deadline) {
+  const timespec ts{static_cast<time_t>(deadline / 1'000'000'000LL), deadline % 1'000'000'000LL};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
 }
 
 }  // namespace drivewatch::bench

@@ -46,21 +46,11 @@ namespace {
 
 using drivewatch::bench::CpuSeconds;
 using drivewatch::bench::Flag;
+using drivewatch::bench::NowNs;
+using drivewatch::bench::SleepUntilNs;
 
 constexpr unsigned kBlock = 4096;
 constexpr std::uint64_t kBlocks = (64u << 20) / kBlock;
-
-long long NowNs() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
-}
-
-void SleepUntilNs(long long deadline) {
-  const timespec ts{static_cast<time_t>(deadline / 1'000'000'000LL), deadline % 1'000'000'000LL};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
 
 __kernel_timespec Relative(long long ns) {
   return {ns / 1'000'000'000LL, ns % 1'000'000'000LL};

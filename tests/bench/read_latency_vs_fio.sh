@@ -73,11 +73,11 @@ dw = [list(map(float, l.split())) for l in open(dw_file) if l.strip()]
 fio = [list(map(float, l.split())) for l in open(fio_file) if l.strip()]
 med = lambda rows, i: statistics.median(r[i] for r in rows)
 print(f"\n{label}: {reps} interleaved runs each, {int(dw[0][4])} reads per run; medians over the runs")
-print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio to fio lat (min..max)")
+print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio to fio lat: median (min..max)")
 for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
     d, l, c = med(dw, di), med(fio, li), med(fio, ci)
     rs = sorted(a[di] / b[li] for a, b in zip(dw, fio))
-    print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   {rs[0]:.3f}..{rs[-1]:.3f}")
+    print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   {statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})")
 d, f = med(dw, 3), med(fio, 6)
 print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY

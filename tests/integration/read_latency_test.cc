@@ -13,8 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "exporter/metric_store.h"
 #include "probes/io_target.h"
@@ -77,13 +80,14 @@ ReadLatencySettings Settings(std::uint32_t rate) {
   return s;
 }
 
-ReadTarget FileTarget(const std::string& dir) {
+ReadTarget FileTarget(const std::string& dir, const std::string& name = "test",
+                      std::uint64_t size = 16 << 20) {
   ReadTarget t;
   t.kind = ReadTarget::Kind::kFile;
-  t.labels = {{"target", "test"}};
+  t.labels = {{"target", name}};
   t.path = dir;
-  t.file_name = "drivewatch-test.dat";
-  t.file_size = 16 << 20;
+  t.file_name = "drivewatch-" + name + ".dat";
+  t.file_size = size;
   return t;
 }
 
@@ -332,16 +336,121 @@ TEST_F(ReadLatencyLoopTest, PacedReadsOnALoopDevice) {
   ExpectRateAndLatencies(probe, 100, 4);
 }
 
-TEST_F(ReadLatencyLoopTest, ReadsStayInTheConfiguredRange) {
-  auto io = IoTarget::OpenBlockDevice(loop_->device(), 4096);
-  ASSERT_TRUE(io.ok()) << io.error().message;
-  EXPECT_EQ((*io)->size(), 64u << 20);
-  std::stop_source stop;
-  const auto r = (*io)->Read((64 << 20) - 4096, 2s, stop.get_token());
-  EXPECT_EQ(r.kind, ReadOutcome::Kind::kOk);
-  EXPECT_GT(r.completed, r.submitted);
-  const auto past = (*io)->Read(64 << 20, 2s, stop.get_token());
-  EXPECT_EQ(past.kind, ReadOutcome::Kind::kError);  // past the end: short
+// The probe on a shared read reactor (probes/read_reactor.h): many
+// targets, one thread, and no wake-up for a target that is not reading.
+class ProbesOnOneReactor : public ::testing::Test {
+ protected:
+  const std::string& dir() const { return dir_.path(); }
+  TempDir dir_;
+};
+
+int ThreadsOfThisProcess() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& t : fs::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+bool WaitUntil(const std::function<bool()>& cond, std::chrono::seconds limit = 5s) {
+  WaitFor(cond, limit);
+  return cond();
+}
+
+TEST_F(ProbesOnOneReactor, EightTargetsAreReadByOneThread) {
+  const int threads_before = ThreadsOfThisProcess();
+  std::vector<std::unique_ptr<ReadLatencyProbe>> probes;
+  for (int i = 0; i < 8; ++i) {
+    probes.push_back(std::make_unique<ReadLatencyProbe>(
+        FileTarget(dir(), "t" + std::to_string(i), 1 << 20), Settings(50)));
+  }
+  {
+    ReadReactor reactor;
+    auto epoch = std::make_shared<DrivePacing>(std::chrono::steady_clock::now());
+    for (auto& p : probes) {
+      p->SetDrivePacing(std::make_shared<DrivePacing>(epoch->epoch()));
+      p->Attach(reactor);
+    }
+    // The reactor and its opener: two threads for eight targets.
+    EXPECT_EQ(ThreadsOfThisProcess(), threads_before + 2);
+    ASSERT_TRUE(WaitUntil([&] {
+      for (auto& p : probes) {
+        if (p->stats().reads < 40) return false;
+      }
+      return true;
+    }, 10s));
+    // On one schedule, the eight targets' reads go to the kernel together:
+    // far fewer submitting calls than reads.
+    const auto s = reactor.stats();
+    EXPECT_LT(s.submits * 2, s.reads) << s.submits << " submits for " << s.reads << " reads";
+    for (auto& p : probes) p->Detach();
+  }
+  for (auto& p : probes) {
+    EXPECT_EQ(p->stats().errors, 0u);
+    EXPECT_EQ(p->stats().timeouts, 0u);
+    EXPECT_EQ(p->Lifetime(50).count(), p->stats().reads);
+  }
+}
+
+TEST_F(ProbesOnOneReactor, PausedTargetsCostNoWakeUp) {
+  ReadReactor reactor;
+  std::vector<std::unique_ptr<ReadLatencyProbe>> probes;
+  for (int i = 0; i < 4; ++i) {
+    probes.push_back(std::make_unique<ReadLatencyProbe>(
+        FileTarget(dir(), "p" + std::to_string(i), 1 << 20), Settings(100)));
+    probes.back()->Attach(reactor);
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    for (auto& p : probes) {
+      if (p->stats().reads < 10) return false;
+    }
+    return true;
+  }));
+  for (auto& p : probes) p->Pause();
+  // Every read the reactor submitted has been told to its probe: none is
+  // in flight, so nothing can wake the reactor now.
+  ASSERT_TRUE(WaitUntil([&] {
+    std::uint64_t told = 0;
+    for (auto& p : probes) {
+      const auto s = p->stats();
+      told += s.reads + s.errors + s.timeouts;
+    }
+    return told == reactor.stats().reads;
+  }));
+  const auto wakeups = reactor.stats().wakeups;
+  std::vector<std::uint64_t> reads;
+  for (auto& p : probes) reads.push_back(p->stats().reads);
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(reactor.stats().wakeups, wakeups);
+  for (std::size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(probes[i]->stats().reads, reads[i]);
+  for (auto& p : probes) p->Resume();
+  ASSERT_TRUE(WaitUntil([&] {
+    for (std::size_t i = 0; i < probes.size(); ++i) {
+      if (probes[i]->stats().reads < reads[i] + 10) return false;
+    }
+    return true;
+  }));
+  for (auto& p : probes) p->Detach();
+}
+
+TEST_F(ProbesOnOneReactor, AnIdleTurnCostsNoWakeUpUntilItEnds) {
+  ReadReactor reactor;
+  ReadLatencySettings s = Settings(100);
+  s.rate_period = 500ms;
+  s.idle_period = 2s;
+  ReadLatencyProbe probe(FileTarget(dir(), "idle", 1 << 20), s);
+  // The file first, so that the turn starts with reading.
+  ASSERT_TRUE(PrepareTestFile(dir(), "drivewatch-idle.dat", 1 << 20, 0.01).ok());
+  const auto epoch = std::chrono::steady_clock::now();
+  probe.SetDrivePacing(std::make_shared<DrivePacing>(epoch));
+  probe.Attach(reactor);
+  // Reading during [0, 0.5 s), idle during [0.5 s, 2.5 s).
+  std::this_thread::sleep_until(epoch + 1s);
+  const auto wakeups = reactor.stats().wakeups;
+  const auto reads = probe.stats().reads;
+  std::this_thread::sleep_until(epoch + 2s);
+  EXPECT_EQ(reactor.stats().wakeups, wakeups);
+  EXPECT_EQ(probe.stats().reads, reads);
+  EXPECT_GT(reads, 20u);
+  probe.Detach();
 }
 
 }  // namespace

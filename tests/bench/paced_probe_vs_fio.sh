@@ -15,6 +15,8 @@
 # every thread; fio's parent and job processes), per minute of the run;
 # RSS is the largest process's peak. Printed per round, then the medians
 # and the median of the per-round ratios daemon/floor and daemon/fio.
+# With DW_BENCH_BASELINE=/path/to/another/drivewatch, that binary runs as a
+# fourth column in every round (an older build, for before/after).
 # With SECONDS >= 150 it also counts the wake-ups of the daemon's read
 # reactor thread (voluntary context switches, /proc) inside the idle turn
 # [125 s, 145 s): the goal is none.
@@ -32,10 +34,11 @@ work=$(mktemp -d /var/tmp/dw-paced-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "$targets targets, $seconds s per run, $rounds rounds; $(uname -r); $(fio --version); $(nproc) CPUs"
-exec python3 - "$build" "$seconds" "$rounds" "$targets" "$work" <<'PY'
+exec python3 - "$build" "$seconds" "$rounds" "$targets" "$work" "${DW_BENCH_BASELINE:-}" <<'PY'
 import os, re, resource, signal, socket, statistics, subprocess, sys, time
 
 build, seconds, rounds, targets, work = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+baseline = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
 tick = os.sysconf("SC_CLK_TCK")
 files = [f"{work}/data/drivewatch-t{i}.dat" for i in range(targets)]
 os.makedirs(f"{work}/data")
@@ -82,10 +85,10 @@ def reactor_switches(pid):
             pass
     return None
 
-def run_daemon():
+def run_daemon(binary):
     port = free_port()
     log = open(f"{work}/daemon.log", "a")
-    p = subprocess.Popen([f"{build}/exporter/drivewatch", f"--config.file={config}",
+    p = subprocess.Popen([binary, f"--config.file={config}",
                           f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=log)
     t0 = time.monotonic()
     cpu0 = tree_cpu(p.pid)
@@ -145,7 +148,8 @@ rows = []
 last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
 per_min = lambda cpu: cpu * 1e3 * 60 / seconds
 for r in range(1, rounds + 1):
-    d_cpu, d_rss, idle = run_daemon()
+    d_cpu, d_rss, idle = run_daemon(f"{build}/exporter/drivewatch")
+    b_cpu = run_daemon(baseline)[0] if baseline else None
     last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     ru, f_rss, f_secs = run_fio()
     f_cpu = (ru.ru_utime + ru.ru_stime) - (last_children.ru_utime + last_children.ru_stime)
@@ -153,12 +157,15 @@ for r in range(1, rounds + 1):
     fl_cpu, fl_rss = run_floor()
     last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     row = dict(daemon=per_min(d_cpu), fio=f_cpu * 1e3 * 60 / f_secs, floor=per_min(fl_cpu),
-               d_rss=d_rss, f_rss=f_rss, fl_rss=fl_rss, idle=idle)
+               d_rss=d_rss, f_rss=f_rss, fl_rss=fl_rss, idle=idle,
+               base=per_min(b_cpu) if baseline else None)
     rows.append(row)
     print(f"round {r}: daemon {row['daemon']:7.0f} ms/min ({d_rss/1024:5.1f} MB)  "
           f"fio {row['fio']:7.0f} ms/min ({f_rss/1024:5.1f} MB)  floor {row['floor']:6.0f} ms/min  "
           f"daemon/floor {row['daemon']/row['floor']:.2f}  daemon/fio {row['daemon']/row['fio']:.2f}"
-          + ("" if idle is None else f"  reactor wake-ups/s in the idle turn {idle:.2f}"), flush=True)
+          + ("" if idle is None else f"  reactor wake-ups/s in the idle turn {idle:.2f}")
+          + ("" if not baseline else f"  baseline {row['base']:7.0f} ms/min (daemon/baseline {row['daemon']/row['base']:.2f})"),
+          flush=True)
 
 med = lambda k: statistics.median(x[k] for x in rows)
 print(f"\nmedians over {rounds} rounds ({targets} targets, {seconds:.0f} s each):")
@@ -167,6 +174,9 @@ print(f"  fio    {med('fio'):7.0f} ms CPU per minute, {med('f_rss')/1024:.1f} MB
 print(f"  floor  {med('floor'):7.0f} ms CPU per minute")
 print(f"  daemon/floor: median of per-round ratios {statistics.median(x['daemon']/x['floor'] for x in rows):.2f} (goal <= 1.5)")
 print(f"  daemon/fio:   median of per-round ratios {statistics.median(x['daemon']/x['fio'] for x in rows):.2f} (goal <= 0.5)")
+if baseline:
+    print(f"  baseline {med('base'):7.0f} ms CPU per minute ({baseline}); daemon/baseline: median of "
+          f"per-round ratios {statistics.median(x['daemon']/x['base'] for x in rows):.2f}")
 idles = [x["idle"] for x in rows if x["idle"] is not None]
 if idles:
     print(f"  reactor wake-ups per second in the idle turn: median {statistics.median(idles):.2f} (goal 0)")

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The read latency probe alone, for tests/bench/read_latency_vs_fio.sh:
-//   read_latency_bench file|block PATH RATE READS
+//   read_latency_bench file|block PATH RATE READS [FILE_MIB]
 // reads PATH at RATE IOPS (fixed arrivals, QD1, 4 KiB) READS times and
 // prints "p50 p99 p99.9 cpu_us_per_read reads" (seconds, then µs). CPU is
-// the process's user+system time (getrusage) over the reads only.
+// the process's user+system time (getrusage) over the reads only. A file
+// target is drivewatch's own test file: absent, it is laid out FILE_MIB
+// long first (the probe refuses to read, or replace, a file it did not
+// write).
 
 #include <cstdio>
 #include <cstdlib>
@@ -17,8 +20,8 @@ using namespace drivewatch;
 using drivewatch::bench::CpuSeconds;
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s file|block PATH RATE READS\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s file|block PATH RATE READS [FILE_MIB]\n", argv[0]);
     return 2;
   }
   const std::string kind = argv[1];
@@ -31,7 +34,9 @@ int main(int argc, char** argv) {
     target.kind = ReadTarget::Kind::kFile;
     target.path = path.parent_path();
     target.file_name = path.filename();
-    target.file_size = std::filesystem::file_size(path);
+    target.file_size = std::filesystem::exists(path)
+                           ? std::filesystem::file_size(path)
+                           : (argc == 6 ? std::strtoull(argv[5], nullptr, 10) : 64) << 20;
   } else {
     target.kind = ReadTarget::Kind::kBlockDevice;
     target.path = path;

@@ -31,10 +31,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A 256 MiB file of real data (fio lays it out; drivewatch reuses it).
+# A 256 MiB file of real data, laid out by drivewatch (it reads only a
+# test file of its own; fio reads any).
 file="$work/drivewatch-bench.dat"
-fio --name=layout --filename="$file" --size=256M --rw=write --bs=1M --direct=1 \
-  --ioengine=psync --output=/dev/null
+"$bench" file "$file" "$rate" 1 256 >/dev/null
 sync
 
 run_fio() {  # TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"

@@ -32,6 +32,8 @@
 #   DW_VM_EXTRA_MODULES  more kernel modules for the initramfs (deps resolved)
 #   DRIVEWATCH_BIN optional binary copied to /usr/bin/drivewatch (+ its libraries)
 #   DW_VM_EXTRA_FILES  optional "host_path:guest_path ..." list of extra files
+#   DW_VM_EXTRA_BINS   optional "host_path:guest_path ..." list of binaries,
+#                  copied with their shared libraries
 #   DW_VM_BLKDEBUG  backing nodes (n0 n1 n2) to put blkdebug under
 #   DW_VM_KEEP=1   keep the work dir (disks, sockets, initramfs)
 
@@ -285,6 +287,11 @@ for a in sys.stdin.read().split():
 	local pair
 	for pair in ${DW_VM_EXTRA_FILES:-}; do
 		install -D -m 0755 "${pair%%:*}" "$stage${pair#*:}" || { dw_die initramfs "extra file $pair"; return 1; }
+	done
+	# Binaries a scenario adds with their shared libraries ("SRC:DEST ...",
+	# e.g. fio for the aging scenario's side-by-side run).
+	for pair in ${DW_VM_EXTRA_BINS:-}; do
+		_dw_copy_with_libs "${pair%%:*}" "$stage" "${pair#*:}" || { dw_die initramfs "extra binary $pair"; return 1; }
 	done
 	# kernel modules
 	local nicmods=DW_VM_NET_MODULES_$DW_VM_NIC

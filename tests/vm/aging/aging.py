@@ -38,6 +38,11 @@ Subcommands:
       as the fixture format of tests/unit/aging/slc_cache_test.cc
       (RecordedVmFill): "# throttled_at_bytes TRUTH", a "#" line HOW, and one
       bytes/second value per line.
+  stall RECORD FIO_JSON KEY TOLERANCE
+      S7: the run RECORD's KEY_service_p50/p99_seconds within TOLERANCE of
+      fio's clat p50/p99 (FIO_JSON, fio --output-format=json), and its
+      response p99 (KEY_p99_seconds) at least 5 x its service p99 and over
+      1 s. Prints the figures; exits 1 with the problems.
   history FILE PHASE:OUTCOME...
       FILE holds `drivewatch history --format json` (JSON Lines). Check that
       it has exactly one record per expected run, in that order, with that
@@ -250,9 +255,47 @@ def cmd_history(args):
     sys.exit(1 if problems else 0)
 
 
+def cmd_stall(args):
+    """S7: the cell's service latency against fio's clat, and its response
+    latency, from the run's record and fio's JSON output."""
+    record, fio_json, key, tolerance = args[0], args[1], args[2], float(args[3])
+    with open(record) as f:
+        results = json.load(f).get("results", {})
+    with open(fio_json) as f:
+        job = json.load(f)["jobs"][0]["read"]
+    clat = job["clat_ns"]["percentile"]
+    lat = job["lat_ns"]["percentile"]
+    problems, parts = [], []
+    for p, fk in (("p50", "50.000000"), ("p99", "99.000000")):
+        service = results.get("%s_service_%s_seconds" % (key, p))
+        response = results.get("%s_%s_seconds" % (key, p))
+        fio_clat, fio_lat = clat[fk] / 1e9, lat[fk] / 1e9
+        if service is None or response is None:
+            problems.append("the record has no %s_service_%s_seconds or %s_%s_seconds" % (key, p, key, p))
+            continue
+        ratio = service / fio_clat
+        parts.append("%s service %.4f s, fio clat %.4f s (lat %.4f s), ratio %.3f; response %.3f s" % (
+            p, service, fio_clat, fio_lat, ratio, response))
+        if abs(ratio - 1) > tolerance:
+            problems.append("%s: service %.4f s is not within %.0f %% of fio's clat %.4f s" % (
+                p, service, tolerance * 100, fio_clat))
+        if p == "p99" and (response < 5 * service or response < 1.0):
+            problems.append("p99: response %.3f s does not show the stall (wanted at least 5 x service "
+                            "%.4f s and over 1 s)" % (response, service))
+    ios, fio_ios = results.get("%s_ios" % key), job.get("total_ios")
+    parts.append("reads: drivewatch %s, fio %s" % (ios, fio_ios))
+    # 15 s of 500 ms reads: about 30 each (the p99 is then their slowest).
+    if not ios or not fio_ios or ios < 20 or fio_ios < 20:
+        problems.append("too few reads: drivewatch %s, fio %s (wanted 20 or more)" % (ios, fio_ios))
+    print("; ".join(parts))
+    for p in problems:
+        print(p)
+    sys.exit(1 if problems else 0)
+
+
 def main():
     if len(sys.argv) < 2:
-        die("usage: aging.py wr|throttle|trigger|get|series|history ...")
+        die("usage: aging.py wr|throttle|trigger|get|series|stall|history ...")
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "wr":
         print(Session(args[0], 10).wr(args[1]))
@@ -270,6 +313,8 @@ def main():
         cmd_series(args)
     elif cmd == "history":
         cmd_history(args)
+    elif cmd == "stall":
+        cmd_stall(args)
     else:
         die("unknown subcommand " + cmd)
 

@@ -18,6 +18,8 @@
 #   s3            fill DWSN0003's 1 GiB namespace (the host throttles it)
 #   s4            a longer fill of it (the host sets a critical warning)
 #   s5            the power-states phase on it (QEMU's single power state)
+#   s7            the paced perf cell on DWSN0006 (every read stalls) with
+#                 fio's same job beside it on the same namespace (s7-fio.json)
 #   finish        send `drivewatch history --format json`
 
 AGING_FILL_PERCENT=${DWVM_AGING_FILL_PERCENT:-90}
@@ -110,6 +112,31 @@ ag_config s5 "/dev/$ns3" DWSN0003 1
 dw_wait_host s5 60
 ag_run s5 pstates
 dw_mark s5-done
+
+# ---------------------------------------------------------------- S7
+dw_wait_host s7 60
+if ! dw_poll 30 ag_has_ns DWSN0006; then
+	dw_fail "aging no namespace of DWSN0006: $(ls /sys/block | tr '\n' ' ')"
+	exit 1
+fi
+ns6=$(ag_ns DWSN0006)
+ag_config s7 "/dev/$ns6" DWSN0006 1
+# fio runs fio's form of the phase's cell (io_uring, O_DIRECT, 4 KiB random
+# reads at queue depth 1, paced at 100 IOPS) on the same namespace over the
+# same 15 s, so that any stall of the host's lands on both alike.
+_rc=0
+fio --name=stall --filename="/dev/$ns6" --thread --ioengine=io_uring --direct=1 \
+	--rw=randread --bs=4k --iodepth=1 --rate_iops=100 --time_based=1 --runtime=15 \
+	--norandommap --randrepeat=0 --lat_percentiles=1 --clat_percentiles=1 \
+	--percentile_list=50:99 --output-format=json --output=/tmp/s7-fio.json \
+	>/tmp/s7-fio.err 2>&1 &
+_fio=$!
+ag_run s7 stall
+wait "$_fio" || _rc=$?
+dw_mark fio-rc "$_rc"
+dw_send_file s7-fio.json /tmp/s7-fio.json
+dw_send_file s7-fio.err /tmp/s7-fio.err
+dw_mark s7-done
 
 # ---------------------------------------------------------------- history
 dw_wait_host finish 60

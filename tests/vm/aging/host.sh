@@ -10,6 +10,8 @@
 #             drive the fills run on
 #   n5        a 128 MiB backing node with no device at boot: S2 plugs it in
 #             as DWSN0005 (c5)
+#   DWSN0006  c6, one 64 MiB namespace on QEMU null-co: every read takes
+#             AGING_STALL_NS, 500 ms (S7's stalled drive)
 # Checks:
 #   S1 the identity check against the emulated controller: a target naming
 #      serial WRONGSN for DWSN0001's namespace is refused (exit 2, outcome
@@ -43,9 +45,18 @@
 #      QEMU lists one state and refuses Set Features 02h (Feature Not
 #      Changeable) -> that state recorded unsupported, no restore tried,
 #      idle power measured, completed, QEMU's wr_bytes unchanged
+#   S7 service latency as fio times it, on a stalled drive: a perf cell
+#      paced at 100 IOPS on DWSN0006 (every read takes AGING_STALL_NS) and,
+#      started with it, fio's same job (io_uring, O_DIRECT, 4 KiB random,
+#      QD1, rate_iops=100, as long) on the same namespace (null-co serves
+#      the two side by side, each read its own 500 ms; running together, a
+#      stall of the host's lands on both): the cell's service p50 and p99 are
+#      within AGING_STALL_TOLERANCE (5 %) of fio's clat p50 and p99, and its
+#      response latency reports the stall (p99 at least 5 times its service
+#      p99, and over a second: the reads fell further behind their times)
 #   S6 the history: `drivewatch history --format json` has one record per
 #      run, in order, with its outcome (refused x3, completed, aborted,
-#      completed)
+#      completed, completed)
 # Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt; every run's
 # record, stderr and config in OUTDIR/files/, the QMP trigger's samples in
 # OUTDIR/trigger-samples.txt.
@@ -60,6 +71,11 @@ AGING_S4_AFTER_BYTES=${AGING_S4_AFTER_BYTES:-33554432} # qom-set once S4 wrote t
 AGING_ABORT_MAX_FRACTION=${AGING_ABORT_MAX_FRACTION:-0.25} # of the fill left at the warning
 AGING_LEVEL_TOLERANCE=${AGING_LEVEL_TOLERANCE:-0.15}
 AGING_NEW_SERIAL=DWSN0005
+# 500 ms a read on DWSN0006: long beside the few ms a loaded host (or the
+# guest's one vCPU, shared by the two readers) can add to a read, so the
+# tolerance is about the definition, not the host.
+AGING_STALL_NS=${AGING_STALL_NS:-500000000}
+AGING_STALL_TOLERANCE=${AGING_STALL_TOLERANCE:-0.05}
 
 ag_py() { dw_python "$AGING_DIR/aging.py" "$@"; }
 ag_wr() { ag_py wr "$VM_QMP" "$1"; }
@@ -83,6 +99,8 @@ aging_qemu_args() {
 		-device "nvme,id=c2,serial=DWSN0003,drive=n3"
 		-blockdev "driver=file,filename=$w/n5.img,node-name=n5-file,discard=unmap"
 		-blockdev "driver=raw,file=n5-file,node-name=n5,discard=unmap"
+		-blockdev "driver=null-co,node-name=n6,size=67108864,latency-ns=$AGING_STALL_NS,read-zeroes=on"
+		-device "nvme,id=c6,serial=DWSN0006,drive=n6"
 	)
 }
 
@@ -370,6 +388,26 @@ aging_s5() {
 	return 0
 }
 
+# ---------------------------------------------------------------- S7
+aging_s7() {
+	local out m
+	vm_wait_marker wait-host-s7 60 >/dev/null || return 1
+	vm_send s7
+	vm_wait_marker s7-done 180 >/dev/null || return 1
+	ag_files s7.json s7.err s7-fio.json s7-fio.err || true
+	m=$(ag_run_marker s7)
+	vm_measure "S7 run: exit, outcome; fio exit" "${m%% *} $(ag_get s7 outcome); $(vm_wait_marker fio-rc 5)"
+	if out=$(ag_py stall "$AG_OUT/files/s7.json" "$AG_OUT/files/s7-fio.json" paced_read_4k_read \
+		"$AGING_STALL_TOLERANCE" 2>&1); then
+		vm_measure "S7 service vs fio, response" "$out"
+		vm_pass "S7 service latency vs fio" "$out"
+	else
+		vm_measure "S7 service vs fio, response" "$out"
+		vm_fail "S7 service latency vs fio" "$(tr '\n' '|' <<<"$out"); run stderr: $(tail -n 3 "$AG_OUT/files/s7.err" 2>/dev/null | tr '\n' '|'); fio: $(tail -n 3 "$AG_OUT/files/s7-fio.err" 2>/dev/null | tr '\n' '|')"
+	fi
+	return 0
+}
+
 # ---------------------------------------------------------------- S6
 aging_history() {
 	local out m
@@ -380,8 +418,8 @@ aging_history() {
 	ag_files history.jsonl state.txt || true
 	vm_measure "S6 drivewatch history exit" "$m"
 	if out=$(ag_py history "$AG_OUT/files/history.jsonl" fill:refused fill:refused fill:refused \
-		slcfill:completed longfill:aborted pstates:completed 2>&1); then
-		vm_pass "S6 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted, pstates completed"
+		slcfill:completed longfill:aborted pstates:completed stall:completed 2>&1); then
+		vm_pass "S6 history" "one record per run: fill refused x3 (S1, S1, S2), slcfill completed, longfill aborted, pstates completed, stall completed"
 	else
 		vm_fail "S6 history" "$(tr '\n' '|' <<<"$out") (history rc $m)"
 	fi
@@ -405,7 +443,9 @@ aging_run() {
 	err=$("$DRIVEWATCH_BIN" check-config "$AG_OUT/drivewatch.toml" 2>&1) ||
 		{ dw_die aging "check-config of the guest config: $err"; return 1; }
 	aging_qemu_args "$work" || return 1
+	command -v fio >/dev/null || dw_need_pkgs fio || return 1
 	DW_VM_EXTRA_FILES="${DW_VM_EXTRA_FILES:-} $AGING_DIR/drivewatch.toml:/etc/drivewatch/aging.toml" \
+		DW_VM_EXTRA_BINS="${DW_VM_EXTRA_BINS:-} $(command -v fio):/usr/bin/fio" \
 		vm_build_initramfs "$work/aging.cpio.gz" "$AGING_DIR/guest.sh" '' || return 1
 	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL" \
 		vm_start "$AG_OUT" "$work/aging.cpio.gz" "${AGING_QEMU_ARGS[@]}" || return 1
@@ -418,6 +458,7 @@ aging_run() {
 	aging_s3 || return 1
 	aging_s4 || return 1
 	aging_s5 || return 1
+	aging_s7 || return 1
 	aging_history || return 1
 	wall=$(vm_wait_exit 60) || return 1
 	vm_measure "QEMU start -> exit (s)" "$wall"

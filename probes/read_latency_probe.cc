@@ -543,11 +543,7 @@ void ReadLatencyProbe::Detach() {
 void ReadLatencyProbe::Run(std::stop_token stop) {
   ReadReactor reactor;
   Attach(reactor);
-  std::mutex m;
-  std::condition_variable_any stopped;
-  std::unique_lock lock(m);
-  stopped.wait(lock, stop, [] { return false; });
-  lock.unlock();
+  SleepUntil(TimePoint::max(), stop);
   Detach();
 }
 

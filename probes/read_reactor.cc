@@ -183,12 +183,32 @@ void ReadReactor::Release(std::unique_ptr<Entry> e) {
   if (e->buffer != nullptr) ::munmap(e->buffer, e->bytes);
 }
 
-void ReadReactor::ArmWakeRead() {
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
-  if (sqe == nullptr) {
-    io_uring_submit(&ring_->ring);
-    sqe = io_uring_get_sqe(&ring_->ring);
+void ReadReactor::StampReads(TimePoint submitted) {
+  bool any = false;
+  for (auto& [reader, e] : entries_) {
+    if (e->state != Entry::State::kReading || e->stamped) continue;
+    e->submitted = submitted;
+    e->at = e->timeout.count() > 0
+                ? submitted + std::chrono::duration_cast<Clock::duration>(e->timeout)
+                : TimePoint::max();
+    e->stamped = true;
+    any = true;
   }
+  if (any) ring_->counters.submits.fetch_add(1, std::memory_order_relaxed);
+}
+
+io_uring_sqe* ReadReactor::Sqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
+  if (sqe != nullptr) return sqe;
+  // The queue is full of this turn's requests: send them now, the reads
+  // among them timed from this call.
+  StampReads(Clock::now());
+  io_uring_submit(&ring_->ring);
+  return io_uring_get_sqe(&ring_->ring);
+}
+
+void ReadReactor::ArmWakeRead() {
+  io_uring_sqe* sqe = Sqe();
   io_uring_prep_read(sqe, wake_fd_, ring_->wake_buf, sizeof *ring_->wake_buf, 0);
   io_uring_sqe_set_data64(sqe, UserData(0, kWakeRead));
   ring_->wake_read_pending = true;
@@ -318,11 +338,7 @@ void ReadReactor::Ask(Entry& e, TimePoint now) {
     // (its next arrival) keeps this from spinning.
     return;
   }
-  io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
-  if (sqe == nullptr) {  // the queue is full of this turn's reads: send them
-    io_uring_submit(&ring_->ring);
-    sqe = io_uring_get_sqe(&ring_->ring);
-  }
+  io_uring_sqe* sqe = Sqe();
   if (e.slot != kNoSlot) {
     io_uring_prep_read_fixed(sqe, plan.fd, e.buffer, plan.length, plan.offset,
                              static_cast<int>(e.slot));
@@ -395,11 +411,7 @@ void ReadReactor::TimeOut(TimePoint now) {
     e->reader->Completed(out);
     // Ask for it back; a read the device holds usually cannot be recalled
     // (-EALREADY), so its completion is still waited for.
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
-    if (sqe == nullptr) {
-      io_uring_submit(&ring_->ring);
-      sqe = io_uring_get_sqe(&ring_->ring);
-    }
+    io_uring_sqe* sqe = Sqe();
     io_uring_prep_cancel64(sqe, UserData(e->id, kRead), 0);
     io_uring_sqe_set_data64(sqe, UserData(e->id, kCancel));
   }
@@ -430,6 +442,7 @@ void ReadReactor::Loop() {
     log::Error(setup.error().message + "; no read latency target is read");
     if (ring_->up) io_uring_queue_exit(&ring_->ring);
     ring_->up = false;
+    delete ring_->wake_buf;  // no read of it was ever armed
     return;
   }
 
@@ -445,23 +458,13 @@ void ReadReactor::Loop() {
     }
     // Every read prepared this turn goes with the call below; its
     // submission time is taken just before it.
-    const TimePoint submitted = Clock::now();
-    bool any = false;
+    StampReads(Clock::now());
     TimePoint deadline = TimePoint::max();
     for (auto& [reader, e] : entries_) {
-      if (e->state == Entry::State::kReading && !e->stamped) {
-        e->submitted = submitted;
-        e->at = e->timeout.count() > 0
-                    ? submitted + std::chrono::duration_cast<Clock::duration>(e->timeout)
-                    : TimePoint::max();
-        e->stamped = true;
-        any = true;
-      }
       if (e->state == Entry::State::kWait || e->state == Entry::State::kReading) {
         deadline = std::min(deadline, e->at);
       }
     }
-    if (any) ring_->counters.submits.fetch_add(1, std::memory_order_relaxed);
     io_uring_cqe* cqe = nullptr;
     if (deadline == TimePoint::max()) {
       rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, nullptr, nullptr);

@@ -42,6 +42,8 @@
 #include "probes/expected.h"
 #include "probes/io_target.h"
 
+struct io_uring_sqe;  // liburing's, kept out of this header's includes
+
 namespace drivewatch {
 
 // What the reactor serves: one target read at queue depth 1.
@@ -141,6 +143,12 @@ class ReadReactor {
   void Reap(TimePoint reaped);
   void TimeOut(TimePoint now);
   void ArmWakeRead();
+  // A submission queue entry; when the queue is full, what it holds is
+  // submitted first (its reads stamped with that call's time).
+  io_uring_sqe* Sqe();
+  // Stamps the reads prepared and not yet stamped as submitted at
+  // `submitted` (their timeouts count from it).
+  void StampReads(TimePoint submitted);
   Entry* Find(PacedReader* reader);
   void Release(std::unique_ptr<Entry> e);  // frees its buffer slot
 

@@ -145,17 +145,14 @@ if missing:
     sys.exit(f"the daemon did not lay out {missing[0]}: see {work}/layout.log")
 
 rows = []
-last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
 per_min = lambda cpu: cpu * 1e3 * 60 / seconds
 for r in range(1, rounds + 1):
     d_cpu, d_rss, idle = run_daemon(f"{build}/exporter/drivewatch")
     b_cpu = run_daemon(baseline)[0] if baseline else None
-    last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     ru, f_rss, f_secs = run_fio()
-    f_cpu = (ru.ru_utime + ru.ru_stime) - (last_children.ru_utime + last_children.ru_stime)
-    last_children = ru
+    f_cpu = (ru.ru_utime + ru.ru_stime) - (before.ru_utime + before.ru_stime)
     fl_cpu, fl_rss = run_floor()
-    last_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     row = dict(daemon=per_min(d_cpu), fio=f_cpu * 1e3 * 60 / f_secs, floor=per_min(fl_cpu),
                d_rss=d_rss, f_rss=f_rss, fl_rss=fl_rss, idle=idle,
                base=per_min(b_cpu) if baseline else None)

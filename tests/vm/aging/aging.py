@@ -38,11 +38,12 @@ Subcommands:
       as the fixture format of tests/unit/aging/slc_cache_test.cc
       (RecordedVmFill): "# throttled_at_bytes TRUTH", a "#" line HOW, and one
       bytes/second value per line.
-  stall RECORD FIO_JSON KEY TOLERANCE
+  stall RECORD FIO_CLAT_LOG FIO_LAT_LOG KEY TOLERANCE
       S7: the run RECORD's KEY_service_p50/p99_seconds within TOLERANCE of
-      fio's clat p50/p99 (FIO_JSON, fio --output-format=json), and its
-      response p99 (KEY_p99_seconds) at least 5 x its service p99 and over
-      1 s. Prints the figures; exits 1 with the problems.
+      fio's clat p50/p99 over the reads fio completed while the cell ran
+      (FIO_*_LOG: fio --write_lat_log --log_avg_msec=0 --log_unix_epoch=1),
+      and its response p99 (KEY_p99_seconds) at least 5 x its service p99
+      and over 1 s. Prints the figures; exits 1 with the problems.
   history FILE PHASE:OUTCOME...
       FILE holds `drivewatch history --format json` (JSON Lines). Check that
       it has exactly one record per expected run, in that order, with that
@@ -50,6 +51,7 @@ Subcommands:
       exit 1 if there are any.
 """
 import json
+import math
 import os
 import sys
 import time
@@ -255,38 +257,71 @@ def cmd_history(args):
     sys.exit(1 if problems else 0)
 
 
+def read_fio_log(path):
+    """fio's per-read log (--write_lat_log, --log_avg_msec=0, --log_unix_epoch=1):
+    lines "completion time in ms since the epoch, latency in ns, direction,
+    block size, offset". Returns [(seconds since the epoch, latency seconds)]."""
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            fields = [x.strip() for x in line.split(",")]
+            if len(fields) < 2:
+                die("%s:%d: not a fio latency log line: %r" % (path, n, line))
+            out.append((int(fields[0]) / 1e3, int(fields[1]) / 1e9))
+    return out
+
+
+def nearest_rank(values, p):
+    """The p-th percentile (0 < p <= 100) by nearest rank."""
+    values = sorted(values)
+    return values[max(0, math.ceil(p / 100.0 * len(values)) - 1)]
+
+
 def cmd_stall(args):
-    """S7: the cell's service latency against fio's clat, and its response
-    latency, from the run's record and fio's JSON output."""
-    record, fio_json, key, tolerance = args[0], args[1], args[2], float(args[3])
+    """S7: the cell's service latency against fio's clat over the reads both
+    made while the cell ran, and its response latency."""
+    record, clat_log, lat_log, key, tolerance = args[0], args[1], args[2], args[3], float(args[4])
     with open(record) as f:
-        results = json.load(f).get("results", {})
-    with open(fio_json) as f:
-        job = json.load(f)["jobs"][0]["read"]
-    clat = job["clat_ns"]["percentile"]
-    lat = job["lat_ns"]["percentile"]
-    problems, parts = [], []
-    for p, fk in (("p50", "50.000000"), ("p99", "99.000000")):
-        service = results.get("%s_service_%s_seconds" % (key, p))
-        response = results.get("%s_%s_seconds" % (key, p))
-        fio_clat, fio_lat = clat[fk] / 1e9, lat[fk] / 1e9
+        rec = json.load(f)
+    results = rec.get("results", {})
+    # The cell runs between the drive's age read at the start (after the
+    # interlocks opened the target) and the record's end. Reads fio completed
+    # in the first or last second may share the guest's one CPU with the
+    # phase starting or writing its record; they are left out.
+    start = (rec.get("drive_at_start") or {}).get("time")
+    end = rec.get("end")
+    if not isinstance(start, (int, float)) or not isinstance(end, (int, float)) or end - start < 5:
+        die("%s: no drive_at_start.time and end at least 5 s apart (%r, %r)" % (record, start, end))
+    lo, hi = start + 1.0, end - 1.0
+    clat = [v for t, v in read_fio_log(clat_log) if lo <= t <= hi]
+    lat = [v for t, v in read_fio_log(lat_log) if lo <= t <= hi]
+    problems = []
+    parts = ["window %.1f s; reads: drivewatch %s, fio %d in the window" % (
+        hi - lo, results.get("%s_ios" % key), len(clat))]
+    # 15 s of 500 ms reads: about 30 for drivewatch, 26 for fio in the window
+    # (each p99 is then the slowest read).
+    ios = results.get("%s_ios" % key)
+    if not ios or ios < 20 or len(clat) < 20 or len(lat) != len(clat):
+        problems.append("too few reads: drivewatch %s, fio %d clat / %d lat in the window (wanted 20 "
+                        "or more each)" % (ios, len(clat), len(lat)))
+    for p, name in ((50, "p50"), (99, "p99")):
+        service = results.get("%s_service_%s_seconds" % (key, name))
+        response = results.get("%s_%s_seconds" % (key, name))
         if service is None or response is None:
-            problems.append("the record has no %s_service_%s_seconds or %s_%s_seconds" % (key, p, key, p))
+            problems.append("the record has no %s_service_%s_seconds or %s_%s_seconds" % (key, name, key, name))
             continue
+        if not clat:
+            continue
+        fio_clat, fio_lat = nearest_rank(clat, p), nearest_rank(lat, p)
         ratio = service / fio_clat
         parts.append("%s service %.4f s, fio clat %.4f s (lat %.4f s), ratio %.3f; response %.3f s" % (
-            p, service, fio_clat, fio_lat, ratio, response))
+            name, service, fio_clat, fio_lat, ratio, response))
         if abs(ratio - 1) > tolerance:
             problems.append("%s: service %.4f s is not within %.0f %% of fio's clat %.4f s" % (
-                p, service, tolerance * 100, fio_clat))
-        if p == "p99" and (response < 5 * service or response < 1.0):
+                name, service, tolerance * 100, fio_clat))
+        if p == 99 and (response < 5 * service or response < 1.0):
             problems.append("p99: response %.3f s does not show the stall (wanted at least 5 x service "
                             "%.4f s and over 1 s)" % (response, service))
-    ios, fio_ios = results.get("%s_ios" % key), job.get("total_ios")
-    parts.append("reads: drivewatch %s, fio %s" % (ios, fio_ios))
-    # 15 s of 500 ms reads: about 30 each (the p99 is then their slowest).
-    if not ios or not fio_ios or ios < 20 or fio_ios < 20:
-        problems.append("too few reads: drivewatch %s, fio %s (wanted 20 or more)" % (ios, fio_ios))
     print("; ".join(parts))
     for p in problems:
         print(p)

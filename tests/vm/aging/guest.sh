@@ -19,7 +19,8 @@
 #   s4            a longer fill of it (the host sets a critical warning)
 #   s5            the power-states phase on it (QEMU's single power state)
 #   s7            the paced perf cell on DWSN0006 (every read stalls) with
-#                 fio's same job beside it on the same namespace (s7-fio.json)
+#                 fio's same job beside it on the same namespace (s7-fio-clat.log,
+#                 s7-fio-lat.log: every read, with its completion time)
 #   finish        send `drivewatch history --format json`
 
 AGING_FILL_PERCENT=${DWVM_AGING_FILL_PERCENT:-90}
@@ -122,20 +123,29 @@ fi
 ns6=$(ag_ns DWSN0006)
 ag_config s7 "/dev/$ns6" DWSN0006 1
 # fio runs fio's form of the phase's cell (io_uring, O_DIRECT, 4 KiB random
-# reads at queue depth 1, paced at 100 IOPS) on the same namespace over the
-# same 15 s, so that any stall of the host's lands on both alike.
+# reads at queue depth 1, paced at 100 IOPS) on the same namespace, started
+# first and stopped (SIGINT) only once the phase has ended, so that its reads
+# cover the whole of the cell's. It logs every read's clat and lat with its
+# completion time (guest clock, as the record's times): the host compares
+# only the reads that completed while the cell ran. The phase's own start
+# (loading, the interlocks' reads of the stalled namespace) and fio's start
+# and end share this guest's one CPU with the other's reads; those reads are
+# outside the window.
 _rc=0
 fio --name=stall --filename="/dev/$ns6" --thread --ioengine=io_uring --direct=1 \
-	--rw=randread --bs=4k --iodepth=1 --rate_iops=100 --time_based=1 --runtime=15 \
-	--norandommap --randrepeat=0 --lat_percentiles=1 --clat_percentiles=1 \
-	--percentile_list=50:99 --output-format=json --output=/tmp/s7-fio.json \
+	--rw=randread --bs=4k --iodepth=1 --rate_iops=100 --time_based=1 --runtime=300 \
+	--norandommap --randrepeat=0 --write_lat_log=/tmp/s7-fio --log_avg_msec=0 \
+	--log_unix_epoch=1 --output-format=json --output=/tmp/s7-fio.json \
 	>/tmp/s7-fio.err 2>&1 &
 _fio=$!
 ag_run s7 stall
-wait "$_fio" || _rc=$?
+kill -INT "$_fio" 2>/dev/null || _rc=$?
+wait "$_fio" || true
 dw_mark fio-rc "$_rc"
 dw_send_file s7-fio.json /tmp/s7-fio.json
 dw_send_file s7-fio.err /tmp/s7-fio.err
+dw_send_file s7-fio-clat.log /tmp/s7-fio_clat.1.log
+dw_send_file s7-fio-lat.log /tmp/s7-fio_lat.1.log
 dw_mark s7-done
 
 # ---------------------------------------------------------------- history

@@ -46,14 +46,16 @@
 #      Changeable) -> that state recorded unsupported, no restore tried,
 #      idle power measured, completed, QEMU's wr_bytes unchanged
 #   S7 service latency as fio times it, on a stalled drive: a perf cell
-#      paced at 100 IOPS on DWSN0006 (every read takes AGING_STALL_NS) and,
-#      started with it, fio's same job (io_uring, O_DIRECT, 4 KiB random,
-#      QD1, rate_iops=100, as long) on the same namespace (null-co serves
-#      the two side by side, each read its own 500 ms; running together, a
-#      stall of the host's lands on both): the cell's service p50 and p99 are
-#      within AGING_STALL_TOLERANCE (5 %) of fio's clat p50 and p99, and its
-#      response latency reports the stall (p99 at least 5 times its service
-#      p99, and over a second: the reads fell further behind their times)
+#      paced at 100 IOPS on DWSN0006 (every read takes AGING_STALL_NS) and
+#      fio's same job (io_uring, O_DIRECT, 4 KiB random, QD1, rate_iops=100)
+#      on the same namespace, started before the phase and stopped after it
+#      (null-co serves the two side by side, each read its own 500 ms). Over
+#      the reads fio completed while the cell ran (its per-read log, less a
+#      second at each end, where the phase's start or end shares the guest's
+#      CPU), the cell's service p50 and p99 are within AGING_STALL_TOLERANCE
+#      (5 %) of fio's clat p50 and p99, and its response latency reports the
+#      stall (p99 at least 5 times its service p99, and over a second: the
+#      reads fell further behind their times)
 #   S6 the history: `drivewatch history --format json` has one record per
 #      run, in order, with its outcome (refused x3, completed, aborted,
 #      completed, completed)
@@ -394,10 +396,11 @@ aging_s7() {
 	vm_wait_marker wait-host-s7 60 >/dev/null || return 1
 	vm_send s7
 	vm_wait_marker s7-done 180 >/dev/null || return 1
-	ag_files s7.json s7.err s7-fio.json s7-fio.err || true
+	ag_files s7.json s7.err s7-fio.json s7-fio.err s7-fio-clat.log s7-fio-lat.log || true
 	m=$(ag_run_marker s7)
 	vm_measure "S7 run: exit, outcome; fio exit" "${m%% *} $(ag_get s7 outcome); $(vm_wait_marker fio-rc 5)"
-	if out=$(ag_py stall "$AG_OUT/files/s7.json" "$AG_OUT/files/s7-fio.json" paced_read_4k_read \
+	if out=$(ag_py stall "$AG_OUT/files/s7.json" "$AG_OUT/files/s7-fio-clat.log" \
+		"$AG_OUT/files/s7-fio-lat.log" paced_read_4k_read \
 		"$AGING_STALL_TOLERANCE" 2>&1); then
 		vm_measure "S7 service vs fio, response" "$out"
 		vm_pass "S7 service latency vs fio" "$out"

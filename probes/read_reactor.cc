@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "probes/read_reactor.h"
 
+#include <sched.h>
+
 #include <liburing.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
@@ -10,8 +12,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <iterator>
+#include <set>
+#include <string>
 
 #include "config/util/sys.h"
+#include "probes/completion_cpus.h"
 #include "probes/log.h"
 
 namespace drivewatch {
@@ -71,6 +77,8 @@ struct ReadReactor::Entry {
   std::uint32_t slot = kNoSlot;
   void* buffer = nullptr;     // mmap'd, `bytes` long
   std::uint32_t bytes = 0;
+  int placed_fd = -1;         // the fd `completions` is of; -1: none yet
+  CompletionCpus completions;
 };
 
 ReadReactor::ReadReactor() : ring_(std::make_unique<Ring>()) {
@@ -241,10 +249,12 @@ bool ReadReactor::TakeRequests() {
           let_go.push_back(r.reader);
         } else {
           e->state = Entry::State::kAsk;
+          e->placed_fd = -1;  // a new open: its fd number may be an old one's
         }
         break;
       case Request::Kind::kRemove:
         RemoveEntry(r.reader, let_go);
+        place_ = true;
         break;
     }
   }
@@ -338,6 +348,11 @@ void ReadReactor::Ask(Entry& e, TimePoint now) {
     // (its next arrival) keeps this from spinning.
     return;
   }
+  if (plan.fd != e.placed_fd) {
+    e.placed_fd = plan.fd;
+    e.completions = FindCompletionCpus(plan.fd);
+    place_ = true;
+  }
   io_uring_sqe* sqe = Sqe();
   if (e.slot != kNoSlot) {
     io_uring_prep_read_fixed(sqe, plan.fd, e.buffer, plan.length, plan.offset,
@@ -417,8 +432,63 @@ void ReadReactor::TimeOut(TimePoint now) {
   }
 }
 
+void ReadReactor::Place() {
+  place_ = false;
+  std::set<int> wanted;
+  std::set<std::string> via;
+  bool known = false, any = false;
+  for (const auto& [reader, e] : entries_) {
+    if (e->placed_fd < 0) continue;  // not read yet
+    any = true;
+    if (e->completions.cpus.empty()) {
+      known = false;  // one target's completions may come anywhere
+      break;
+    }
+    known = true;
+    wanted.insert(e->completions.cpus.begin(), e->completions.cpus.end());
+    via.insert(e->completions.via);
+  }
+  if (!any) return;  // nothing read now: stay until there is
+  std::vector<int> cpus;
+  if (known) {
+    std::set_intersection(wanted.begin(), wanted.end(), allowed_cpus_.begin(),
+                          allowed_cpus_.end(), std::back_inserter(cpus));
+  }
+  if (cpus.empty()) cpus = allowed_cpus_;
+  if (cpus == placed_cpus_ || cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+    log::Warn(SysError(errno, "read latency: the reactor thread", "sched_setaffinity").message);
+    placed_cpus_ = cpus;  // not tried again until the targets change
+    return;
+  }
+  std::string list, from;
+  for (int c : cpus) list += (list.empty() ? "" : ",") + std::to_string(c);
+  for (const std::string& v : via) from += (from.empty() ? "" : "; ") + v;
+  if (cpus == allowed_cpus_ && !placed_cpus_.empty()) {
+    log::Info("read latency: the reactor runs on any of CPUs " + list +
+              " (a target's completions may come to any CPU)");
+  } else if (cpus != allowed_cpus_) {
+    log::Info(std::string("read latency: the reactor runs on CPU") + (cpus.size() > 1 ? "s " : " ") +
+              list + ", where the kernel signals its reads' completions: " + from);
+  }
+  placed_cpus_ = cpus;
+}
+
 void ReadReactor::Loop() {
   pthread_setname_np(pthread_self(), "dw-read-reactor");
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+      for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &set)) allowed_cpus_.push_back(c);
+      }
+    }
+    placed_cpus_ = allowed_cpus_;
+  }
   Status setup = Ok{};
   int rc = InitSingleIssuerRing(kRingEntries, &ring_->ring);
   if (rc < 0) {
@@ -456,6 +526,8 @@ void ReadReactor::Loop() {
         Ask(*e, now);
       }
     }
+    // A read of a newly opened target: the thread moves before it submits.
+    if (place_) Place();
     // Every read prepared this turn goes with the call below; its
     // submission time is taken just before it.
     StampReads(Clock::now());

@@ -24,6 +24,12 @@
 // just after the call that reaped it returned, one clock read per batch,
 // as fio does.
 //
+// The reactor runs on the CPUs that take the completion interrupts of the
+// devices under its targets, when those are fewer than the CPUs it may use
+// (a one-queue device: probes/completion_cpus.h), so that a completion
+// wakes it on the CPU the interrupt came to; found again whenever a target
+// is opened. Otherwise it stays where the scheduler puts it.
+//
 // Opening a target can block (a test file is written, a device is opened,
 // sysfs is read), so Open() runs on the reactor's opener thread, which
 // sleeps on a condition variable when there is nothing to open.
@@ -151,6 +157,9 @@ class ReadReactor {
   void StampReads(TimePoint submitted);
   Entry* Find(PacedReader* reader);
   void Release(std::unique_ptr<Entry> e);  // frees its buffer slot
+  // Moves the reactor thread onto the completion CPUs of the targets it
+  // reads (every target's known), or back onto all it may use.
+  void Place();
 
   std::unique_ptr<Ring> ring_;  // reactor thread after set-up
   int wake_fd_ = -1;  // other threads write it; the ring reads it
@@ -177,6 +186,9 @@ class ReadReactor {
   std::map<std::uint64_t, std::unique_ptr<Entry>> orphans_;  // removed, read in flight
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_id_ = 1;
+  std::vector<int> allowed_cpus_;  // the thread's affinity as it started
+  std::vector<int> placed_cpus_;   // what Place() set last
+  bool place_ = false;             // a target's completion CPUs changed
 
   std::thread opener_;
   std::thread thread_;  // last: started once everything above exists

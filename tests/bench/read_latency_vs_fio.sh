@@ -15,6 +15,12 @@
 #   fio clat  from after io_uring_enter returned: leaves out the submission
 #             (fio reports that part as slat), so it is smaller by the cost
 #             of one io_uring_enter that issues the read.
+#
+# DW_BENCH_TOGETHER=1 runs each repetition's fio and drivewatch at the same
+# time on the target (the one to start first alternates) instead of one
+# after the other: the per-run ratio then compares two runs that met the
+# same machine (its drift, a neighbour's load), at the price of the two
+# sharing it. The two together are 2 x RATE reads a second.
 #   usage (root): tests/bench/read_latency_vs_fio.sh BUILD_DIR [RATE] [READS] [REPS]
 #   e.g.          tests/bench/read_latency_vs_fio.sh build 100 2000 5
 set -euo pipefail
@@ -37,8 +43,15 @@ file="$work/drivewatch-bench.dat"
 "$bench" file "$file" "$rate" 1 256 >/dev/null
 sync
 
+# drivewatch reads into buffers registered with its ring (a read-fixed
+# submission pins nothing); fio's --fixedbufs does the same. Without it
+# fio's submission pins its buffer's page at every read, which its `lat`
+# counts and drivewatch's reads do not pay. DW_BENCH_FIO_FIXEDBUFS=0 leaves
+# it out.
+fio_fixedbufs=--fixedbufs=1
+[[ ${DW_BENCH_FIO_FIXEDBUFS:-1} == 0 ]] && fio_fixedbufs=""
 run_fio() {  # TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"
-  fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 \
+  fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 $fio_fixedbufs \
     --rw=randread --bs=4k --iodepth=1 --rate_iops="$rate" --number_ios="$reads" \
     --size=256M --time_based=0 --runtime=3600 --norandommap --randrepeat=0 \
     --lat_percentiles=1 --clat_percentiles=1 \
@@ -63,16 +76,34 @@ compare() {  # LABEL KIND PATH
   # pays for write-back of the layout and cold metadata.
   run_fio "$path" >/dev/null
   for ((i = 0; i < reps; i++)); do
-    run_fio "$path" >>"$work/fio.txt"
-    "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+    if [[ ${DW_BENCH_TOGETHER:-0} == 1 ]]; then
+      local pid
+      if ((i % 2 == 0)); then
+        run_fio "$path" >"$work/fio.one" &
+        pid=$!
+        "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+      else
+        "$bench" "$kind" "$path" "$rate" "$reads" >"$work/dw.one" &
+        pid=$!
+        run_fio "$path" >"$work/fio.one"
+      fi
+      wait "$pid"
+      [[ -s $work/fio.one ]] && cat "$work/fio.one" >>"$work/fio.txt"
+      [[ -s $work/dw.one ]] && cat "$work/dw.one" >>"$work/dw.txt"
+      rm -f "$work/fio.one" "$work/dw.one"
+    else
+      run_fio "$path" >>"$work/fio.txt"
+      "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+    fi
   done
   python3 - "$label" "$work/dw.txt" "$work/fio.txt" "$reps" <<'PY'
-import statistics, sys
+import os, statistics, sys
 label, dw_file, fio_file, reps = sys.argv[1:]
 dw = [list(map(float, l.split())) for l in open(dw_file) if l.strip()]
 fio = [list(map(float, l.split())) for l in open(fio_file) if l.strip()]
 med = lambda rows, i: statistics.median(r[i] for r in rows)
-print(f"\n{label}: {reps} interleaved runs each, {int(dw[0][4])} reads per run; medians over the runs")
+how = "side-by-side" if os.environ.get("DW_BENCH_TOGETHER") == "1" else "interleaved"
+print(f"\n{label}: {reps} {how} runs each, {int(dw[0][4])} reads per run; medians over the runs")
 print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio to fio lat: median (min..max)")
 for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
     d, l, c = med(dw, di), med(fio, li), med(fio, ci)

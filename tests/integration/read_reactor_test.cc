@@ -6,10 +6,15 @@
 // late completion and removal mid-read are shown with it.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <iterator>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -17,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "probes/completion_cpus.h"
 #include "probes/read_reactor.h"
 
 namespace drivewatch {
@@ -313,6 +319,60 @@ TEST(ReadReactorTest, RemoveWaitsForAnOpenInProgress) {
   const int asked = r.Asked();
   std::this_thread::sleep_for(100ms);
   EXPECT_EQ(r.Asked(), asked);  // not asked after its open
+}
+
+std::vector<int> AffinityOf(int tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(tid, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// On the real /sys of whatever machine runs this: the reactor reading a
+// file of /var/tmp moves onto the CPUs that take its disk's completion
+// interrupts when they are fewer than this process may use (one vCPU of
+// two for the development VM's virtio disk), and stays on all of them
+// otherwise; a target whose completions may come anywhere (a pipe) puts it
+// back on all of them.
+TEST(ReadReactorTest, RunsOnTheCpusThatTakeItsTargetsCompletions) {
+  TempFile file(4096);
+  Pipe pipe;
+  const std::vector<int> allowed = AffinityOf(0);
+  ASSERT_FALSE(allowed.empty());
+  const CompletionCpus completions = FindCompletionCpus(file.fd());
+  std::vector<int> expected;
+  std::set_intersection(completions.cpus.begin(), completions.cpus.end(), allowed.begin(),
+                        allowed.end(), std::back_inserter(expected));
+  if (expected.empty()) expected = allowed;
+  std::printf("allowed %zu CPUs; %s's completions: %s -> expected %zu CPUs\n", allowed.size(),
+              file.path().c_str(), completions.via.empty() ? "unknown" : completions.via.c_str(),
+              expected.size());
+
+  ReadReactor reactor;
+  ASSERT_TRUE(reactor.status().ok()) << reactor.status().error().message;
+  const int tid = reactor.thread_id();
+  ScriptedReader r;
+  std::atomic<int> step{0};
+  r.plan = [&](PacedReader::TimePoint) {
+    if (step++ == 0) return Read(file.fd(), 0, 4096);
+    return WaitUntil(PacedReader::TimePoint::max());
+  };
+  reactor.Add(&r, 4096);
+  ASSERT_TRUE(WaitFor([&] { return r.Outcomes().size() == 1; }));
+  EXPECT_EQ(AffinityOf(tid), expected);
+
+  ScriptedReader p;
+  p.plan = [&](PacedReader::TimePoint) { return Read(pipe.read_end(), 0, 16); };
+  reactor.Add(&p, 16);
+  ASSERT_TRUE(WaitFor([&] { return p.ReadsPlanned() == 1; }));
+  reactor.Wake(&r);  // a turn after the pipe's read was planned
+  EXPECT_EQ(AffinityOf(tid), allowed);
+  reactor.Remove(&p);
+  reactor.Remove(&r);
 }
 
 }  // namespace

@@ -436,21 +436,18 @@ void ReadReactor::Place() {
   place_ = false;
   std::set<int> wanted;
   std::set<std::string> via;
-  bool known = false, any = false;
+  bool any = false, unknown = false;
   for (const auto& [reader, e] : entries_) {
     if (e->placed_fd < 0) continue;  // not read yet
     any = true;
-    if (e->completions.cpus.empty()) {
-      known = false;  // one target's completions may come anywhere
-      break;
-    }
-    known = true;
+    // One target whose completions may come anywhere: any CPU will do.
+    unknown = unknown || e->completions.cpus.empty();
     wanted.insert(e->completions.cpus.begin(), e->completions.cpus.end());
     via.insert(e->completions.via);
   }
   if (!any) return;  // nothing read now: stay until there is
   std::vector<int> cpus;
-  if (known) {
+  if (!unknown) {
     std::set_intersection(wanted.begin(), wanted.end(), allowed_cpus_.begin(),
                           allowed_cpus_.end(), std::back_inserter(cpus));
   }
@@ -467,10 +464,11 @@ void ReadReactor::Place() {
   std::string list, from;
   for (int c : cpus) list += (list.empty() ? "" : ",") + std::to_string(c);
   for (const std::string& v : via) from += (from.empty() ? "" : "; ") + v;
-  if (cpus == allowed_cpus_ && !placed_cpus_.empty()) {
+  // Here `cpus` differs from where the thread ran: back on all, or onto fewer.
+  if (cpus == allowed_cpus_) {
     log::Info("read latency: the reactor runs on any of CPUs " + list +
               " (a target's completions may come to any CPU)");
-  } else if (cpus != allowed_cpus_) {
+  } else {
     log::Info(std::string("read latency: the reactor runs on CPU") + (cpus.size() > 1 ? "s " : " ") +
               list + ", where the kernel signals its reads' completions: " + from);
   }

@@ -10,26 +10,22 @@ Subcommands:
   stats SOCK QDEV
       Print QDEV's write and unmap (discard) counters: wr_bytes=...
       wr_operations=... unmap_bytes=... unmap_operations=...
-  throttle SOCK QDEV BPS_WR
-      block_set_io_throttle on QDEV: write bandwidth BPS_WR bytes/s, every
-      other limit off (0 removes the throttle).
-  trigger SOCK QDEV BASE N BPS_WR [--poll S] [--after S] [--timeout S] [--samples FILE]
-      The SLC cache model: on one QMP session, read QDEV's wr_bytes every
-      --poll seconds (0.02) until it reaches BASE + N, then apply
-      block_set_io_throttle bps_wr=BPS_WR at once and read wr_bytes again
-      right after the command returned; keep sampling for --after seconds
-      (4) to see the slow level take over. Prints one JSON object:
-        truth            first wr_bytes - BASE seen >= N (the "cache size")
+  analyze SAMPLES N
+      S3's SLC cache model, read from what tests/vm/aging/slc_throttle.cc
+      wrote in the guest: every poll (guest monotonic time, bytes written
+      since the base) and when the slow limit went on. Prints one JSON object:
+        truth            the first polled bytes >= N (the "cache size")
         prev             the poll before it (< N)
-        after_return     wr_bytes - BASE read right after the command returned
+        after_return     the bytes polled right after the fill was moved to
+                         the slow cgroup
         slop_bytes       after_return - truth: written between the poll that
-                         crossed N and the throttle being in place
+                         crossed N and the move
         knee_bytes       the slow level's line (a fit of the samples from 1 s
-                         after the throttle on) extrapolated back to the moment
-                         the command returned: where the series really bends
-        fast_bps, slow_bps  rates measured before the crossing / after the throttle
-        poll_ms_mean, poll_ms_max, cmd_ms  QMP round trips
-      --samples FILE gets every (host monotonic time, wr_bytes - BASE) sample.
+                         after the move) extrapolated back to the moment of
+                         the move: where the series really bends
+        fast_bps, slow_bps  rates measured before the crossing / after it
+        poll_ms_mean, poll_ms_max, cmd_ms  polling period, the move's time
+      Exits 1 if the samples have no crossing.
   get FILE PATH...
       Print the values at dotted PATHs of the JSON object in FILE, one per
       line (empty line if missing; lists joined with commas).
@@ -53,6 +49,7 @@ Subcommands:
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -90,10 +87,6 @@ class Session:
     def wr(self, qdev):
         return int(self.stats(qdev)["wr_bytes"])
 
-    def throttle(self, qdev, bps_wr):
-        self.cmd({"execute": "block_set_io_throttle", "arguments": {
-            "id": qdev, "bps": 0, "bps_rd": 0, "bps_wr": int(bps_wr),
-            "iops": 0, "iops_rd": 0, "iops_wr": 0}})
 
 
 def fit(points):
@@ -110,82 +103,53 @@ def fit(points):
     return slope, my - slope * mt
 
 
-def cmd_trigger(args):
-    sock, qdev, base, n, bps = args[0], args[1], int(args[2]), int(args[3]), int(args[4])
-    poll, after, timeout, samples_file = 0.02, 4.0, 120.0, None
-    rest = args[5:]
-    while rest:
-        opt = rest.pop(0)
-        if opt == "--poll":
-            poll = float(rest.pop(0))
-        elif opt == "--after":
-            after = float(rest.pop(0))
-        elif opt == "--timeout":
-            timeout = float(rest.pop(0))
-        elif opt == "--samples":
-            samples_file = rest.pop(0)
-        else:
-            die("unknown option " + opt)
-    s = Session(sock, timeout + after + 10)
-    end = time.monotonic() + timeout
-    samples = []  # (t, bytes since base), t = time the reply arrived
-    rtts = []
-    nxt = time.monotonic()
-    while True:
-        t0 = time.monotonic()
-        w = s.wr(qdev) - base
-        t1 = time.monotonic()
-        rtts.append(t1 - t0)
-        samples.append((t1, w))
-        if w >= n:
-            break
-        if t1 > end:
-            if samples_file:  # the curve says whether the guest stalled or crawled
-                with open(samples_file, "w") as f:
-                    f.write("# host_monotonic_s bytes_since_base (no crossing)\n")
-                    for t, b in samples:
-                        f.write("%.6f %d\n" % (t, b))
-            die("wr_bytes of %s reached only %d of %d bytes within %gs (samples: %s)"
-                % (qdev, w, n, timeout, samples_file or "not kept"))
-        nxt += poll
-        time.sleep(max(0.0, nxt - time.monotonic()))
-    t_cross, truth = samples[-1]
-    prev = samples[-2][1] if len(samples) > 1 else 0
-    i_cross = len(samples) - 1
-    c0 = time.monotonic()
-    s.throttle(qdev, bps)
-    c1 = time.monotonic()
-    after_return = s.wr(qdev) - base
-    t_after = time.monotonic()
-    samples.append((t_after, after_return))
-    nxt = t_after
-    while time.monotonic() < c1 + after:
-        nxt += poll
-        time.sleep(max(0.0, nxt - time.monotonic()))
-        samples.append((time.monotonic(), s.wr(qdev) - base))
-    if samples_file:
-        with open(samples_file, "w") as f:
-            f.write("# host_monotonic_s bytes_since_base (throttle command sent %.6f, returned %.6f)\n" % (c0, c1))
-            for t, w in samples:
-                f.write("%.6f %d\n" % (t, w))
+def read_samples(path):
+    """(samples, sent, returned) of slc_throttle's SAMPLES file; sent and
+    returned are None when its header says "(no crossing)"."""
+    with open(path) as f:
+        header = f.readline()
+        rows = [line.split() for line in f if line.strip()]
+    m = re.search(r"throttle command sent ([0-9.]+), returned ([0-9.]+)", header)
+    if not header.startswith("# monotonic_s bytes_since_base"):
+        die("%s: not slc_throttle's samples (header %r)" % (path, header.strip()))
+    try:
+        samples = [(float(t), int(b)) for t, b in rows]
+    except ValueError:
+        die("%s: a sample line is not 'SECONDS BYTES'" % path)
+    if not samples:
+        die("%s: no samples" % path)
+    return samples, (float(m.group(1)) if m else None), (float(m.group(2)) if m else None)
+
+
+def cmd_analyze(args):
+    path, n = args[0], int(args[1])
+    samples, c0, c1 = read_samples(path)
+    if c0 is None:
+        die("the fill wrote only %d of %d bytes before slc_throttle gave up (samples: %s)"
+            % (samples[-1][1], n, path))
+    i_cross = next((i for i, (t, w) in enumerate(samples) if w >= n), None)
+    if i_cross is None or i_cross + 1 >= len(samples):
+        die("%s: a limit change is recorded but no sample crosses %d with one after it" % (path, n))
+    t_cross, truth = samples[i_cross]
+    prev = samples[i_cross - 1][1] if i_cross > 0 else 0
+    after_return = samples[i_cross + 1][1]
     # Fast level: the last second before the crossing.
     fast_pts = [p for p in samples[:i_cross + 1] if p[0] >= t_cross - 1.0 and p[1] > 0]
     fast_bps, _ = fit(fast_pts)
-    # Slow level: from 1 s after the throttle on (the token bucket's burst
-    # and the requests in flight are over by then).
+    # Slow level: from 1 s after the limit went on (the requests dispatched
+    # under the fast limit are done by then).
     slow_pts = [p for p in samples if p[0] >= c1 + 1.0]
     slow_bps, icpt = fit(slow_pts)
     knee = slow_bps * c1 + icpt
     polls = [b[0] - a[0] for a, b in zip(samples[:i_cross], samples[1:i_cross + 1])]
     print(json.dumps({
-        "base": base, "n": n, "bps_wr": bps,
+        "n": n,
         "truth": truth, "prev": prev, "after_return": after_return,
         "slop_bytes": after_return - truth,
         "knee_bytes": round(knee), "knee_minus_truth": round(knee - truth),
         "fast_bps": round(fast_bps), "slow_bps": round(slow_bps),
         "poll_ms_mean": round(1000 * sum(polls) / len(polls), 2) if polls else None,
         "poll_ms_max": round(1000 * max(polls), 2) if polls else None,
-        "qmp_rtt_ms_mean": round(1000 * sum(rtts) / len(rtts), 2),
         "cmd_ms": round(1000 * (c1 - c0), 2),
         "polls": len(polls) + 1,
     }))
@@ -330,7 +294,7 @@ def cmd_stall(args):
 
 def main():
     if len(sys.argv) < 2:
-        die("usage: aging.py wr|throttle|trigger|get|series|stall|history ...")
+        die("usage: aging.py wr|stats|analyze|get|series|stall|history ...")
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "wr":
         print(Session(args[0], 10).wr(args[1]))
@@ -338,10 +302,8 @@ def main():
         st = Session(args[0], 10).stats(args[1])
         print(" ".join("%s=%s" % (k, st.get(k)) for k in (
             "wr_bytes", "wr_operations", "unmap_bytes", "unmap_operations")))
-    elif cmd == "throttle":
-        Session(args[0], 10).throttle(args[1], int(args[2]))
-    elif cmd == "trigger":
-        cmd_trigger(args)
+    elif cmd == "analyze":
+        cmd_analyze(args)
     elif cmd == "get":
         cmd_get(args)
     elif cmd == "series":

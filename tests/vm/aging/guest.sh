@@ -15,8 +15,12 @@
 #   s2-plugged    (after the host's device_add of DWSN0005) wait for its
 #                 namespace, then run a target that names serial DWSN0001 and
 #                 the path DWSN0005's namespace now has
-#   s3            fill DWSN0003's 1 GiB namespace (the host throttles it)
-#   s4            a longer fill of it (the host sets a critical warning)
+#   s3            fill DWSN0003's 1 GiB namespace under slc_throttle's cgroup
+#                 write limits: the fast one until the fill has written the
+#                 trigger's bytes, the slow one after (the SLC cache model;
+#                 its samples go to the host as trigger-samples.txt)
+#   s4            a longer fill of it, under the slow limit (the host sets a
+#                 critical warning)
 #   s5            the power-states phase on it (QEMU's single power state)
 #   s7            the paced perf cell on DWSN0006 (every read stalls) with
 #                 fio's same job beside it on the same namespace (s7-fio-clat.log,
@@ -25,6 +29,9 @@
 
 AGING_FILL_PERCENT=${DWVM_AGING_FILL_PERCENT:-90}
 AGING_NEW_SERIAL=${DWVM_AGING_NEW_SERIAL:-DWSN0005}
+AGING_FAST_BPS=${DWVM_AGING_FAST_BPS:-67108864}
+AGING_SLOW_BPS=${DWVM_AGING_SLOW_BPS:-20971520}
+AGING_TRIGGER_BYTES=${DWVM_AGING_TRIGGER_BYTES:-536870912}
 mkdir -p /var/lib/drivewatch
 
 # ag_config NAME DEVICE SERIAL NSID: /tmp/NAME.toml
@@ -97,9 +104,33 @@ ag_run s2-renamed fill
 dw_mark s2-done
 
 # ---------------------------------------------------------------- S3
+# The SLC cache model is the kernel's blk-throttle (cgroup v2 io.max) on
+# DWSN0003's namespace, run by slc_throttle (aging/slc_throttle.cc): this
+# shell, and so the fill it starts, runs in the cgroup dw-fast (the fast
+# limit) until the fill has written the trigger's bytes; slc_throttle then
+# moves them to dw-slow (the slow limit), where S4's fill runs too. Only
+# writes to that namespace are limited.
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 none /sys/fs/cgroup
+echo +io >/sys/fs/cgroup/cgroup.subtree_control
+mkdir -p /sys/fs/cgroup/dw-fast /sys/fs/cgroup/dw-slow
+# "0" is the writing process: this subshell of /init ($$ would be PID 1).
+echo 0 >/sys/fs/cgroup/dw-fast/cgroup.procs
 ag_config s3 "/dev/$ns3" DWSN0003 1
 dw_wait_host s3 60
+slc_throttle "$ns3" /sys/fs/cgroup/dw-fast /sys/fs/cgroup/dw-slow "$AGING_FAST_BPS" "$AGING_SLOW_BPS" \
+	"$AGING_TRIGGER_BYTES" 4 120 /tmp/trigger-samples.txt >/tmp/slc_throttle.out 2>/tmp/slc_throttle.err &
+_slc=$!
+if ! dw_poll 20 grep -q '^ready' /tmp/slc_throttle.out; then
+	dw_fail "aging slc_throttle not ready: $(head -c 300 /tmp/slc_throttle.err | tr '\n' ' ')"
+	exit 1
+fi
+dw_mark slc-ready "$(cat /tmp/slc_throttle.out) fast $(tr '\n' ' ' </sys/fs/cgroup/dw-fast/io.max)slow $(tr '\n' ' ' </sys/fs/cgroup/dw-slow/io.max)in $(cat /proc/self/cgroup)"
 ag_run s3 slcfill
+_rc=0
+wait "$_slc" || _rc=$?
+dw_mark slc-throttle "$_rc $(head -c 300 /tmp/slc_throttle.err | tr '\n' ' ')"
+[ -f /tmp/trigger-samples.txt ] && dw_send_file trigger-samples.txt /tmp/trigger-samples.txt
 dw_mark s3-done
 
 # ---------------------------------------------------------------- S4

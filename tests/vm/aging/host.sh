@@ -23,19 +23,24 @@
 #      names the path DWSN0005's namespace now has (the kernel re-uses the
 #      freed name when nothing holds it) is refused, naming both serials,
 #      and nothing is written to DWSN0005
-#   S3 the SLC cache model: DWSN0003 is throttled to AGING_FAST_BPS from the
-#      start; a QMP session polls its wr_bytes every 20 ms and, once the
-#      fill wrote AGING_TRIGGER_BYTES, throttles it to AGING_SLOW_BPS (the
-#      "cache" ran out). The truth is the first polled wr_bytes >= the
-#      trigger; slop (written between that poll and the throttle being in
-#      place) and the knee of the measured wr_bytes curve are reported.
+#   S3 the SLC cache model: in the guest, slc_throttle (slc_throttle.cc)
+#      limits the fill's writes to DWSN0003's namespace with the kernel's
+#      blk-throttle (cgroup v2 io.max): the fill runs in a cgroup limited to
+#      AGING_FAST_BPS; slc_throttle polls the bytes the kernel completed
+#      (/sys/block/NS/stat) every 20 ms and, once the fill wrote
+#      AGING_TRIGGER_BYTES, moves it to a cgroup limited to AGING_SLOW_BPS
+#      (the "cache" ran out). The truth is the first polled count >= the
+#      trigger; slop (written between that poll and the move) and
+#      the knee of the polled curve are reported (aging.py analyze).
 #      results.slc_cache_bytes must be within 5% of the truth, the fill's
 #      written_bytes must equal QEMU's wr_bytes delta (the trim wrote
-#      nothing) and the before/after levels must match the two throttles
+#      nothing) and the before/after levels must match the two limits
 #      (AGING_LEVEL_TOLERANCE). The throughput series is kept as
 #      OUTDIR/vm_fill_series.txt (tests/fixtures/slc/ format; with
 #      AGING_RECORD_FIXTURE=1 it is also written to
-#      ${DW_FIXTURE_OUT:-tests/fixtures}/slc/vm_fill_series.txt)
+#      ${DW_FIXTURE_OUT:-tests/fixtures}/slc/vm_fill_series.txt). (QEMU's
+#      block_set_io_throttle, which S3 used before, stopped the throttled
+#      writes for a minute about once in 20 to 40 runs.)
 #   S4 a critical warning aborts a running fill: qom-set c2
 #      smart_critical_warning 4 while it writes -> outcome aborted, exit 1,
 #      the reason says "critical warning", and the fill wrote at most
@@ -60,8 +65,8 @@
 #      run, in order, with its outcome (refused x3, completed, aborted,
 #      completed, completed)
 # Results: OUTDIR/assertions.txt, OUTDIR/measurements.txt; every run's
-# record, stderr and config in OUTDIR/files/, the QMP trigger's samples in
-# OUTDIR/trigger-samples.txt.
+# record, stderr and config in OUTDIR/files/, slc_throttle's samples in
+# OUTDIR/trigger-samples.txt and their analysis in OUTDIR/trigger.json.
 
 AGING_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 AGING_NS_SIZE=${AGING_NS_SIZE:-1G}
@@ -190,34 +195,32 @@ aging_s2() {
 
 # ---------------------------------------------------------------- S3
 aging_s3() {
-	local ok=1 base tpid trig t0 m rc outcome slc lb before after written wend truth err how fixture
+	local ok=1 base trig t0 m rc outcome slc lb before after written wend truth err how fixture
 	base=$(ag_wr c2)
 	vm_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
 	vm_measure "S3 DWSN0003 image allocated on the host before (bytes)" "$(ag_alloc)"
-	ag_py throttle "$VM_QMP" c2 "$AGING_FAST_BPS" || return 1
 	vm_wait_marker wait-host-s3 60 >/dev/null || return 1
 	t0=$(dw_now)
-	ag_py trigger "$VM_QMP" c2 "$base" "$AGING_TRIGGER_BYTES" "$AGING_SLOW_BPS" \
-		--poll 0.02 --after 4 --timeout 120 --samples "$AG_OUT/trigger-samples.txt" \
-		>"$AG_OUT/trigger.json" 2>"$AG_OUT/trigger.err" &
-	tpid=$!
-	sleep 0.2
 	vm_send s3
-	if ! wait "$tpid"; then
-		vm_fail "S3 SLC cache" "the QMP trigger failed: $(cat "$AG_OUT/trigger.err")"
-		vm_wait_marker s3-done 120 >/dev/null || return 1
+	m=$(vm_wait_marker slc-ready 60) || return 1
+	vm_measure "S3 slc_throttle ready (MAJ:MIN, base, io.max)" "$m"
+	vm_wait_marker s3-done 180 >/dev/null || return 1
+	vm_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
+	ag_files s3.json s3.err s3.toml trigger-samples.txt || true
+	cp "$AG_OUT/files/trigger-samples.txt" "$AG_OUT/trigger-samples.txt" 2>/dev/null || true
+	m=$(vm_markers | sed -n 's/^DWVM-MARK: slc-throttle //p' | head -n 1)
+	vm_measure "S3 slc_throttle exit (stderr)" "$m"
+	if ! ag_py analyze "$AG_OUT/trigger-samples.txt" "$AGING_TRIGGER_BYTES" >"$AG_OUT/trigger.json" 2>"$AG_OUT/trigger.err"; then
+		vm_fail "S3 SLC cache" "no crossing of the trigger: $(cat "$AG_OUT/trigger.err"); slc_throttle: '$m'; fill: exit '$(ag_run_marker s3)' reason '$(ag_get s3 reason)'"
 		return 0
 	fi
 	trig=$(cat "$AG_OUT/trigger.json")
 	vm_measure "S3 trigger (JSON)" "$trig"
 	truth=$(ag_py get "$AG_OUT/trigger.json" truth)
-	vm_measure "S3 truth: first polled wr_bytes >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
-	vm_measure "S3 slop: crossing poll -> wr_bytes after the throttle cmd" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; throttle cmd $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
+	vm_measure "S3 truth: first polled bytes written >= $AGING_TRIGGER_BYTES" "$truth (prev poll $(ag_py get "$AG_OUT/trigger.json" prev))"
+	vm_measure "S3 slop: crossing poll -> bytes written once the fill was moved" "$(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes (poll every $(ag_py get "$AG_OUT/trigger.json" poll_ms_mean) ms, max $(ag_py get "$AG_OUT/trigger.json" poll_ms_max) ms; the move $(ag_py get "$AG_OUT/trigger.json" cmd_ms) ms)"
 	vm_measure "S3 knee of wr_bytes (slow line at cmd return) - truth" "$(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes"
-	vm_measure "S3 QEMU-side rates fast / slow (B/s)" "$(ag_py get "$AG_OUT/trigger.json" fast_bps) / $(ag_py get "$AG_OUT/trigger.json" slow_bps)"
-	vm_wait_marker s3-done 120 >/dev/null || return 1
-	vm_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
-	ag_files s3.json s3.err s3.toml || true
+	vm_measure "S3 rates the guest's block layer completed fast / slow (B/s)" "$(ag_py get "$AG_OUT/trigger.json" fast_bps) / $(ag_py get "$AG_OUT/trigger.json" slow_bps)"
 	wend=$(ag_wr c2)
 	vm_measure "S3 DWSN0003 blockstats after the fill" "$(ag_py stats "$VM_QMP" c2)"
 	vm_measure "S3 DWSN0003 image allocated on the host after (bytes)" "$(ag_alloc)"
@@ -263,8 +266,8 @@ aging_s3() {
 	fi
 	if [[ -s $AG_OUT/files/s3.json && -n $truth ]]; then
 		how="Recorded by tests/vm/aging (S3): drivewatch phase run (fill, 128 KiB, QD32) on a QEMU 7.2 TCG guest's emulated NVMe namespace ($AGING_NS_SIZE raw file, discard=unmap, filled to $AGING_FILL_PERCENT%),
-throttled over QMP block_set_io_throttle to bps_wr=$AGING_FAST_BPS from the start and to bps_wr=$AGING_SLOW_BPS once query-blockstats (polled every 20 ms) showed $AGING_TRIGGER_BYTES bytes written;
-The truth above is the first polled wr_bytes at or above that; wr_bytes read right after the throttle command returned was $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes higher, and the slow level's line meets the fast one $(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes after the truth.
+limited by the guest kernel's blk-throttle (cgroup v2 io.max) to wbps=$AGING_FAST_BPS from the start and moved to a cgroup with wbps=$AGING_SLOW_BPS once /sys/block/NS/stat (polled every 20 ms) showed $AGING_TRIGGER_BYTES bytes written;
+The truth above is the first polled count at or above that; the count polled right after the move was $(ag_py get "$AG_OUT/trigger.json" slop_bytes) bytes higher, and the slow level's line meets the fast one $(ag_py get "$AG_OUT/trigger.json" knee_minus_truth) bytes after the truth.
 One bytes/second value per line (results.series.throughput_bytes_per_second), oldest first."
 		ag_py series "$AG_OUT/files/s3.json" "$truth" "$AG_OUT/vm_fill_series.txt" "$how" ||
 			vm_fail "S3 SLC cache" "cannot write the series file"
@@ -438,6 +441,9 @@ aging_run() {
 	t0=$(dw_now)
 	[[ -n ${DRIVEWATCH_BIN:-} && -x $DRIVEWATCH_BIN ]] ||
 		{ dw_die aging "DRIVEWATCH_BIN='${DRIVEWATCH_BIN:-}' is not an executable (build the drivewatch target)"; return 1; }
+	local slc=${DW_SLC_THROTTLE:-${DW_BUILD_DIR:-$DW_VM_DIR/../../build}/tests/slc_throttle}
+	[[ -x $slc ]] ||
+		{ dw_die aging "no slc_throttle binary at '$slc' (build the slc_throttle target, or set DW_SLC_THROTTLE)"; return 1; }
 	# The guest's configs, checked here first (what ag_config builds).
 	{
 		sed "s/@FILL_PERCENT@/$AGING_FILL_PERCENT/" "$AGING_DIR/drivewatch.toml"
@@ -448,9 +454,9 @@ aging_run() {
 	aging_qemu_args "$work" || return 1
 	command -v fio >/dev/null || dw_need_pkgs fio || return 1
 	DW_VM_EXTRA_FILES="${DW_VM_EXTRA_FILES:-} $AGING_DIR/drivewatch.toml:/etc/drivewatch/aging.toml" \
-		DW_VM_EXTRA_BINS="${DW_VM_EXTRA_BINS:-} $(command -v fio):/usr/bin/fio" \
+		DW_VM_EXTRA_BINS="${DW_VM_EXTRA_BINS:-} $(command -v fio):/usr/bin/fio $slc:/usr/bin/slc_throttle" \
 		vm_build_initramfs "$work/aging.cpio.gz" "$AGING_DIR/guest.sh" '' || return 1
-	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL" \
+	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL DWVM_AGING_FAST_BPS=$AGING_FAST_BPS DWVM_AGING_SLOW_BPS=$AGING_SLOW_BPS DWVM_AGING_TRIGGER_BYTES=$AGING_TRIGGER_BYTES" \
 		vm_start "$AG_OUT" "$work/aging.cpio.gz" "${AGING_QEMU_ARGS[@]}" || return 1
 	devices=$(vm_wait_marker aging-devices 120) || return 1
 	vm_measure "QEMU start -> guest ready (s)" "$(dw_elapsed "$VM_T0")"

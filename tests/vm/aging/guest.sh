@@ -162,6 +162,12 @@ ag_config s7 "/dev/$ns6" DWSN0006 1
 # (loading, the interlocks' reads of the stalled namespace) and fio's start
 # and end share this guest's one CPU with the other's reads; those reads are
 # outside the window.
+# stall_witness (aging/stall_witness.cc) logs every time the guest as a
+# whole stood still for over 5 ms meanwhile: the host allows each p99 that
+# much more (each is one side's slowest read, which a stall lengthens by an
+# amount that depends on when the read was due).
+stall_witness 5 /tmp/s7-stalls.txt 2>/tmp/s7-stalls.err &
+_witness=$!
 _rc=0
 fio --name=stall --filename="/dev/$ns6" --thread --ioengine=io_uring --direct=1 \
 	--rw=randread --bs=4k --iodepth=1 --rate_iops=100 --time_based=1 --runtime=300 \
@@ -173,6 +179,9 @@ ag_run s7 stall
 kill -INT "$_fio" 2>/dev/null || _rc=$?
 wait "$_fio" || true
 dw_mark fio-rc "$_rc"
+kill -INT "$_witness" 2>/dev/null || true
+wait "$_witness" || dw_mark witness-rc "$? $(head -c 200 /tmp/s7-stalls.err)"
+dw_send_file s7-stalls.txt /tmp/s7-stalls.txt
 dw_send_file s7-fio.json /tmp/s7-fio.json
 dw_send_file s7-fio.err /tmp/s7-fio.err
 dw_send_file s7-fio-clat.log /tmp/s7-fio_clat.1.log

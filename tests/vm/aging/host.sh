@@ -60,9 +60,13 @@
 #      CPU), the cell's service p50 and p99 are within AGING_STALL_TOLERANCE
 #      (5 %) of fio's clat p50 and p99, and its response latency reports the
 #      stall (p99 at least 5 times its service p99, and over a second: the
-#      reads fell further behind their times). QEMU runs 10 niceness steps
-#      above the scenario for S7: each p99 is the slowest read of its side,
-#      and a host that keeps the guest waiting slows one side's read only
+#      reads fell further behind their times). Each p99 is the slowest read
+#      of its side, and when the whole guest stands still (its vCPU or
+#      QEMU's main loop kept waiting) each read due meanwhile is delayed by
+#      a different amount: stall_witness (stall_witness.cc) logs every such
+#      stall over 5 ms in the guest, and the p99s may differ by the longest
+#      one in the cell on top of the 5 %. QEMU runs 10 niceness steps above
+#      the scenario for S7, so that the host's other work waits instead
 #   S6 the history: `drivewatch history --format json` has one record per
 #      run, in order, with its outcome (refused x3, completed, aborted,
 #      completed, completed)
@@ -422,12 +426,13 @@ aging_s7() {
 	vm_send s7
 	vm_wait_marker s7-done 180 >/dev/null || { ag_qemu_nice "$(nice)" >/dev/null; return 1; }
 	vm_measure "S7 after the cell" "$(ag_qemu_nice "$(nice)")"
-	ag_files s7.json s7.err s7-fio.json s7-fio.err s7-fio-clat.log s7-fio-lat.log || true
+	ag_files s7.json s7.err s7-fio.json s7-fio.err s7-fio-clat.log s7-fio-lat.log s7-stalls.txt || true
+	vm_measure "S7 the guest's stalls (stall_witness)" "$(head -n 1 "$AG_OUT/files/s7-stalls.txt" 2>/dev/null); $(($(wc -l <"$AG_OUT/files/s7-stalls.txt" 2>/dev/null || echo 1) - 1)) over 5 ms"
 	m=$(ag_run_marker s7)
 	vm_measure "S7 run: exit, outcome; fio exit" "${m%% *} $(ag_get s7 outcome); $(vm_wait_marker fio-rc 5)"
 	if out=$(ag_py stall "$AG_OUT/files/s7.json" "$AG_OUT/files/s7-fio-clat.log" \
 		"$AG_OUT/files/s7-fio-lat.log" paced_read_4k_read \
-		"$AGING_STALL_TOLERANCE" 2>&1); then
+		"$AGING_STALL_TOLERANCE" "$AG_OUT/files/s7-stalls.txt" 2>&1); then
 		vm_measure "S7 service vs fio, response" "$out"
 		vm_pass "S7 service latency vs fio" "$out"
 	else
@@ -467,6 +472,9 @@ aging_run() {
 	local slc=${DW_SLC_THROTTLE:-${DW_BUILD_DIR:-$DW_VM_DIR/../../build}/tests/slc_throttle}
 	[[ -x $slc ]] ||
 		{ dw_die aging "no slc_throttle binary at '$slc' (build the slc_throttle target, or set DW_SLC_THROTTLE)"; return 1; }
+	local witness=${DW_STALL_WITNESS:-${DW_BUILD_DIR:-$DW_VM_DIR/../../build}/tests/stall_witness}
+	[[ -x $witness ]] ||
+		{ dw_die aging "no stall_witness binary at '$witness' (build the stall_witness target, or set DW_STALL_WITNESS)"; return 1; }
 	# The guest's configs, checked here first (what ag_config builds).
 	{
 		sed "s/@FILL_PERCENT@/$AGING_FILL_PERCENT/" "$AGING_DIR/drivewatch.toml"
@@ -477,7 +485,7 @@ aging_run() {
 	aging_qemu_args "$work" || return 1
 	command -v fio >/dev/null || dw_need_pkgs fio || return 1
 	DW_VM_EXTRA_FILES="${DW_VM_EXTRA_FILES:-} $AGING_DIR/drivewatch.toml:/etc/drivewatch/aging.toml" \
-		DW_VM_EXTRA_BINS="${DW_VM_EXTRA_BINS:-} $(command -v fio):/usr/bin/fio $slc:/usr/bin/slc_throttle" \
+		DW_VM_EXTRA_BINS="${DW_VM_EXTRA_BINS:-} $(command -v fio):/usr/bin/fio $slc:/usr/bin/slc_throttle $witness:/usr/bin/stall_witness" \
 		vm_build_initramfs "$work/aging.cpio.gz" "$AGING_DIR/guest.sh" '' || return 1
 	DW_VM_APPEND="${DW_VM_APPEND:-} DWVM_AGING_FILL_PERCENT=$AGING_FILL_PERCENT DWVM_AGING_NEW_SERIAL=$AGING_NEW_SERIAL DWVM_AGING_FAST_BPS=$AGING_FAST_BPS DWVM_AGING_SLOW_BPS=$AGING_SLOW_BPS DWVM_AGING_TRIGGER_BYTES=$AGING_TRIGGER_BYTES" \
 		vm_start "$AG_OUT" "$work/aging.cpio.gz" "${AGING_QEMU_ARGS[@]}" || return 1

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # drivewatch's read latency probe against fio on the same target, at the
-# same rate, for the same number of reads: an ext4 file and a loop device
-# with --direct-io=on. Runs REPS interleaved repetitions per target (fio,
+# same rate, for the same number of reads: an ext4 file, a loop device
+# with --direct-io=on over it, and a loop device over a copy in tmpfs
+# (/dev/shm): a device with no medium behind it, whose reads take the same
+# few microseconds each time, so that what differs between the two readers
+# is theirs and not the disk's (set DW_BENCH_TMPFS=0 to leave it out). Runs REPS interleaved repetitions per target (fio,
 # drivewatch, fio, drivewatch, ...: drift of the machine hits both alike)
 # and prints the median over the repetitions of p50/p99/p99.9 and CPU time
 # (user+sys) per read, with the ratios drivewatch/fio. Not run by ctest.
@@ -30,9 +33,10 @@ reads=${3:-2000}
 reps=${4:-5}
 bench="$build/tests/read_latency_bench"
 work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
-loop=""
+loop="" shm=""
 cleanup() {
   [[ -n $loop ]] && losetup -d "$loop" 2>/dev/null || true
+  [[ -n $shm ]] && rm -rf "$shm"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -118,3 +122,10 @@ echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio 
 compare "ext4 file ($file)" file "$file"
 loop=$(losetup --direct-io=on --show -f "$file")
 compare "loop device $loop (--direct-io=on)" block "$loop"
+if [[ ${DW_BENCH_TMPFS:-1} == 1 ]]; then
+  losetup -d "$loop"
+  shm=$(mktemp -d /dev/shm/dw-bench.XXXXXX)
+  cp "$file" "$shm/"
+  loop=$(losetup --direct-io=on --show -f "$shm/$(basename "$file")")
+  compare "loop device $loop over tmpfs (--direct-io=on $(cat "/sys/block/$(basename "$loop")/loop/dio"))" block "$loop"
+fi

@@ -38,9 +38,8 @@
 #      (AGING_LEVEL_TOLERANCE). The throughput series is kept as
 #      OUTDIR/vm_fill_series.txt (tests/fixtures/slc/ format; with
 #      AGING_RECORD_FIXTURE=1 it is also written to
-#      ${DW_FIXTURE_OUT:-tests/fixtures}/slc/vm_fill_series.txt). (QEMU's
-#      block_set_io_throttle, which S3 used before, stopped the throttled
-#      writes for a minute about once in 20 to 40 runs.)
+#      ${DW_FIXTURE_OUT:-tests/fixtures}/slc/vm_fill_series.txt). (S3 used
+#      QEMU's block_set_io_throttle before; slc_throttle.cc says why not.)
 #   S4 a critical warning aborts a running fill: qom-set c2
 #      smart_critical_warning 4 while it writes -> outcome aborted, exit 1,
 #      the reason says "critical warning", and the fill wrote at most

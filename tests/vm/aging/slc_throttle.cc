@@ -31,12 +31,13 @@
 // in SLOW_CGROUP (the scenario's S4 fills under the slow limit).
 //
 // Why in the guest and not QEMU's block_set_io_throttle, as S3 did before:
-// about one run in 20 to 40, QEMU 7.2's throttled writes stopped for a
-// minute (no write completed until the guest's NVMe driver timed them out
-// and reset the controller, whose drain let them through), which made S3
-// fail by chance. The kernel's blk-throttle (cgroup v2 io.max) holds the
-// rate with its own timers; QEMU's query-blockstats still counts what
-// reached the device (S3 compares the fill's written_bytes with it).
+// the trigger reads the kernel's own count of completed writes, with no QMP
+// round trip, and the limit is the kernel's blk-throttle (cgroup v2 io.max);
+// QEMU's query-blockstats still counts what reached the device (S3 compares
+// the fill's written_bytes with it). S3 had failed about once in 20 to 40
+// runs with QEMU's throttle (no write completed for a minute); it failed
+// once in 20 the same way with this model too, so that stall lies below
+// both (QEMU's NVMe queues or the guest's driver), not in the throttle.
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>

@@ -119,7 +119,7 @@ echo 0 >/sys/fs/cgroup/dw-fast/cgroup.procs
 ag_config s3 "/dev/$ns3" DWSN0003 1
 dw_wait_host s3 60
 slc_throttle "$ns3" /sys/fs/cgroup/dw-fast /sys/fs/cgroup/dw-slow "$AGING_FAST_BPS" "$AGING_SLOW_BPS" \
-	"$AGING_TRIGGER_BYTES" 4 120 /tmp/trigger-samples.txt >/tmp/slc_throttle.out 2>/tmp/slc_throttle.err &
+	"$AGING_TRIGGER_BYTES" 4 120 /tmp/trigger-samples.txt /dev/console >/tmp/slc_throttle.out 2>/tmp/slc_throttle.err &
 _slc=$!
 if ! dw_poll 20 grep -q '^ready' /tmp/slc_throttle.out; then
 	dw_fail "aging slc_throttle not ready: $(head -c 300 /tmp/slc_throttle.err | tr '\n' ' ')"

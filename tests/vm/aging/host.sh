@@ -209,7 +209,13 @@ aging_s3() {
 	vm_send s3
 	m=$(vm_wait_marker slc-ready 60) || return 1
 	vm_measure "S3 slc_throttle ready (MAJ:MIN, base, io.max)" "$m"
-	vm_wait_marker s3-done 180 >/dev/null || return 1
+	if ! vm_wait_marker s3-done 180 >/dev/null; then
+		# slc_throttle gave up at 120 s and wrote what the guest's kernel
+		# held for the device and its log to the console (the whole log is
+		# in console.log).
+		vm_fail "S3 SLC cache" "the fill did not end within 180 s; $(vm_markers | sed -n 's/^DWVM-MARK: slc-diag \(inflight\|stat\) /\1 /p' | tr '\n' ';'); kernel: $(vm_markers | sed -n 's/^DWVM-MARK: slc-diag kmsg [^;]*;//p' | grep -i nvme | tail -n 8 | tr '\n' '|')"
+		return 1
+	fi
 	vm_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
 	ag_files s3.json s3.err s3.toml trigger-samples.txt || true
 	cp "$AG_OUT/files/trigger-samples.txt" "$AG_OUT/trigger-samples.txt" 2>/dev/null || true

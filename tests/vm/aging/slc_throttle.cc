@@ -4,7 +4,7 @@
 // FAST_BPS until the kernel has completed TRIGGER_BYTES of them, then at
 // SLOW_BPS (the cache ran out). Runs in the guest, as root:
 //
-//   slc_throttle DEVICE FAST_CGROUP SLOW_CGROUP FAST_BPS SLOW_BPS TRIGGER_BYTES AFTER_S TIMEOUT_S SAMPLES
+//   slc_throttle DEVICE FAST_CGROUP SLOW_CGROUP FAST_BPS SLOW_BPS TRIGGER_BYTES AFTER_S TIMEOUT_S SAMPLES [DIAG_TTY]
 //
 // DEVICE is a kernel block device name (nvme2n1); FAST_CGROUP and
 // SLOW_CGROUP two cgroup v2 directories whose parent has the io controller
@@ -26,7 +26,10 @@
 //        T BYTES
 //      the format tests/vm/aging/aging.py's "analyze" reads.
 // It exits 0 after step 4; 1 if TIMEOUT_S passed without the crossing (the
-// samples are written, the header says "(no crossing)", nothing moved);
+// samples are written, the header says "(no crossing)", nothing moved; and,
+// for the host to read while the fill may still hang, DIAG_TTY (the guest's
+// console) gets lines "DWVM-MARK: slc-diag ..." with the device's stat and
+// inflight counts and the kernel's log from /dev/kmsg, whatever its level);
 // 2 on a usage, sysfs or cgroup error (said on stderr). What it moved stays
 // in SLOW_CGROUP (the scenario's S4 fills under the slow limit).
 //
@@ -38,6 +41,9 @@
 // runs with QEMU's throttle (no write completed for a minute); it failed
 // once in 20 the same way with this model too, so that stall lies below
 // both (QEMU's NVMe queues or the guest's driver), not in the throttle.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -115,6 +121,43 @@ void MoveAll(const std::string& from, const std::string& to) {
   }
 }
 
+// What the host needs to tell where a fill that wrote nothing is stuck:
+// requests the kernel holds for the device (inflight), its counters, and
+// the kernel's messages (an NVMe timeout, an abort, a reset), one marker
+// line each, on TTY.
+void Diagnose(const std::string& tty, const std::string& device) {
+  std::FILE* out = std::fopen(tty.c_str(), "w");
+  if (out == nullptr) return;
+  const auto line = [&](const std::string& what, const std::string& text) {
+    std::string clean = text;
+    for (char& c : clean)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::fprintf(out, "DWVM-MARK: slc-diag %s %s\n", what.c_str(), clean.c_str());
+  };
+  line("inflight", ReadLine("/sys/block/" + device + "/inflight"));
+  line("stat", ReadLine("/sys/block/" + device + "/stat"));
+  if (std::FILE* kmsg = std::fopen("/dev/kmsg", "re")) {
+    // Each read returns one record; the file gives EAGAIN at the end when
+    // non-blocking, EPIPE when a record was overwritten (go on).
+    const int fd = fileno(kmsg);
+    const int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    // The newest 200 records (the file starts at the oldest).
+    std::vector<std::string> records;
+    char rec[2048];
+    while (true) {
+      const ssize_t got = read(fd, rec, sizeof rec - 1);
+      if (got < 0 && errno == EPIPE) continue;
+      if (got <= 0) break;
+      records.emplace_back(rec, static_cast<size_t>(got));
+    }
+    std::fclose(kmsg);
+    const size_t from = records.size() > 200 ? records.size() - 200 : 0;
+    for (size_t i = from; i < records.size(); ++i) line("kmsg", records[i]);
+  }
+  std::fclose(out);
+}
+
 uint64_t Number(const char* s, const char* name) {
   char* end = nullptr;
   errno = 0;
@@ -127,12 +170,13 @@ uint64_t Number(const char* s, const char* name) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 10) {
+  if (argc != 10 && argc != 11) {
     std::fprintf(stderr,
                  "usage: slc_throttle DEVICE FAST_CGROUP SLOW_CGROUP FAST_BPS SLOW_BPS "
-                 "TRIGGER_BYTES AFTER_S TIMEOUT_S SAMPLES\n");
+                 "TRIGGER_BYTES AFTER_S TIMEOUT_S SAMPLES [DIAG_TTY]\n");
     return 2;
   }
+  const std::string diag_tty = argc == 11 ? argv[10] : "";
   const std::string device = argv[1];
   const std::string fast_cgroup = argv[2];
   const std::string slow_cgroup = argv[3];
@@ -193,6 +237,7 @@ int main(int argc, char** argv) {
     std::fprintf(f, "%.6f %llu\n", t, static_cast<unsigned long long>(w));
   if (std::fclose(f) != 0) Fail("cannot write " + samples_path + ": " + std::strerror(errno));
   if (!crossed) {
+    if (!diag_tty.empty()) Diagnose(diag_tty, device);
     std::fprintf(stderr, "slc_throttle: %s wrote only %llu of %llu bytes within %.0f s\n",
                  device.c_str(), static_cast<unsigned long long>(samples.back().second),
                  static_cast<unsigned long long>(trigger), timeout);

@@ -113,7 +113,44 @@ aging_qemu_args() {
 		-blockdev "driver=raw,file=n5-file,node-name=n5,discard=unmap"
 		-blockdev "driver=null-co,node-name=n6,size=67108864,latency-ns=$AGING_STALL_NS,read-zeroes=on"
 		-device "nvme,id=c6,serial=DWSN0006,drive=n6"
+		-msg timestamp=on -D "$AG_OUT/qemu-trace.log"
 	)
+}
+
+# ag_trace on|off: QEMU's NVMe trace events (log backend, into
+# OUTDIR/qemu-trace.log, each line "PID@SECONDS:event ...") while S3 fills:
+# what the controller saw of every command of the fill (doorbell writes,
+# shadow doorbells and event indexes, fetches, writes, completions,
+# interrupts, resets). About ten lines a command; the per-page PRP mapping
+# and the raw register accesses (already told by the doorbell events) are
+# left out.
+ag_trace() {
+	local on=false e
+	[[ $1 == on ]] && on=true
+	vm_qmp "{\"execute\":\"trace-event-set-state\",\"arguments\":{\"name\":\"pci_nvme_*\",\"enable\":$on}}" >/dev/null || return 1
+	[[ $on == true ]] || return 0
+	for e in pci_nvme_map_addr pci_nvme_map_prp pci_nvme_dma_read pci_nvme_mmio_write; do
+		vm_qmp "{\"execute\":\"trace-event-set-state\",\"arguments\":{\"name\":\"$e\",\"enable\":false}}" >/dev/null || return 1
+	done
+}
+
+# ag_trace_gap: where the trace stood still longest, the part that tells a
+# stall: the events counted by name, the longest gap between two events,
+# and the 30 lines before and after it, into OUTDIR/s3-trace-gap.txt;
+# prints the counts and the gap on one line.
+ag_trace_gap() {
+	local log=$AG_OUT/qemu-trace.log
+	[[ -s $log ]] || { echo "no QEMU trace"; return 0; }
+	awk -F'[@: ]' '
+		{ n[$3]++; line[NR] = $0; t = $2 + 0
+		  if (NR > 1 && t - prev > gap) { gap = t - prev; at = NR }
+		  prev = t }
+		END {
+			for (k in n) printf "%s=%d ", k, n[k]
+			printf "; longest gap %.3f s before line %d of %d\n", gap, at, NR
+			for (i = (at > 30 ? at - 30 : 1); i <= at + 30 && i <= NR; i++) print line[i]
+		}' "$log" >"$AG_OUT/s3-trace-gap.txt"
+	head -n 1 "$AG_OUT/s3-trace-gap.txt"
 }
 
 # ag_check_refused ID NAME WANT_TEXT...: run NAME must have exited 2 with
@@ -205,6 +242,7 @@ aging_s3() {
 	vm_measure "S3 DWSN0003 wr_bytes before the fill (boot reads only)" "$base"
 	vm_measure "S3 DWSN0003 image allocated on the host before (bytes)" "$(ag_alloc)"
 	vm_wait_marker wait-host-s3 60 >/dev/null || return 1
+	ag_trace on || return 1
 	t0=$(dw_now)
 	vm_send s3
 	m=$(vm_wait_marker slc-ready 60) || return 1
@@ -213,10 +251,13 @@ aging_s3() {
 		# slc_throttle gave up at 120 s and wrote what the guest's kernel
 		# held for the device and its log to the console (the whole log is
 		# in console.log).
+		ag_trace off || true
+		vm_measure "S3 QEMU trace (the gap: s3-trace-gap.txt)" "$(ag_trace_gap)"
 		vm_fail "S3 SLC cache" "the fill did not end within 180 s; $(vm_markers | sed -n 's/^DWVM-MARK: slc-diag \(inflight\|stat\) /\1 /p' | tr '\n' ';'); kernel: $(vm_markers | sed -n 's/^DWVM-MARK: slc-diag kmsg [^;]*;//p' | grep -i nvme | tail -n 8 | tr '\n' '|')"
 		return 1
 	fi
 	vm_measure "S3 fill run (s, host)" "$(dw_elapsed "$t0")"
+	ag_trace off || return 1
 	ag_files s3.json s3.err s3.toml trigger-samples.txt || true
 	cp "$AG_OUT/files/trigger-samples.txt" "$AG_OUT/trigger-samples.txt" 2>/dev/null || true
 	m=$(vm_markers | sed -n 's/^DWVM-MARK: slc-throttle //p' | head -n 1)
@@ -288,7 +329,13 @@ One bytes/second value per line (results.series.throughput_bytes_per_second), ol
 				vm_log "fixture written: $fixture/vm_fill_series.txt"
 		fi
 	fi
-	((ok)) && vm_pass "S3 SLC cache" "slc_cache_bytes $slc vs truth $truth ($err %); before $before B/s, after $after B/s; written_bytes = QEMU's wr_bytes delta $written"
+	if ((ok)); then
+		vm_pass "S3 SLC cache" "slc_cache_bytes $slc vs truth $truth ($err %); before $before B/s, after $after B/s; written_bytes = QEMU's wr_bytes delta $written"
+		vm_measure "S3 QEMU trace (the gap)" "$(ag_trace_gap | sed 's/.*; longest/longest/')"
+		rm -f "$AG_OUT/qemu-trace.log" "$AG_OUT/s3-trace-gap.txt"
+	else
+		vm_measure "S3 QEMU trace (the gap: s3-trace-gap.txt)" "$(ag_trace_gap)"
+	fi
 	return 0
 }
 

@@ -5,7 +5,13 @@
 #      golden, integration, run, load, the QEMU end-to-end scenarios,
 #      packaging), DW_TEST_JOBS tests at a time (default: nproc);
 #   2. sanitize: the ASan+UBSan build (clang, scripts/sanitize.sh --build)
-#      and the tests labelled "sanitize" in it (--test);
+#      and the tests labelled "sanitize" in it (--test). With the suite in
+#      the same run, that build starts when the suite does, beside it, at
+#      SCHED_IDLE CPU and idle I/O priority: the suite leaves ~40 % of the
+#      two CPUs idle (it waits on one QEMU guest at a time and on tests
+#      that run alone), and an idle-class process gets a CPU only when no
+#      test wants it. Its stage time is then what it took after the suite;
+#      DW_TEST_OVERLAP=0 builds it after the suite instead;
 #   3. fuzz: every libFuzzer target, built in that same tree, for
 #      DW_FUZZ_SECONDS (default 30) on its seed corpus (scripts/fuzz.sh).
 # Each stage runs even if an earlier one failed; the exit status is the
@@ -21,7 +27,7 @@ asan=${DW_ASAN_BUILD_DIR:-build-asan}
 jobs=${DW_TEST_JOBS:-$(nproc)}
 source scripts/python.sh
 started=$(mktemp)  # ctest's reports newer than this are this run's
-trap 'rm -rf "$started" $DW_PYTHON_DIR' EXIT
+trap 'rm -rf "$started" $DW_PYTHON_DIR ${asan_log:-}; [[ -z ${asan_pid:-} ]] || kill "$asan_pid" 2>/dev/null || true' EXIT
 t0=$(date +%s)
 status=0
 summary=()
@@ -34,10 +40,27 @@ run_stage() {
   summary+=("$(printf '%-10s exit %-3s %5s s' "$name" "$rc" "$(($(date +%s) - start))")")
   if ((rc != 0 && status == 0)); then status=$rc; fi
 }
+asan_pid="" asan_log="" asan_t0=""
+# asan_build_wait: the ASan build started beside the suite, waited for;
+# its output, and its exit status.
+asan_build_wait() {
+  local rc=0
+  wait "$asan_pid" || rc=$?
+  cat "$asan_log"
+  echo "test.sh: the ASan build ran $(($(date +%s) - asan_t0)) s from the suite's start (exit $rc)"
+  return "$rc"
+}
 for stage in $stages; do
   case $stage in
     suite)
       run_stage build scripts/build.sh
+      if [[ " $stages " == *" suite "*" sanitize "* && ${DW_TEST_OVERLAP:-1} != 0 ]]; then
+        asan_log=$(mktemp)
+        asan_t0=$(date +%s)
+        chrt --idle 0 ionice -c 3 scripts/sanitize.sh --build >"$asan_log" 2>&1 &
+        asan_pid=$!
+        echo "=== test.sh: asan-build beside the suite ($(date +%T), pid $asan_pid, SCHED_IDLE)"
+      fi
       # The QEMU scenarios take one lock (one TCG guest at a time); the
       # timing-bound tests run alone (tests/CMakeLists.txt). The tests run
       # 5 niceness steps down, and the scenarios take DW_VM_NICE back
@@ -46,7 +69,11 @@ for stage in $stages; do
         ctest --test-dir "$build" --output-on-failure --timeout 900 -j"$jobs" \
         --output-junit "$(realpath "$build")/junit-suite.xml" "$@" ;;
     sanitize)
-      run_stage asan-build scripts/sanitize.sh --build
+      if [[ -n $asan_pid ]]; then
+        run_stage asan-build asan_build_wait
+      else
+        run_stage asan-build scripts/sanitize.sh --build
+      fi
       run_stage sanitize scripts/sanitize.sh --test ;;
     fuzz) run_stage fuzz scripts/fuzz.sh "${DW_FUZZ_SECONDS:-30}" ;;
     *) echo "test.sh: unknown stage '$stage' in DW_TEST_STAGES (expected suite, sanitize, fuzz)" >&2; exit 2 ;;

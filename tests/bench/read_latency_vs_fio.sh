@@ -5,8 +5,10 @@
 # with --direct-io=on over it, and a loop device over a copy in tmpfs
 # (/dev/shm): a device with no medium behind it, whose reads take the same
 # few microseconds each time, so that what differs between the two readers
-# is theirs and not the disk's (set DW_BENCH_TMPFS=0 to leave it out). Runs REPS interleaved repetitions per target (fio,
-# drivewatch, fio, drivewatch, ...: drift of the machine hits both alike)
+# is theirs and not the disk's (DW_BENCH_TMPFS=0 leaves it out;
+# DW_BENCH_TARGETS picks any of "file loop tmpfs"). Runs REPS interleaved
+# repetitions per target (fio, drivewatch, fio, drivewatch, ...: drift of
+# the machine hits both alike)
 # and prints the median over the repetitions of p50/p99/p99.9 and CPU time
 # (user+sys) per read, with the ratios drivewatch/fio. Not run by ctest.
 #
@@ -119,11 +121,24 @@ PY
 }
 
 echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs"
-compare "ext4 file ($file)" file "$file"
-loop=$(losetup --direct-io=on --show -f "$file")
-compare "loop device $loop (--direct-io=on)" block "$loop"
-if [[ ${DW_BENCH_TMPFS:-1} == 1 ]]; then
+targets=" ${DW_BENCH_TARGETS:-file loop tmpfs} "
+[[ ${DW_BENCH_TMPFS:-1} == 1 ]] || targets=${targets/ tmpfs / }
+for t in $targets; do
+  case $t in
+    file | loop | tmpfs) ;;
+    *) echo "read_latency_vs_fio.sh: unknown target '$t' in DW_BENCH_TARGETS (expected file, loop, tmpfs)" >&2; exit 2 ;;
+  esac
+done
+if [[ $targets == *" file "* ]]; then
+  compare "ext4 file ($file)" file "$file"
+fi
+if [[ $targets == *" loop "* ]]; then
+  loop=$(losetup --direct-io=on --show -f "$file")
+  compare "loop device $loop (--direct-io=on)" block "$loop"
   losetup -d "$loop"
+  loop=""
+fi
+if [[ $targets == *" tmpfs "* ]]; then
   shm=$(mktemp -d /dev/shm/dw-bench.XXXXXX)
   cp "$file" "$shm/"
   loop=$(losetup --direct-io=on --show -f "$shm/$(basename "$file")")

@@ -54,7 +54,7 @@ for stage in $stages; do
   case $stage in
     suite)
       run_stage build scripts/build.sh
-      if [[ " $stages " == *" suite "*" sanitize "* && ${DW_TEST_OVERLAP:-1} != 0 ]]; then
+      if [[ " $stages " =~ \ suite\ (.*\ )?sanitize\  && ${DW_TEST_OVERLAP:-1} != 0 ]]; then
         asan_log=$(mktemp)
         asan_t0=$(date +%s)
         chrt --idle 0 ionice -c 3 scripts/sanitize.sh --build >"$asan_log" 2>&1 &

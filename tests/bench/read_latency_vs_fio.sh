@@ -36,7 +36,9 @@ reps=${4:-5}
 bench="$build/tests/read_latency_bench"
 work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
 loop="" shm=""
+spinners=()
 cleanup() {
+  ((${#spinners[@]} == 0)) || kill "${spinners[@]}" 2>/dev/null || true
   [[ -n $loop ]] && losetup -d "$loop" 2>/dev/null || true
   [[ -n $shm ]] && rm -rf "$shm"
   rm -rf "$work"
@@ -120,7 +122,19 @@ print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY
 }
 
-echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs"
+# DW_BENCH_SPIN=1 keeps every CPU busy with a loop at SCHED_IDLE, which
+# yields to any other task at once: on a virtual machine a CPU with nothing
+# to run halts, and waking it for a read's completion costs the hypervisor
+# tens of microseconds, more or less at random, on both readers alike:
+# noise well above the 5 % the two are compared to. With the spinners no
+# CPU halts (the readers' CPU times are theirs alone: per process).
+if [[ ${DW_BENCH_SPIN:-0} == 1 ]]; then
+  for ((c = 0; c < $(nproc); c++)); do
+    taskset -c "$c" chrt --idle 0 bash -c 'while :; do :; done' &
+    spinners+=($!)
+  done
+fi
+echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs; spinners: ${#spinners[@]}"
 targets=" ${DW_BENCH_TARGETS:-file loop tmpfs} "
 [[ ${DW_BENCH_TMPFS:-1} == 1 ]] || targets=${targets/ tmpfs / }
 for t in $targets; do

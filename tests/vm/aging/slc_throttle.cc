@@ -113,11 +113,15 @@ void MoveAll(const std::string& from, const std::string& to) {
   for (std::string pid; std::getline(in, pid);)
     if (!pid.empty()) pids.push_back(pid);
   for (const auto& pid : pids) {
-    std::ofstream out(to + "/cgroup.procs");
-    out << pid << "\n";
-    out.flush();
+    // One write(2) a process, so that its errno is the move's own.
+    const int fd = ::open((to + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) Fail("cannot open " + to + "/cgroup.procs: " + std::strerror(errno));
+    const std::string line = pid + "\n";
+    const ssize_t n = ::write(fd, line.data(), line.size());
+    const int err = errno;
+    ::close(fd);
     // A process that exited since the read is not an error (ESRCH).
-    if (!out && errno != ESRCH) Fail("cannot move " + pid + " to " + to + ": " + std::strerror(errno));
+    if (n < 0 && err != ESRCH) Fail("cannot move " + pid + " to " + to + ": " + std::strerror(err));
   }
 }
 

@@ -34,6 +34,14 @@ rate=${2:-100}
 reads=${3:-2000}
 reps=${4:-5}
 bench="$build/tests/read_latency_bench"
+targets=" ${DW_BENCH_TARGETS:-file loop tmpfs} "
+[[ ${DW_BENCH_TMPFS:-1} == 1 ]] || targets=${targets/ tmpfs / }
+for t in $targets; do
+  case $t in
+    file | loop | tmpfs) ;;
+    *) echo "read_latency_vs_fio.sh: unknown target '$t' in DW_BENCH_TARGETS (expected file, loop, tmpfs)" >&2; exit 2 ;;
+  esac
+done
 work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
 loop="" shm=""
 spinners=()
@@ -135,14 +143,6 @@ if [[ ${DW_BENCH_SPIN:-0} == 1 ]]; then
   done
 fi
 echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs; spinners: ${#spinners[@]}"
-targets=" ${DW_BENCH_TARGETS:-file loop tmpfs} "
-[[ ${DW_BENCH_TMPFS:-1} == 1 ]] || targets=${targets/ tmpfs / }
-for t in $targets; do
-  case $t in
-    file | loop | tmpfs) ;;
-    *) echo "read_latency_vs_fio.sh: unknown target '$t' in DW_BENCH_TARGETS (expected file, loop, tmpfs)" >&2; exit 2 ;;
-  esac
-done
 if [[ $targets == *" file "* ]]; then
   compare "ext4 file ($file)" file "$file"
 fi

@@ -21,11 +21,38 @@
 #             (fio reports that part as slat), so it is smaller by the cost
 #             of one io_uring_enter that issues the read.
 #
-# DW_BENCH_TOGETHER=1 runs each repetition's fio and drivewatch at the same
-# time on the target (the one to start first alternates) instead of one
-# after the other: the per-run ratio then compares two runs that met the
-# same machine (its drift, a neighbour's load), at the price of the two
-# sharing it. The two together are 2 x RATE reads a second.
+# Placement (DW_BENCH_PLACE). A read's latency on these targets depends as
+# much on where the work lands as on the reader: a loop device's reads are
+# done by an unbound kworker, and when the scheduler puts that kworker on
+# another CPU than the reader, every read pays two cross-CPU wake-ups
+# (measured here: 15 us a read on one CPU, 66-72 us across two, for either
+# reader). The scheduler keeps each where it last ran, so one run of either
+# reader can land together and the next apart, and a comparison then
+# measures luck. So by default (DW_BENCH_PLACE=same) both readers run on
+# one CPU (DW_BENCH_CPU, default the last), and the kernel's unbound
+# workqueues (/sys/devices/virtual/workqueue/cpumask, restored at exit) are
+# held to it as well: the same place for both, as on an NVMe drive, whose
+# completions come back to the CPU that submitted. DW_BENCH_PLACE=apart
+# puts the workqueues on another CPU (every read crosses CPUs, for both);
+# DW_BENCH_PLACE=free leaves all to the scheduler.
+#
+# A third reader, the floor (tests/bench/read_latency_floor.cc), times the
+# same interval as the probe (from just before the io_uring_enter that
+# submits a read and waits for it to just after it returns) with nothing
+# of drivewatch's around the read; each repetition runs it after the other
+# two, and the last table gives drivewatch/floor. fio's two figures bracket
+# that interval without matching it (below); the floor matches it.
+#
+# DW_BENCH_TOGETHER=1 runs each repetition's three readers at the same
+# time on the target (the one to start first turns) instead of one after
+# the other: the per-run ratios then compare runs that met the same
+# machine, at the price of sharing it (a read of one now and then meets a
+# read of another: at 100 IOPS and ~20 us a read, about 1 in 100). The
+# three together are 3 x RATE reads a second. On the test machine this is
+# the mode that shows anything: its speed flips, for seconds to minutes at
+# a time, between two states (the floor's p50 11 us with 21 us of CPU per
+# read, or 55-90 us with 54-92 us of CPU: the same code, a slower CPU), so
+# runs one after the other compare states, not readers.
 #   usage (root): tests/bench/read_latency_vs_fio.sh BUILD_DIR [RATE] [READS] [REPS]
 #   e.g.          tests/bench/read_latency_vs_fio.sh build 100 2000 5
 set -euo pipefail
@@ -34,6 +61,10 @@ rate=${2:-100}
 reads=${3:-2000}
 reps=${4:-5}
 bench="$build/tests/read_latency_bench"
+floor="$build/tests/read_latency_floor"
+for b in "$bench" "$floor"; do
+  [[ -x $b ]] || { echo "read_latency_vs_fio.sh: $b is not built (configure with -DDRIVEWATCH_BUILD_BENCHMARKS=ON, then build)" >&2; exit 2; }
+done
 targets=" ${DW_BENCH_TARGETS:-file loop tmpfs} "
 [[ ${DW_BENCH_TMPFS:-1} == 1 ]] || targets=${targets/ tmpfs / }
 for t in $targets; do
@@ -44,8 +75,29 @@ for t in $targets; do
 done
 work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
 loop="" shm=""
-spinners=()
+spinners=() spin_cpus=()
+place=${DW_BENCH_PLACE:-same}
+cpu=${DW_BENCH_CPU:-$(($(nproc) - 1))}
+wq_mask_file=/sys/devices/virtual/workqueue/cpumask
+wq_mask_was=""
+pin=()
+case $place in
+  same | apart)
+    if ! [[ $cpu =~ ^[0-9]+$ ]] || ((cpu >= $(nproc))); then
+      echo "read_latency_vs_fio.sh: DW_BENCH_CPU='$cpu' is not a CPU of this machine (0..$(($(nproc) - 1)))" >&2
+      exit 2
+    fi
+    pin=(taskset -c "$cpu")
+    ;;
+  free) ;;
+  *) echo "read_latency_vs_fio.sh: unknown DW_BENCH_PLACE '$place' (expected same, apart, free)" >&2; exit 2 ;;
+esac
+if [[ $place == apart ]] && (($(nproc) < 2)); then
+  echo "read_latency_vs_fio.sh: DW_BENCH_PLACE=apart needs two CPUs" >&2
+  exit 2
+fi
 cleanup() {
+  [[ -n $wq_mask_was ]] && echo "$wq_mask_was" >"$wq_mask_file" 2>/dev/null || true
   ((${#spinners[@]} == 0)) || kill "${spinners[@]}" 2>/dev/null || true
   [[ -n $loop ]] && losetup -d "$loop" 2>/dev/null || true
   [[ -n $shm ]] && rm -rf "$shm"
@@ -67,7 +119,7 @@ sync
 fio_fixedbufs=--fixedbufs=1
 [[ ${DW_BENCH_FIO_FIXEDBUFS:-1} == 0 ]] && fio_fixedbufs=""
 run_fio() {  # TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"
-  fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 $fio_fixedbufs \
+  "${pin[@]}" fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 $fio_fixedbufs \
     --rw=randread --bs=4k --iodepth=1 --rate_iops="$rate" --number_ios="$reads" \
     --size=256M --time_based=0 --runtime=3600 --norandommap --randrepeat=0 \
     --lat_percentiles=1 --clat_percentiles=1 \
@@ -88,61 +140,101 @@ compare() {  # LABEL KIND PATH
   local label=$1 kind=$2 path=$3 i
   : >"$work/fio.txt"
   : >"$work/dw.txt"
+  : >"$work/floor.txt"
   # One warm-up read pass of each, not counted: the first run on a target
   # pays for write-back of the layout and cold metadata.
   run_fio "$path" >/dev/null
   for ((i = 0; i < reps; i++)); do
     if [[ ${DW_BENCH_TOGETHER:-0} == 1 ]]; then
-      local pid
-      if ((i % 2 == 0)); then
-        run_fio "$path" >"$work/fio.one" &
-        pid=$!
-        "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
-      else
-        "$bench" "$kind" "$path" "$rate" "$reads" >"$work/dw.one" &
-        pid=$!
-        run_fio "$path" >"$work/fio.one"
+      # All three at once, each to its own file; which starts first turns.
+      local pids=() k
+      for k in 0 1 2; do
+        case $(((i + k) % 3)) in
+          0) run_fio "$path" >"$work/fio.one" & ;;
+          1) "${pin[@]}" "$bench" "$kind" "$path" "$rate" "$reads" >"$work/dw.one" & ;;
+          2) "${pin[@]}" "$floor" "$path" "$rate" "$reads" >"$work/floor.one" & ;;
+        esac
+        pids+=($!)
+      done
+      wait "${pids[@]}"
+      # A round counts only when all three finished it: the ratios pair runs.
+      if [[ -s $work/fio.one && -s $work/dw.one && -s $work/floor.one ]]; then
+        cat "$work/fio.one" >>"$work/fio.txt"
+        cat "$work/dw.one" >>"$work/dw.txt"
+        cat "$work/floor.one" >>"$work/floor.txt"
       fi
-      wait "$pid"
-      [[ -s $work/fio.one ]] && cat "$work/fio.one" >>"$work/fio.txt"
-      [[ -s $work/dw.one ]] && cat "$work/dw.one" >>"$work/dw.txt"
-      rm -f "$work/fio.one" "$work/dw.one"
+      rm -f "$work/fio.one" "$work/dw.one" "$work/floor.one"
     else
       run_fio "$path" >>"$work/fio.txt"
-      "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+      "${pin[@]}" "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
+      "${pin[@]}" "$floor" "$path" "$rate" "$reads" >>"$work/floor.txt"
     fi
   done
-  python3 - "$label" "$work/dw.txt" "$work/fio.txt" "$reps" <<'PY'
+  python3 - "$label" "$work/dw.txt" "$work/fio.txt" "$reps" "$work/floor.txt" <<'PY'
 import os, statistics, sys
-label, dw_file, fio_file, reps = sys.argv[1:]
+label, dw_file, fio_file, reps, floor_file = sys.argv[1:]
 dw = [list(map(float, l.split())) for l in open(dw_file) if l.strip()]
 fio = [list(map(float, l.split())) for l in open(fio_file) if l.strip()]
+floor = [list(map(float, l.split())) for l in open(floor_file) if l.strip()]
 med = lambda rows, i: statistics.median(r[i] for r in rows)
 how = "side-by-side" if os.environ.get("DW_BENCH_TOGETHER") == "1" else "interleaved"
 print(f"\n{label}: {reps} {how} runs each, {int(dw[0][4])} reads per run; medians over the runs")
-print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio to fio lat: median (min..max)")
+print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio, median (min..max): to lat; to clat")
 for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
     d, l, c = med(dw, di), med(fio, li), med(fio, ci)
-    rs = sorted(a[di] / b[li] for a, b in zip(dw, fio))
-    print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   {statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})")
+    rl = sorted(a[di] / b[li] for a, b in zip(dw, fio))
+    rc = sorted(a[di] / b[ci] for a, b in zip(dw, fio))
+    print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   "
+          f"{statistics.median(rl):.3f} ({rl[0]:.3f}..{rl[-1]:.3f}); {statistics.median(rc):.3f} ({rc[0]:.3f}..{rc[-1]:.3f})")
 d, f = med(dw, 3), med(fio, 6)
 print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
+if floor:
+    print(f"\n{'':9}{'drivewatch':>12}{'floor':>12}{'ratio':>8}   per-run ratio: median (min..max)   (floor: {len(floor)} runs)")
+    for name, i in (("p50", 0), ("p99", 1), ("p99.9", 2)):
+        d, f = med(dw, i), med(floor, i)
+        rs = sorted(a[i] / b[i] for a, b in zip(dw, floor))
+        print(f"{name:9}{d*1e6:>9.1f} us{f*1e6:>9.1f} us{d/f:>8.3f}   {statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})")
+    d, f = med(dw, 3), med(floor, 3)
+    print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY
 }
 
-# DW_BENCH_SPIN=1 keeps every CPU busy with a loop at SCHED_IDLE, which
-# yields to any other task at once: on a virtual machine a CPU with nothing
-# to run halts, and waking it for a read's completion costs the hypervisor
-# tens of microseconds, more or less at random, on both readers alike:
-# noise well above the 5 % the two are compared to. With the spinners no
-# CPU halts (the readers' CPU times are theirs alone: per process).
-if [[ ${DW_BENCH_SPIN:-0} == 1 ]]; then
-  for ((c = 0; c < $(nproc); c++)); do
+# A spinner (DW_BENCH_SPIN, default 1; 0 runs without) keeps the readers'
+# CPU from halting: a busy loop at SCHED_IDLE, which yields to any other
+# task at once. On a virtual machine a CPU with nothing to run halts, and
+# waking it for a read's completion costs the hypervisor tens of
+# microseconds, more or less at random, on all readers alike. Only the
+# readers' CPU gets one: on the 2-CPU test machine a busy loop on the
+# *other* CPU made reads on this one 3-5 times slower (the floor's p50 11 us
+# with a spinner on the readers' CPU alone, 18-20 us with none, 48-59 us
+# with one on the other CPU; its CPU time per read 17, 24 and 58-72 us: the
+# two virtual CPUs share the host's capacity). With DW_BENCH_PLACE=free,
+# where the readers run on any CPU, every CPU gets one (and that cost).
+# CPU times are per process, so a spinner's time is in nobody's figure.
+if [[ ${DW_BENCH_SPIN:-1} == 1 ]]; then
+  spin_cpus=("$cpu")
+  [[ $place == free ]] && mapfile -t spin_cpus < <(seq 0 $(($(nproc) - 1)))
+  for c in "${spin_cpus[@]}"; do
     taskset -c "$c" chrt --idle 0 bash -c 'while :; do :; done' &
     spinners+=($!)
   done
 fi
-echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs; spinners: ${#spinners[@]}"
+case $place in
+  same) wq_cpu=$cpu ;;
+  apart) wq_cpu=$(((cpu + 1) % $(nproc))) ;;
+  free) wq_cpu="" ;;
+esac
+if [[ -n $wq_cpu ]]; then
+  if ! wq_mask_was=$(cat "$wq_mask_file" 2>/dev/null) || ! printf '%x\n' $((1 << wq_cpu)) >"$wq_mask_file" 2>/dev/null; then
+    echo "read_latency_vs_fio.sh: cannot hold the unbound workqueues to CPU $wq_cpu through $wq_mask_file (root and a kernel with it are needed; DW_BENCH_PLACE=free runs without)" >&2
+    wq_mask_was=""
+    exit 2
+  fi
+fi
+where="readers and workqueues where the scheduler puts them"
+[[ $place == same ]] && where="readers and unbound workqueues on CPU $cpu"
+[[ $place == apart ]] && where="readers on CPU $cpu, unbound workqueues on CPU $wq_cpu"
+echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs; spinners: ${#spinners[@]}${spin_cpus:+ (CPU ${spin_cpus[*]})}; ${where}"
 if [[ $targets == *" file "* ]]; then
   compare "ext4 file ($file)" file "$file"
 fi

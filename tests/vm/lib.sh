@@ -21,6 +21,8 @@
 #                  linux-image-amd64 metapackage depends on; falls back to
 #                  the newest cached kernel when apt cannot tell)
 #   DW_VM_MEM      guest memory (512M)        DW_VM_SMP  guest CPUs (1)
+#   DW_VM_MAXCPUS  the machine's CPU slots (2, at least DW_VM_SMP): over 1,
+#                  so that TCG keeps the guest's memory barriers (below)
 #   DW_VM_TIMEOUT  hard QEMU deadline in s (300)
 #   DW_VM_GUEST_PORT  port the guest service listens on (9647, drivewatch's default)
 #   DW_VM_NIC      virtio (default) or e1000
@@ -41,6 +43,24 @@ DW_VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DW_VM_CACHE=${DW_VM_CACHE:-/var/cache/drivewatch-vm}
 DW_VM_MEM=${DW_VM_MEM:-512M}
 DW_VM_SMP=${DW_VM_SMP:-1}
+# QEMU 7.2's TCG (Debian 12) drops a guest's memory barriers (mfence and
+# the like) when the machine can never have more than one CPU: it emits
+# them only for a "parallel" machine, max_cpus > 1 (upstream emits them
+# always since 8.1, "tcg: Always emit barriers for system mode": I/O
+# threads run beside even one vCPU). The guest's NVMe driver needs them:
+# with the shadow doorbell buffer it writes the new submission queue tail
+# to memory, then (after a full barrier) reads the controller's event
+# index to decide whether to ring the doorbell register. QEMU's NVMe code
+# does the mirror image (event index, barrier, tail) in its own thread.
+# Without the guest's barrier both can miss the other's write: the guest
+# skips the doorbell, QEMU never looks at the tail again, and the queue
+# stands still until the driver's 30 s timeout ("I/O ... QID 1 timeout,
+# aborting"). vm_aging's fill hit that about once in 20 runs (its S3 QEMU
+# trace: the last sqid 1 doorbell, then 19 writes in flight and nothing on
+# sqid 1 until the aborts). One online CPU and a second slot: the guest
+# runs as before (one CPU online), and TCG keeps its barriers.
+DW_VM_MAXCPUS=${DW_VM_MAXCPUS:-2}
+((DW_VM_MAXCPUS >= DW_VM_SMP)) || DW_VM_MAXCPUS=$DW_VM_SMP
 DW_VM_TIMEOUT=${DW_VM_TIMEOUT:-300}
 DW_VM_GUEST_PORT=${DW_VM_GUEST_PORT:-9647}
 DW_VM_NIC=${DW_VM_NIC:-virtio}
@@ -396,7 +416,7 @@ vm_start() {
 	local nic=virtio-net-pci
 	[[ $DW_VM_NIC == e1000 ]] && nic=e1000
 	local -a cmd=(
-		"$DW_VM_QEMU" -machine pc -accel tcg -cpu max -smp "$DW_VM_SMP" -m "$DW_VM_MEM"
+		"$DW_VM_QEMU" -machine pc -accel tcg -cpu max -smp "$DW_VM_SMP,maxcpus=$DW_VM_MAXCPUS" -m "$DW_VM_MEM"
 		-nodefaults -no-user-config -nographic -no-reboot -vga none -monitor none
 		-kernel "$DW_VM_KERNEL" -initrd "$initrd"
 		-append "console=ttyS0 panic=-1 quiet DWVM_NCTRL=$DW_VM_NCTRL DWVM_NNS=$DW_VM_NNS DWVM_PORT=$DW_VM_GUEST_PORT ${DW_VM_APPEND:-}"

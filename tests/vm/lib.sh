@@ -46,7 +46,7 @@ DW_VM_SMP=${DW_VM_SMP:-1}
 # QEMU 7.2's TCG (Debian 12) drops a guest's memory barriers (mfence and
 # the like) when the machine can never have more than one CPU: it emits
 # them only for a "parallel" machine, max_cpus > 1 (upstream emits them
-# always since 8.1, "tcg: Always emit barriers for system mode": I/O
+# always since a 2023 change, "tcg: Always emit barriers for system mode": I/O
 # threads run beside even one vCPU). The guest's NVMe driver needs them:
 # with the shadow doorbell buffer it writes the new submission queue tail
 # to memory, then (after a full barrier) reads the controller's event

@@ -77,25 +77,32 @@ work=$(mktemp -d /var/tmp/dw-bench.XXXXXX)
 loop="" shm=""
 spinners=() spin_cpus=()
 place=${DW_BENCH_PLACE:-same}
-cpu=${DW_BENCH_CPU:-$(($(nproc) - 1))}
+ncpu=$(nproc)
+cpu=${DW_BENCH_CPU:-$((ncpu - 1))}
 wq_mask_file=/sys/devices/virtual/workqueue/cpumask
 wq_mask_was=""
-pin=()
+# Where the readers run (pin), where the unbound workqueues go (wq_cpu;
+# empty: left alone), in words for the header (where).
+pin=() wq_cpu=""
+where="readers and workqueues where the scheduler puts them"
 case $place in
   same | apart)
-    if ! [[ $cpu =~ ^[0-9]+$ ]] || ((cpu >= $(nproc))); then
-      echo "read_latency_vs_fio.sh: DW_BENCH_CPU='$cpu' is not a CPU of this machine (0..$(($(nproc) - 1)))" >&2
+    if ! [[ $cpu =~ ^[0-9]+$ ]] || ((cpu >= ncpu)); then
+      echo "read_latency_vs_fio.sh: DW_BENCH_CPU='$cpu' is not a CPU of this machine (0..$((ncpu - 1)))" >&2
       exit 2
     fi
     pin=(taskset -c "$cpu")
+    wq_cpu=$cpu
+    where="readers and unbound workqueues on CPU $cpu"
+    if [[ $place == apart ]]; then
+      ((ncpu >= 2)) || { echo "read_latency_vs_fio.sh: DW_BENCH_PLACE=apart needs two CPUs" >&2; exit 2; }
+      wq_cpu=$(((cpu + 1) % ncpu))
+      where="readers on CPU $cpu, unbound workqueues on CPU $wq_cpu"
+    fi
     ;;
   free) ;;
   *) echo "read_latency_vs_fio.sh: unknown DW_BENCH_PLACE '$place' (expected same, apart, free)" >&2; exit 2 ;;
 esac
-if [[ $place == apart ]] && (($(nproc) < 2)); then
-  echo "read_latency_vs_fio.sh: DW_BENCH_PLACE=apart needs two CPUs" >&2
-  exit 2
-fi
 cleanup() {
   [[ -n $wq_mask_was ]] && echo "$wq_mask_was" >"$wq_mask_file" 2>/dev/null || true
   ((${#spinners[@]} == 0)) || kill "${spinners[@]}" 2>/dev/null || true
@@ -180,20 +187,20 @@ med = lambda rows, i: statistics.median(r[i] for r in rows)
 how = "side-by-side" if os.environ.get("DW_BENCH_TOGETHER") == "1" else "interleaved"
 print(f"\n{label}: {reps} {how} runs each, {int(dw[0][4])} reads per run; medians over the runs")
 print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio, median (min..max): to lat; to clat")
+def vs(rows, di, oi):  # "median (min..max)" of the per-run ratios drivewatch/other
+    rs = sorted(a[di] / b[oi] for a, b in zip(dw, rows))
+    return f"{statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})"
 for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
     d, l, c = med(dw, di), med(fio, li), med(fio, ci)
-    rl = sorted(a[di] / b[li] for a, b in zip(dw, fio))
-    rc = sorted(a[di] / b[ci] for a, b in zip(dw, fio))
     print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   "
-          f"{statistics.median(rl):.3f} ({rl[0]:.3f}..{rl[-1]:.3f}); {statistics.median(rc):.3f} ({rc[0]:.3f}..{rc[-1]:.3f})")
+          f"{vs(fio, di, li)}; {vs(fio, di, ci)}")
 d, f = med(dw, 3), med(fio, 6)
 print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 if floor:
     print(f"\n{'':9}{'drivewatch':>12}{'floor':>12}{'ratio':>8}   per-run ratio: median (min..max)   (floor: {len(floor)} runs)")
     for name, i in (("p50", 0), ("p99", 1), ("p99.9", 2)):
         d, f = med(dw, i), med(floor, i)
-        rs = sorted(a[i] / b[i] for a, b in zip(dw, floor))
-        print(f"{name:9}{d*1e6:>9.1f} us{f*1e6:>9.1f} us{d/f:>8.3f}   {statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})")
+        print(f"{name:9}{d*1e6:>9.1f} us{f*1e6:>9.1f} us{d/f:>8.3f}   {vs(floor, i, i)}")
     d, f = med(dw, 3), med(floor, 3)
     print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY
@@ -213,17 +220,12 @@ PY
 # CPU times are per process, so a spinner's time is in nobody's figure.
 if [[ ${DW_BENCH_SPIN:-1} == 1 ]]; then
   spin_cpus=("$cpu")
-  [[ $place == free ]] && mapfile -t spin_cpus < <(seq 0 $(($(nproc) - 1)))
+  [[ $place == free ]] && mapfile -t spin_cpus < <(seq 0 $((ncpu - 1)))
   for c in "${spin_cpus[@]}"; do
     taskset -c "$c" chrt --idle 0 bash -c 'while :; do :; done' &
     spinners+=($!)
   done
 fi
-case $place in
-  same) wq_cpu=$cpu ;;
-  apart) wq_cpu=$(((cpu + 1) % $(nproc))) ;;
-  free) wq_cpu="" ;;
-esac
 if [[ -n $wq_cpu ]]; then
   if ! wq_mask_was=$(cat "$wq_mask_file" 2>/dev/null) || ! printf '%x\n' $((1 << wq_cpu)) >"$wq_mask_file" 2>/dev/null; then
     echo "read_latency_vs_fio.sh: cannot hold the unbound workqueues to CPU $wq_cpu through $wq_mask_file (root and a kernel with it are needed; DW_BENCH_PLACE=free runs without)" >&2
@@ -231,10 +233,7 @@ if [[ -n $wq_cpu ]]; then
     exit 2
   fi
 fi
-where="readers and workqueues where the scheduler puts them"
-[[ $place == same ]] && where="readers and unbound workqueues on CPU $cpu"
-[[ $place == apart ]] && where="readers on CPU $cpu, unbound workqueues on CPU $wq_cpu"
-echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); $(nproc) CPUs; spinners: ${#spinners[@]}${spin_cpus:+ (CPU ${spin_cpus[*]})}; ${where}"
+echo "rate ${rate} IOPS, ${reads} reads per run, ${reps} runs; $(uname -r); fio $(fio --version); ${ncpu} CPUs; spinners: ${#spinners[@]}${spin_cpus:+ (CPU ${spin_cpus[*]})}; ${where}"
 if [[ $targets == *" file "* ]]; then
   compare "ext4 file ($file)" file "$file"
 fi

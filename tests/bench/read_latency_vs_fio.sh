@@ -20,6 +20,14 @@
 #   fio clat  from after io_uring_enter returned: leaves out the submission
 #             (fio reports that part as slat), so it is smaller by the cost
 #             of one io_uring_enter that issues the read.
+# and, from a second fio job with the psync engine (DW_BENCH_PSYNC, default
+# 1; 0 leaves it out):
+#   psync clat from just before the pread(2) to its return: fio stamps a
+#             synchronous engine's issue time before the call, so this is
+#             the probe's interval exactly (one system call that submits
+#             the read and waits for it), with pread in place of
+#             io_uring_enter: fio's service latency for the probe's
+#             interval.
 #
 # Placement (DW_BENCH_PLACE). A read's latency on these targets depends as
 # much on where the work lands as on the reader: a loop device's reads are
@@ -36,23 +44,25 @@
 # puts the workqueues on another CPU (every read crosses CPUs, for both);
 # DW_BENCH_PLACE=free leaves all to the scheduler.
 #
-# A third reader, the floor (tests/bench/read_latency_floor.cc), times the
-# same interval as the probe (from just before the io_uring_enter that
-# submits a read and waits for it to just after it returns) with nothing
-# of drivewatch's around the read; each repetition runs it after the other
-# two, and the last table gives drivewatch/floor. fio's two figures bracket
-# that interval without matching it (below); the floor matches it.
+# The floor (tests/bench/read_latency_floor.cc) times the same interval as
+# the probe (from just before the io_uring_enter that submits a read and
+# waits for it to just after it returns) with the same ring and nothing of
+# drivewatch's around the read; each repetition runs it last, and the last
+# table gives drivewatch/floor. fio's io_uring figures bracket that
+# interval without matching it; fio's psync clat matches the interval with
+# another system call; the floor matches both.
 #
-# DW_BENCH_TOGETHER=1 runs each repetition's three readers at the same
-# time on the target (the one to start first turns) instead of one after
-# the other: the per-run ratios then compare runs that met the same
-# machine, at the price of sharing it (a read of one now and then meets a
-# read of another: at 100 IOPS and ~20 us a read, about 1 in 100). The
-# three together are 3 x RATE reads a second. On the test machine this is
-# the mode that shows anything: its speed flips, for seconds to minutes at
-# a time, between two states (the floor's p50 11 us with 21 us of CPU per
-# read, or 55-90 us with 54-92 us of CPU: the same code, a slower CPU), so
-# runs one after the other compare states, not readers.
+# DW_BENCH_TOGETHER=1 runs each repetition's readers at the same time on
+# the target (the one to start first turns) instead of one after the
+# other: the per-run ratios then compare runs that met the same machine,
+# at the price of sharing it (a read of one now and then meets a read of
+# another: at 100 IOPS and ~20 us a read, about 1 in 100). The readers
+# together are 4 x RATE reads a second (3 x without psync). On the test
+# machine this is the mode that shows anything: its speed flips, for
+# seconds to minutes at a time, between two states (the floor's p50 11 us
+# with 21 us of CPU per read, or 55-90 us with 54-92 us of CPU: the same
+# code, a slower CPU), so runs one after the other compare states, not
+# readers.
 #   usage (root): tests/bench/read_latency_vs_fio.sh BUILD_DIR [RATE] [READS] [REPS]
 #   e.g.          tests/bench/read_latency_vs_fio.sh build 100 2000 5
 set -euo pipefail
@@ -125,13 +135,15 @@ sync
 # it out.
 fio_fixedbufs=--fixedbufs=1
 [[ ${DW_BENCH_FIO_FIXEDBUFS:-1} == 0 ]] && fio_fixedbufs=""
-run_fio() {  # TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"
-  "${pin[@]}" fio --name=randread --filename="$1" --ioengine=io_uring --direct=1 $fio_fixedbufs \
+run_fio() {  # ENGINE TARGET -> "lat_p50 lat_p99 lat_p999 clat_p50 clat_p99 clat_p999 cpu_us_per_io n"
+  local engine=$1 opts=()
+  [[ $engine == io_uring && -n $fio_fixedbufs ]] && opts=("$fio_fixedbufs")
+  "${pin[@]}" fio --name=randread --filename="$2" --ioengine="$engine" --direct=1 "${opts[@]}" \
     --rw=randread --bs=4k --iodepth=1 --rate_iops="$rate" --number_ios="$reads" \
     --size=256M --time_based=0 --runtime=3600 --norandommap --randrepeat=0 \
     --lat_percentiles=1 --clat_percentiles=1 \
-    --percentile_list=50:99:99.9 --output-format=json --output="$work/fio.json" >/dev/null
-  python3 - "$work/fio.json" <<'PY'
+    --percentile_list=50:99:99.9 --output-format=json --output="$work/fio-$engine.json" >/dev/null
+  python3 - "$work/fio-$engine.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 lat = j["read"]["lat_ns"]["percentile"]
@@ -143,65 +155,74 @@ print(*(lat[k] / 1e9 for k in keys), *(clat[k] / 1e9 for k in keys), cpu_us / n,
 PY
 }
 
+# The readers of one repetition, in the order they run (or start, together).
+readers=(fio dw floor)
+[[ ${DW_BENCH_PSYNC:-1} == 1 ]] && readers=(fio dw psync floor)
+run_reader() {  # READER KIND PATH -> one line of figures on stdout
+  case $1 in
+    fio) run_fio io_uring "$3" ;;
+    psync) run_fio psync "$3" ;;
+    dw) "${pin[@]}" "$bench" "$2" "$3" "$rate" "$reads" ;;
+    floor) "${pin[@]}" "$floor" "$3" "$rate" "$reads" ;;
+  esac
+}
+
 compare() {  # LABEL KIND PATH
-  local label=$1 kind=$2 path=$3 i
-  : >"$work/fio.txt"
-  : >"$work/dw.txt"
-  : >"$work/floor.txt"
-  # One warm-up read pass of each, not counted: the first run on a target
-  # pays for write-back of the layout and cold metadata.
-  run_fio "$path" >/dev/null
+  local label=$1 kind=$2 path=$3 i r
+  for r in fio dw psync floor; do : >"$work/$r.txt"; done
+  # One warm-up read pass, not counted: the first run on a target pays for
+  # write-back of the layout and cold metadata.
+  run_fio io_uring "$path" >/dev/null
   for ((i = 0; i < reps; i++)); do
     if [[ ${DW_BENCH_TOGETHER:-0} == 1 ]]; then
-      # All three at once, each to its own file; which starts first turns.
-      local pids=() k
-      for k in 0 1 2; do
-        case $(((i + k) % 3)) in
-          0) run_fio "$path" >"$work/fio.one" & ;;
-          1) "${pin[@]}" "$bench" "$kind" "$path" "$rate" "$reads" >"$work/dw.one" & ;;
-          2) "${pin[@]}" "$floor" "$path" "$rate" "$reads" >"$work/floor.one" & ;;
-        esac
+      # All at once, each to its own file; which starts first turns.
+      local pids=() k n=${#readers[@]} all=1
+      for ((k = 0; k < n; k++)); do
+        r=${readers[(i + k) % n]}
+        run_reader "$r" "$kind" "$path" >"$work/$r.one" &
         pids+=($!)
       done
       wait "${pids[@]}"
-      # A round counts only when all three finished it: the ratios pair runs.
-      if [[ -s $work/fio.one && -s $work/dw.one && -s $work/floor.one ]]; then
-        cat "$work/fio.one" >>"$work/fio.txt"
-        cat "$work/dw.one" >>"$work/dw.txt"
-        cat "$work/floor.one" >>"$work/floor.txt"
+      # A round counts only when every reader finished it: the ratios pair runs.
+      for r in "${readers[@]}"; do [[ -s $work/$r.one ]] || all=0; done
+      if ((all)); then
+        for r in "${readers[@]}"; do cat "$work/$r.one" >>"$work/$r.txt"; done
       fi
-      rm -f "$work/fio.one" "$work/dw.one" "$work/floor.one"
+      rm -f "$work"/*.one
     else
-      run_fio "$path" >>"$work/fio.txt"
-      "${pin[@]}" "$bench" "$kind" "$path" "$rate" "$reads" >>"$work/dw.txt"
-      "${pin[@]}" "$floor" "$path" "$rate" "$reads" >>"$work/floor.txt"
+      for r in "${readers[@]}"; do run_reader "$r" "$kind" "$path" >>"$work/$r.txt"; done
     fi
   done
-  python3 - "$label" "$work/dw.txt" "$work/fio.txt" "$reps" "$work/floor.txt" <<'PY'
+  python3 - "$label" "$work" "$reps" <<'PY'
 import os, statistics, sys
-label, dw_file, fio_file, reps, floor_file = sys.argv[1:]
-dw = [list(map(float, l.split())) for l in open(dw_file) if l.strip()]
-fio = [list(map(float, l.split())) for l in open(fio_file) if l.strip()]
-floor = [list(map(float, l.split())) for l in open(floor_file) if l.strip()]
+label, work, reps = sys.argv[1:]
+def rows(name):
+    with open(os.path.join(work, name + ".txt")) as f:
+        return [list(map(float, l.split())) for l in f if l.strip()]
+dw, fio, psync, floor = rows("dw"), rows("fio"), rows("psync"), rows("floor")
 med = lambda rows, i: statistics.median(r[i] for r in rows)
 how = "side-by-side" if os.environ.get("DW_BENCH_TOGETHER") == "1" else "interleaved"
 print(f"\n{label}: {reps} {how} runs each, {int(dw[0][4])} reads per run; medians over the runs")
-print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio, median (min..max): to lat; to clat")
 def vs(rows, di, oi):  # "median (min..max)" of the per-run ratios drivewatch/other
     rs = sorted(a[di] / b[oi] for a, b in zip(dw, rows))
     return f"{statistics.median(rs):.3f} ({rs[0]:.3f}..{rs[-1]:.3f})"
+print(f"{'':9}{'drivewatch':>12}{'fio lat':>12}{'ratio':>8}{'fio clat':>12}{'ratio':>8}   per-run ratio, median (min..max): to lat; to clat")
 for name, di, li, ci in (("p50", 0, 0, 3), ("p99", 1, 1, 4), ("p99.9", 2, 2, 5)):
     d, l, c = med(dw, di), med(fio, li), med(fio, ci)
     print(f"{name:9}{d*1e6:>9.1f} us{l*1e6:>9.1f} us{d/l:>8.3f}{c*1e6:>9.1f} us{d/c:>8.3f}   "
           f"{vs(fio, di, li)}; {vs(fio, di, ci)}")
 d, f = med(dw, 3), med(fio, 6)
 print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
-if floor:
-    print(f"\n{'':9}{'drivewatch':>12}{'floor':>12}{'ratio':>8}   per-run ratio: median (min..max)   (floor: {len(floor)} runs)")
-    for name, i in (("p50", 0), ("p99", 1), ("p99.9", 2)):
-        d, f = med(dw, i), med(floor, i)
-        print(f"{name:9}{d*1e6:>9.1f} us{f*1e6:>9.1f} us{d/f:>8.3f}   {vs(floor, i, i)}")
-    d, f = med(dw, 3), med(floor, 3)
+# Each other reader: (title, rows, column of p50/p99/p99.9, column of cpu/read).
+others = [("psync clat", psync, (3, 4, 5), 6), ("floor", floor, (0, 1, 2), 3)]
+for title, other, cols, cpu in others:
+    if not other:
+        continue
+    print(f"\n{'':9}{'drivewatch':>12}{title:>12}{'ratio':>8}   per-run ratio: median (min..max)   ({title}: {len(other)} runs)")
+    for name, i, oi in zip(("p50", "p99", "p99.9"), (0, 1, 2), cols):
+        d, f = med(dw, i), med(other, oi)
+        print(f"{name:9}{d*1e6:>9.1f} us{f*1e6:>9.1f} us{d/f:>8.3f}   {vs(other, i, oi)}")
+    d, f = med(dw, 3), med(other, cpu)
     print(f"{'cpu/read':9}{d:>9.2f} us{f:>9.2f} us{d/f:>8.3f}")
 PY
 }

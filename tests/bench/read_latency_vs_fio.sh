@@ -14,9 +14,11 @@
 #
 # Two fio numbers are compared, because they start the clock at different
 # points:
-#   fio lat   from before the submitting system call to the completion:
-#             what drivewatch measures (ReadOutcome::submitted is taken just
-#             before io_uring_enter), so this is the like-for-like ratio;
+#   fio lat   from when fio prepared the request to the completion: starts
+#             before the submitting system call, as drivewatch's interval
+#             does (ReadOutcome::submitted is taken just before
+#             io_uring_enter), but earlier, so it also counts some of fio's
+#             own user-space work (docs/read-latency.md);
 #   fio clat  from after io_uring_enter returned: leaves out the submission
 #             (fio reports that part as slat), so it is smaller by the cost
 #             of one io_uring_enter that issues the read.

@@ -117,7 +117,7 @@ struct SelfTestConfig {
 
 // A device or file handed over to heavy phases ([[aging.targets]]):
 // exactly one of `block_device` and `directory` is set. drivewatch writes
-// nowhere else (DESIGN.md decision 6, aging/interlocks.h).
+// nowhere else (DESIGN.md decision 6, aging/safety/interlocks.h).
 struct AgingTarget {
   std::string name;          // [A-Za-z0-9_.-]+, unique; phases name it
   std::string block_device;  // absolute path; destroyed by writing phases
@@ -192,7 +192,7 @@ struct Config {
   LogLevel log_level = LogLevel::kInfo;
   // [state]
   std::string state_directory = "/var/lib/drivewatch";
-  // The host's register of retention studies (aging/study_register.h).
+  // The host's register of retention studies (aging/retention/study_register.h).
   std::string study_register = "/var/lib/drivewatch/studies.d";
   // [discovery]: how often the NVMe topology is rescanned (hot-plug), and
   // how long a vanished drive keeps reporting drivewatch_drive_up 0 before
@@ -261,7 +261,7 @@ struct ConfigError {
 // says what it holds, or why it cannot be replayed: a message naming the
 // trace file and line, what is wrong and what was expected. config/ reads
 // no trace itself (it includes nothing of aging/): the caller that links
-// the aging side passes aging::InspectTrace (aging/phase.h).
+// the aging side passes aging::InspectTrace (aging/phases/phase.h).
 using TraceInspector = std::function<Expected<TraceFacts>(const ReplayParams& params)>;
 
 // What the loader may do beyond parsing the text.
@@ -269,7 +269,7 @@ using TraceInspector = std::function<Expected<TraceFacts>(const ReplayParams& pa
 // [b_offset, b_offset + b_length) of `b` (length 0: to the end of the
 // target) reach a byte of the same storage now: a partition and its disk,
 // two loop devices over one file, one directory spelled two ways
-// (aging/storage.h). nullopt when either cannot be resolved now (a drive
+// (aging/safety/storage.h). nullopt when either cannot be resolved now (a drive
 // not plugged in): the loader then compares names. `shared` says what
 // they share, for the error.
 struct StorageOverlap {

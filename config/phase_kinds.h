@@ -6,12 +6,12 @@
 // it) and their defaults (the member initializers). PhaseParams lists the
 // structs; that list is the registry, and its order is the order in which
 // messages and docs name the kinds. The config reads, checks and writes a
-// kind's keys from its struct alone (config/config.cc), and aging/phase.h
+// kind's keys from its struct alone (config/config.cc), and aging/phases/phase.h
 // declares one RunKind() per struct, so a kind without its story does not
 // compile.
 //
 // Adding a kind: its struct and its place in PhaseParams here, its
-// RunKind() in aging/<kind>_phase.cc declared in aging/phase.h, and its
+// RunKind() in aging/phases/<kind>_phase.cc declared in aging/phases/phase.h, and its
 // docs (docs/aging.md, config/drivewatch.toml).
 #pragma once
 
@@ -83,7 +83,7 @@ inline constexpr PhaseKey kFillPercentKey{
     .doc = "How much of the target is filled, in percent."};
 // fill and reclaim: the SLC cache has run out when throughput stays below
 // slc_drop_fraction of the initial plateau for slc_sustain, on a rolling
-// median over slc_median_window (aging/slc_cache.h).
+// median over slc_median_window (aging/phases/slc_cache.h).
 inline constexpr PhaseKey kSlcDropFractionKey{
     .name = "slc_drop_fraction", .type = PhaseKeyType::kNumber, .min = 0.05, .max = 0.95,
     .expected = "a fraction of the initial throughput from 0.05 to 0.95",

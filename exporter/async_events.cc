@@ -13,9 +13,9 @@
 #include <string_view>
 #include <utility>
 
+#include "config/util/log.h"
 #include "config/util/text.h"
-#include "probes/features.h"
-#include "probes/log.h"
+#include "probes/drive/features.h"
 
 namespace drivewatch {
 namespace {

@@ -26,11 +26,11 @@
 #include <thread>
 #include <vector>
 
+#include "config/util/expected.h"
 #include "exporter/clock.h"
 #include "exporter/drive_monitor.h"
 #include "exporter/log_limiter.h"
 #include "exporter/metric_store.h"
-#include "probes/expected.h"
 
 namespace drivewatch {
 

@@ -13,26 +13,26 @@
 #include <mutex>
 #include <thread>
 
-#include "aging/interlocks.h"
-#include "aging/phase.h"
+#include "aging/phases/phase.h"
+#include "aging/safety/interlocks.h"
 #include "config/config.h"
+#include "config/util/log.h"
 #include "exporter/async_events.h"
 #include "exporter/build_info.h"
 #include "exporter/clock.h"
 #include "exporter/drive_monitor.h"
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
+#include "exporter/http/web_config.h"
 #include "exporter/metric_store.h"
-#include "exporter/probe_registry.h"
 #include "exporter/phase_service.h"
+#include "exporter/probe_registry.h"
 #include "exporter/read_latency_service.h"
 #include "exporter/retention_service.h"
 #include "exporter/scheduler.h"
 #include "exporter/service.h"
 #include "exporter/state_health.h"
 #include "exporter/systemd_notify.h"
-#include "exporter/web_config.h"
-#include "probes/log.h"
-#include "probes/nvme_drive_layer.h"
+#include "probes/drive/nvme_drive_layer.h"
 
 namespace drivewatch {
 namespace {

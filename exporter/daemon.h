@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "config/config.h"
-#include "exporter/cli.h"
+#include "exporter/commands/cli.h"
 
 namespace drivewatch {
 

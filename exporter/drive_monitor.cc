@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "aging/durable_file.h"
-#include "probes/log.h"
+#include "config/util/durable_file.h"
+#include "config/util/log.h"
 
 namespace drivewatch {
 namespace {

@@ -20,7 +20,7 @@
 #include "exporter/metric_store.h"
 #include "exporter/probe_registry.h"
 #include "exporter/scheduler.h"
-#include "probes/drive_layer.h"
+#include "probes/drive/drive_layer.h"
 
 namespace drivewatch {
 

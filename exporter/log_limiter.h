@@ -16,8 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include "config/util/log.h"
 #include "exporter/clock.h"
-#include "probes/log.h"
 
 namespace drivewatch {
 

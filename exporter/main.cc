@@ -3,11 +3,11 @@
 #include <string>
 #include <vector>
 
-#include "exporter/cli.h"
+#include "exporter/commands/cli.h"
+#include "exporter/commands/phase_command.h"
+#include "exporter/commands/report_command.h"
+#include "exporter/commands/selftest_command.h"
 #include "exporter/daemon.h"
-#include "exporter/phase_command.h"
-#include "exporter/report_command.h"
-#include "exporter/selftest_command.h"
 
 int main(int argc, char** argv) {
   using drivewatch::CommandLine;

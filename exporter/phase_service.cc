@@ -4,12 +4,12 @@
 #include <cmath>
 #include <condition_variable>
 
-#include "aging/history.h"
-#include "aging/phase.h"
-#include "aging/phase_schedule.h"
-#include "aging/study_register.h"
+#include "aging/history/history.h"
+#include "aging/phases/phase.h"
+#include "aging/retention/study_register.h"
+#include "aging/runner/phase_schedule.h"
+#include "config/util/log.h"
 #include "exporter/read_latency_service.h"
-#include "probes/log.h"
 
 namespace drivewatch {
 namespace {
@@ -51,7 +51,7 @@ constexpr MetricDesc kLastCompleted{
     MetricType::kGauge};
 
 // The results of the last completed run, by the unit their key ends in
-// (aging/phase.h).
+// (aging/phases/phase.h).
 struct ResultFamily {
   const char* suffix;
   MetricDesc desc;

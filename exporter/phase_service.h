@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The daemon's side of heavy phases: it starts each scheduled phase when
-// it is due (aging/phase_schedule.h), at most one per drive, runs it on a
+// it is due (aging/runner/phase_schedule.h), at most one per drive, runs it on a
 // thread of its own through the same runner as `drivewatch phase run`
-// (aging/phase_runner.h), pauses the read latency probe on that drive and
+// (aging/runner/phase_runner.h), pauses the read latency probe on that drive and
 // marks it busy for self-tests meanwhile, stops a run on SIGTERM or when a
 // reload removes its phase, and exports phase state, progress and the
 // results of the last completed run of every phase, read back from the
@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "aging/json.h"
-#include "aging/phase_runner.h"
-#include "exporter/service.h"
+#include "aging/runner/phase_runner.h"
 #include "config/config.h"
+#include "config/util/json.h"
 #include "exporter/metric_store.h"
+#include "exporter/service.h"
 #include "probes/probe_state.h"
 
 namespace drivewatch {

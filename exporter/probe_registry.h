@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "probes/drive_load.h"
+#include "probes/latency/drive_load.h"
 #include "probes/probe.h"
 #include "probes/probe_state.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/read_latency_service.h"
 
-#include "probes/log.h"
+#include "config/util/log.h"
 
 namespace drivewatch {
 namespace {

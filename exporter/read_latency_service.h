@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Wiring for the read latency probe (probes/read_latency_probe.h): one
-// probe per target, all served by one read reactor (probes/read_reactor.h:
+// Wiring for the read latency probe (probes/latency/read_latency_probe.h): one
+// probe per target, all served by one read reactor (probes/latency/read_reactor.h:
 // one thread, one io_uring), attached and detached as namespaces come and
 // go (it listens to DriveMonitor's discovery passes) and as the config
 // changes, and a scheduler job that publishes every target's snapshot into
 // the metric store every few seconds. The scheduler stays the owner of
 // time for publishing; the pacing itself needs precise deadlines, which the
-// reactor keeps (see probes/pacing.h).
+// reactor keeps (see probes/latency/pacing.h).
 //
 // Every target's turns and arrivals count from one epoch, the service's
 // start: a drive's namespaces share the drive's rate, dealt round-robin
-// (probes/drive_pacing.h), and the drives' schedules line up, so the reads
+// (probes/latency/drive_pacing.h), and the drives' schedules line up, so the reads
 // of all drives that fall due together go to the kernel in one call.
 //
 // Scopes in the store: "<serial>/probe/read_latency/<nsid>" for a
@@ -30,11 +30,11 @@
 #include "config/config.h"
 #include "exporter/drive_monitor.h"
 #include "exporter/metric_store.h"
-#include "exporter/service.h"
 #include "exporter/scheduler.h"
-#include "probes/drive_load.h"
-#include "probes/read_latency_probe.h"
-#include "probes/read_reactor.h"
+#include "exporter/service.h"
+#include "probes/latency/drive_load.h"
+#include "probes/latency/read_latency_probe.h"
+#include "probes/latency/read_reactor.h"
 
 namespace drivewatch {
 
@@ -46,13 +46,13 @@ class ReadLatencyService : public DriveListener, public Service {
   static constexpr std::size_t kBurstReads = 100;
 
   // `sysfs_root` is where namespace identities are checked before a
-  // namespace is read (probes/namespace_identity.h); tests pass a fixture.
+  // namespace is read (probes/drive/namespace_identity.h); tests pass a fixture.
   ReadLatencyService(MetricStore& store, Scheduler& scheduler,
                      std::string sysfs_root = "/sys");
   ~ReadLatencyService() override;
 
   // Namespace targets report their load on their drive to `board`
-  // (probes/drive_load.h), which the power draw probe reads. Set before
+  // (probes/latency/drive_load.h), which the power draw probe reads. Set before
   // Start(); the board must outlive the service's targets.
   void SetLoadBoard(DriveLoadBoard* board) { load_board_ = board; }
 
@@ -128,7 +128,7 @@ class ReadLatencyService : public DriveListener, public Service {
   };
   std::map<std::string, Parked> parked_;         // mu_, by scope
   // Each drive's pacing, shared by its namespaces' probes: the configured
-  // rate is per drive (probes/drive_pacing.h). A configured target has one
+  // rate is per drive (probes/latency/drive_pacing.h). A configured target has one
   // of its own, under its scope.
   std::map<std::string, std::shared_ptr<DrivePacing>> pacing_;  // mu_, by serial or scope
   std::optional<Scheduler::JobId> publish_job_;  // mu_

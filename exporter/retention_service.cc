@@ -8,8 +8,8 @@
 #include <condition_variable>
 #include <map>
 
-#include "aging/retention_study.h"
-#include "probes/log.h"
+#include "aging/retention/retention_study.h"
+#include "config/util/log.h"
 
 namespace drivewatch {
 namespace {

@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "config/config.h"
-#include "aging/json.h"
+#include "config/util/json.h"
 #include "exporter/metric_store.h"
 #include "exporter/service.h"
 

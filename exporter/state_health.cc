@@ -10,11 +10,11 @@
 #include <cstring>
 #include <vector>
 
-#include "aging/durable_file.h"
-#include "aging/history.h"
-#include "aging/phase_runner.h"
+#include "aging/history/history.h"
+#include "aging/runner/phase_runner.h"
+#include "config/util/durable_file.h"
+#include "config/util/log.h"
 #include "config/util/sys.h"
-#include "probes/log.h"
 
 namespace drivewatch {
 namespace {

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "config/config.h"
+#include "config/util/expected.h"
 #include "exporter/metric_store.h"
 #include "exporter/service.h"
-#include "probes/expected.h"
 
 namespace drivewatch {
 

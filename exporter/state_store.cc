@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/state_store.h"
 
-#include "aging/durable_file.h"
+#include "config/util/durable_file.h"
 
 namespace drivewatch {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The probes' durable memory (probes/probe_state.h) as crash-safe files in
 // the state directory: one file per name, written with temp file, fsync,
-// rename and directory fsync (aging/durable_file.h, DESIGN.md decision 7).
+// rename and directory fsync (config/util/durable_file.h, DESIGN.md decision 7).
 #pragma once
 
 #include <string>

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "config/util/text.h"
-#include "probes/features.h"
+#include "probes/drive/features.h"
 
 namespace drivewatch {
 namespace {

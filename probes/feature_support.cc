@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "probes/log.h"
+#include "config/util/log.h"
 
 namespace drivewatch {
 namespace {

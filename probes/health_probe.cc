@@ -10,10 +10,10 @@
 #include <utility>
 
 #include "config/util/text.h"
-#include "probes/hwmon.h"
-#include "probes/identify.h"
-#include "probes/smart_log.h"
-#include "probes/units.h"
+#include "probes/drive/hwmon.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
+#include "probes/drive/units.h"
 
 namespace drivewatch {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include "probes/identify.h"
-#include "probes/ocp_smart_log.h"
-#include "probes/units.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/ocp_smart_log.h"
+#include "probes/drive/units.h"
 
 namespace drivewatch {
 namespace {

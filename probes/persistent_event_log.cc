@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <utility>
 
-#include "probes/byte_order.h"
-#include "probes/identify.h"
-#include "probes/log.h"
+#include "config/util/log.h"
+#include "probes/drive/byte_order.h"
+#include "probes/drive/identify.h"
 
 namespace drivewatch {
 namespace {

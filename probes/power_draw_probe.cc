@@ -5,9 +5,9 @@
 
 #include <cerrno>
 
-#include "probes/features.h"
-#include "probes/log.h"
-#include "probes/smart_log.h"
+#include "config/util/log.h"
+#include "probes/drive/features.h"
+#include "probes/drive/smart_log.h"
 
 namespace drivewatch {
 namespace {

@@ -26,13 +26,13 @@
 #include <string>
 #include <utility>
 
-#include "probes/drive_load.h"
-#include "probes/identify.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
+#include "probes/latency/drive_load.h"
 #include "probes/power_estimate.h"
 #include "probes/power_meter.h"
 #include "probes/probe.h"
 #include "probes/sample_sink.h"
-#include "probes/smart_log.h"
 
 namespace drivewatch {
 
@@ -41,7 +41,7 @@ namespace drivewatch {
 // and decoded by the caller) and the PSD estimate of the power state Get
 // Features 02h reports. The meter is the caller's. Fails when Get Features
 // 02h fails other than as unsupported. The power-states heavy phase
-// (aging/power_states_phase.cc) samples through this too.
+// (aging/phases/power_states_phase.cc) samples through this too.
 Expected<PowerSample> SampleDrivePower(Controller& ctrl, const IdentifyController& id,
                                        const SmartLog& smart,
                                        std::chrono::steady_clock::time_point at);

@@ -16,7 +16,7 @@
 #include <chrono>
 #include <optional>
 
-#include "probes/identify.h"
+#include "probes/drive/identify.h"
 
 namespace drivewatch {
 

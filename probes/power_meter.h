@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/expected.h"
+#include "config/util/expected.h"
 
 namespace drivewatch {
 

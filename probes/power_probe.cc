@@ -7,9 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "probes/features.h"
-#include "probes/identify.h"
-#include "probes/log.h"
+#include "config/util/log.h"
+#include "probes/drive/features.h"
+#include "probes/drive/identify.h"
 
 namespace drivewatch {
 namespace {

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <functional>
 
-#include "probes/drive_layer.h"
-#include "probes/expected.h"
+#include "config/util/expected.h"
+#include "probes/drive/drive_layer.h"
 #include "probes/sample_sink.h"
 
 namespace drivewatch {

@@ -4,7 +4,7 @@
 // drivewatch has already counted must survive a restart, or the history
 // would be counted again. Probes see only this small interface; the
 // exporter backs it with crash-safe files in the state directory
-// (aging/durable_file.h), tests with memory or a temporary directory.
+// (config/util/durable_file.h), tests with memory or a temporary directory.
 #pragma once
 
 #include <cerrno>
@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "probes/expected.h"
+#include "config/util/expected.h"
 
 namespace drivewatch {
 

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <utility>
 
+#include "config/util/log.h"
 #include "config/util/text.h"
-#include "probes/byte_order.h"
-#include "probes/identify.h"
-#include "probes/log.h"
+#include "probes/drive/byte_order.h"
+#include "probes/drive/identify.h"
 
 namespace drivewatch {
 namespace {

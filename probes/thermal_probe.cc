@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "probes/features.h"
+#include "config/util/log.h"
+#include "probes/drive/features.h"
+#include "probes/drive/hwmon.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
+#include "probes/drive/units.h"
 #include "probes/health_probe.h"
-#include "probes/hwmon.h"
-#include "probes/identify.h"
-#include "probes/log.h"
-#include "probes/smart_log.h"
-#include "probes/units.h"
 
 namespace drivewatch {
 namespace {

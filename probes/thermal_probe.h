@@ -79,7 +79,7 @@ class ThermalProbe : public DriveProbe {
   //
   // When the kernel refuses admin passthrough (EACCES/EPERM: no
   // CAP_SYS_ADMIN on Linux 6.1) the probe instead reads the kernel's hwmon
-  // device (probes/hwmon.h), exports drivewatch_hwmon_temperature_celsius,
+  // device (probes/drive/hwmon.h), exports drivewatch_hwmon_temperature_celsius,
   // drivewatch_hwmon_temperature_threshold_celsius and
   // drivewatch_admin_commands_permitted 0, logs one warning per drive, and
   // succeeds; it fails only when hwmon cannot be read either. Every

@@ -16,7 +16,7 @@ packages=(
   cmake g++ make pkg-config git python3 curl dpkg-dev
   prometheus-cpp-dev libnvme-dev libjson-c-dev libssl-dev liburing-dev
   libtomlplusplus-dev libcpp-httplib-dev libblkid-dev
-  # JSON (aging/json*.cc): nlohmann-json, header-only, compiled in
+  # JSON (config/util/json*.cc): nlohmann-json, header-only, compiled in
   nlohmann-json3-dev
   # the HTTP server: Boost.Beast/Asio (headers) and zlib for gzip
   libboost1.81-dev zlib1g-dev

@@ -2,7 +2,7 @@
 // The one O_DIRECT opener of an I/O target (a block device or a regular
 // file), shared by the read-latency probe's IoTarget and the workload
 // engine. It only opens and measures: whether a write may happen is the
-// interlocks' decision (aging/interlocks.h), made before anything calls
+// interlocks' decision (aging/safety/interlocks.h), made before anything calls
 // this with kReadWrite.
 #pragma once
 

@@ -3,7 +3,7 @@
 """Generates drivewatch(1) and drivewatch.toml(5) from their one source each.
 
   drivewatch(1)       from the built binary's `--help` (UsageText() in
-                      exporter/cli.cc) and `--version`, plus the hand-written
+                      exporter/commands/cli.cc) and `--version`, plus the hand-written
                       sections in drivewatch.1.extra (FILES, SIGNALS, ...).
   drivewatch.toml(5)  from the config schema (config/schema.cc and the
                       phase kinds' keys in config/phase_kinds.h), as the
@@ -80,7 +80,7 @@ def fmt_usage(text):
 
 def parse_help(help_text):
     """Splits `drivewatch --help` into usage forms, description, flags and
-    the exit status line. Layout (see UsageText() in exporter/cli.cc):
+    the exit status line. Layout (see UsageText() in exporter/commands/cli.cc):
 
       usage: drivewatch SYNOPSIS        DESCRIPTION      <- col 43
              drivewatch SYNOPSIS

@@ -39,11 +39,11 @@
 #include <vector>
 
 #include "exporter/drive_monitor.h"
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 #include "exporter/probe_registry.h"
 #include "exporter/read_latency_service.h"
-#include "probes/drive_load.h"
-#include "probes/io_target.h"
+#include "probes/drive/io_target.h"
+#include "probes/latency/drive_load.h"
 #include "tests/bench/bench_util.h"
 #include "tests/common/recorded_drive_layer.h"
 #include "tests/common/replicated_drive_layer.h"

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <string>
 
-#include "probes/read_latency_probe.h"
+#include "probes/latency/read_latency_probe.h"
 #include "tests/bench/bench_util.h"
 
 using namespace drivewatch;

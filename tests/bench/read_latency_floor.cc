@@ -32,7 +32,7 @@
 #include <cstring>
 #include <random>
 
-#include "probes/latency_histogram.h"
+#include "probes/latency/latency_histogram.h"
 #include "tests/bench/bench_util.h"
 
 using drivewatch::LatencyHistogram;

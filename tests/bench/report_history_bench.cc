@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "aging/history.h"
-#include "aging/json.h"
+#include "aging/history/history.h"
+#include "config/util/json.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Retention-block encode and check throughput in memory, beside CRC-32C
 // over the same buffers (what fio's --verify=crc32c computes per block;
-// aging/crc32c.h's SSE4.2 path stands in for fio's crc32c-intel).
+// config/util/crc32c.h's SSE4.2 path stands in for fio's crc32c-intel).
 //
 //   build-R1/tests/retention_block_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true   (one command line)
@@ -18,8 +18,8 @@
 #include <cstring>
 #include <memory>
 
-#include "aging/crc32c.h"
-#include "aging/retention_block.h"
+#include "aging/retention/retention_block.h"
+#include "config/util/crc32c.h"
 
 namespace {
 

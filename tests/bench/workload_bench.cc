@@ -29,9 +29,9 @@
 #include <stop_token>
 #include <string>
 
-#include "aging/retention_block.h"
-#include "aging/retention_study.h"
-#include "aging/workload.h"
+#include "aging/engine/workload.h"
+#include "aging/retention/retention_block.h"
+#include "aging/retention/retention_study.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "probes/drive_layer.h"
-#include "probes/identify.h"
+#include "probes/drive/drive_layer.h"
+#include "probes/drive/identify.h"
 
 namespace drivewatch::fleet {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The block trace reader (aging/block_trace.h) on a file holding the fuzz
+// The block trace reader (aging/engine/block_trace.h) on a file holding the fuzz
 // bytes (a memfd, so no disk is touched): ScanTrace, then the trace streamed
 // again as a replay streams it, each I/O mapped onto a small target.
 // Properties: every event is within the reader's limits; the stream agrees
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "aging/block_trace.h"
+#include "aging/engine/block_trace.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "aging/history.h"
+#include "aging/history/history.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

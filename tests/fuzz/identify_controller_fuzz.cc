@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "probes/identify.h"
+#include "probes/drive/identify.h"
 #include "probes/power_estimate.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "probes/identify.h"
+#include "probes/drive/identify.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "aging/json.h"
+#include "config/util/json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

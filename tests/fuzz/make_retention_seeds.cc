@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "aging/retention_block.h"
+#include "aging/retention/retention_block.h"
 
 using namespace drivewatch::aging;
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "aging/drive_report.h"
+#include "aging/report/drive_report.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The retention block format (aging/retention_block.h): any bytes as one
+// The retention block format (aging/retention/retention_block.h): any bytes as one
 // block read back from a drive. DecodeRetentionHeader gets the exact
 // buffer; CheckRetentionBlock gets it as a block of a fixed study whose
 // size is the input's, rounded down to a multiple of 512 (zero padded to
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "aging/retention_block.h"
+#include "aging/retention/retention_block.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

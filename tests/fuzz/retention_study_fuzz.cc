@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "aging/json.h"
-#include "aging/retention_report.h"
-#include "aging/retention_study.h"
+#include "aging/report/retention_report.h"
+#include "aging/retention/retention_study.h"
+#include "config/util/json.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "probes/smart_log.h"
+#include "probes/drive/smart_log.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,7 +6,7 @@
 #include <span>
 
 #include "exporter/async_events.h"
-#include "probes/features.h"
+#include "probes/drive/features.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

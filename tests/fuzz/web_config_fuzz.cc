@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "exporter/web_config.h"
+#include "exporter/http/web_config.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

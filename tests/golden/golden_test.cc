@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "exporter/drive_monitor.h"
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 #include "exporter/probe_registry.h"
 #include "tests/common/fake_clock.h"
 #include "tests/common/recorded_drive_layer.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The drive's age in every run record (aging/drive_age.h): the phase runner
+// The drive's age in every run record (aging/runner/drive_age.h): the phase runner
 // reads the SMART / Health log through the run's controller as the run
 // starts and records power-on hours, Percentage Used, data written and the
 // target's capacity (and TMT1/TMT2 when HCTM is on), which `drivewatch
@@ -13,10 +13,10 @@
 
 #include <filesystem>
 
-#include "aging/drive_age.h"
-#include "aging/history.h"
-#include "aging/phase_runner.h"
-#include "probes/smart_log.h"
+#include "aging/history/history.h"
+#include "aging/runner/drive_age.h"
+#include "aging/runner/phase_runner.h"
+#include "probes/drive/smart_log.h"
 #include "tests/common/recorded_drive_layer.h"
 
 namespace drivewatch::aging {

@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "probes/drive_load.h"
-#include "probes/read_latency_probe.h"
+#include "probes/latency/drive_load.h"
+#include "probes/latency/read_latency_probe.h"
 
 namespace drivewatch {
 namespace {

@@ -14,15 +14,15 @@
 #include <sstream>
 #include <stop_token>
 
-#include "aging/endurance.h"
-#include "aging/history.h"
-#include "aging/phase_lock.h"
-#include "aging/phase_runner.h"
+#include "aging/history/history.h"
+#include "aging/phases/endurance.h"
+#include "aging/runner/phase_lock.h"
+#include "aging/runner/phase_runner.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
-#include "probes/drive_layer.h"
-#include "probes/ocp_smart_log.h"
-#include "probes/smart_log.h"
+#include "probes/drive/drive_layer.h"
+#include "probes/drive/ocp_smart_log.h"
+#include "probes/drive/smart_log.h"
 
 namespace drivewatch::aging {
 namespace {

@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <string>
 
-#include "aging/history.h"
+#include "aging/history/history.h"
 #include "tests/integration/mounted_ext4.h"
 
 namespace drivewatch::aging {

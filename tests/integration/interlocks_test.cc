@@ -5,7 +5,7 @@
 // otherwise. Needs util-linux (losetup, partx, mount, swapon), e2fsprogs
 // (mkfs.ext4) and, for the holder test, dmsetup; a test whose kernel
 // feature the container lacks (swap, device-mapper) skips and says why.
-#include "aging/interlocks.h"
+#include "aging/safety/interlocks.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

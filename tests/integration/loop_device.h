@@ -55,7 +55,7 @@ class LoopDevice {
 
   const std::string& device() const { return device_; }
   const std::string& backing() const { return backing_; }
-  // The identity drivewatch reads for a loop device (aging/interlocks.h).
+  // The identity drivewatch reads for a loop device (aging/safety/interlocks.h).
   std::string serial() const {
     char resolved[PATH_MAX];
     return "loop:" + std::string(realpath(backing_.c_str(), resolved) ? resolved : backing_.c_str());

@@ -14,10 +14,10 @@
 #include <set>
 #include <span>
 
-#include "aging/history.h"
-#include "aging/phase_runner.h"
-#include "aging/retention_study.h"
-#include "aging/steady_state.h"
+#include "aging/history/history.h"
+#include "aging/phases/steady_state.h"
+#include "aging/retention/retention_study.h"
+#include "aging/runner/phase_runner.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "tests/integration/loop_device.h"

@@ -3,7 +3,7 @@
 // a loop device, real io_uring): results in the history and in the
 // metrics; refusals that write nothing; the abort conditions; one phase
 // per target at a time.
-#include "aging/phase_runner.h"
+#include "aging/runner/phase_runner.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "aging/history.h"
+#include "aging/history/history.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "tests/integration/loop_device.h"

@@ -18,14 +18,14 @@
 #include <set>
 #include <thread>
 
-#include "aging/history.h"
-#include "aging/phase.h"
-#include "aging/phase_runner.h"
+#include "aging/history/history.h"
+#include "aging/phases/phase.h"
+#include "aging/runner/phase_runner.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
-#include "probes/features.h"
-#include "probes/identify.h"
-#include "probes/read_latency_probe.h"
+#include "probes/drive/features.h"
+#include "probes/drive/identify.h"
+#include "probes/latency/read_latency_probe.h"
 #include "tests/common/recorded_drive_layer.h"
 #include "tests/integration/loop_device.h"
 

@@ -2,7 +2,7 @@
 // ReadLatencyService's hot-plug path with real parts: loop devices (with
 // --direct-io=on, real io_uring and O_DIRECT) stand in for NVMe namespaces'
 // block devices, and a fixture sysfs tree gives each loop device the serial
-// and nsid that the kernel's NVMe driver would (probes/namespace_identity.h;
+// and nsid that the kernel's NVMe driver would (probes/drive/namespace_identity.h;
 // the real layout is checked in the VM, tests/vm/latency). Discovery is
 // played by calling DrivesPresent() with what DriveMonitor would pass.
 // Run as root (CI does); skipped otherwise.
@@ -25,7 +25,7 @@
 #include "exporter/metric_store.h"
 #include "exporter/read_latency_service.h"
 #include "exporter/scheduler.h"
-#include "probes/io_target.h"
+#include "probes/drive/io_target.h"
 
 namespace drivewatch {
 namespace {

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "exporter/metric_store.h"
-#include "probes/io_target.h"
-#include "probes/read_latency_probe.h"
+#include "probes/drive/io_target.h"
+#include "probes/latency/read_latency_probe.h"
 
 namespace drivewatch {
 namespace {
@@ -336,7 +336,7 @@ TEST_F(ReadLatencyLoopTest, PacedReadsOnALoopDevice) {
   ExpectRateAndLatencies(probe, 100, 4);
 }
 
-// The probe on a shared read reactor (probes/read_reactor.h): many
+// The probe on a shared read reactor (probes/latency/read_reactor.h): many
 // targets, one thread, and no wake-up for a target that is not reading.
 class ProbesOnOneReactor : public ::testing::Test {
  protected:

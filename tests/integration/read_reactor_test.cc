@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The read reactor (probes/read_reactor.h) with a real io_uring: reads of
+// The read reactor (probes/latency/read_reactor.h) with a real io_uring: reads of
 // files, /dev/zero and pipes. A pipe is how these tests hold a read in
 // flight for as long as they like (an io_uring read of an empty pipe waits
 // for data), which no block device here can do on demand; the timeout, the
@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "probes/completion_cpus.h"
-#include "probes/read_reactor.h"
+#include "probes/latency/completion_cpus.h"
+#include "probes/latency/read_reactor.h"
 
 namespace drivewatch {
 namespace {

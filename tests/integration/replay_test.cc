@@ -21,12 +21,12 @@
 #include <regex>
 #include <thread>
 
-#include "aging/data_pattern.h"
-#include "aging/history.h"
-#include "aging/interlocks.h"
-#include "aging/phase.h"
-#include "aging/phase_runner.h"
-#include "aging/workload.h"
+#include "aging/engine/data_pattern.h"
+#include "aging/engine/workload.h"
+#include "aging/history/history.h"
+#include "aging/phases/phase.h"
+#include "aging/runner/phase_runner.h"
+#include "aging/safety/interlocks.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "tests/common/file_text.h"

@@ -15,9 +15,9 @@
 #include <set>
 #include <tuple>
 
-#include "aging/interlocks.h"
-#include "aging/phase_runner.h"
-#include "aging/retention_study.h"
+#include "aging/retention/retention_study.h"
+#include "aging/runner/phase_runner.h"
+#include "aging/safety/interlocks.h"
 #include "exporter/metric_store.h"
 #include "exporter/retention_service.h"
 #include "tests/integration/loop_device.h"

@@ -18,8 +18,8 @@
 #include <sstream>
 #include <string>
 
-#include "aging/history.h"
-#include "aging/phase_runner.h"
+#include "aging/history/history.h"
+#include "aging/runner/phase_runner.h"
 #include "tests/integration/mounted_ext4.h"
 
 namespace drivewatch {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The workload engine on real io_uring: a file in /var/tmp and a loop
 // device backed by one (root, as in CI). What the engine wrote is read back
-// with plain pread and checked chunk by chunk (aging/data_pattern.h).
+// with plain pread and checked chunk by chunk (aging/engine/data_pattern.h).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fs.h>
@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "aging/data_pattern.h"
-#include "aging/workload.h"
+#include "aging/engine/data_pattern.h"
+#include "aging/engine/workload.h"
 
 namespace drivewatch::aging {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The write gate (aging/interlocks.h, CheckWritePass) on real targets: a
+// The write gate (aging/safety/interlocks.h, CheckWritePass) on real targets: a
 // disk image named as block_device is never written, a region an active
 // retention study holds is refused at open and before a write pass, and a
 // clean, acknowledged target is still written once the study has ended.
@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "aging/history.h"
-#include "aging/interlocks.h"
-#include "aging/phase_runner.h"
-#include "aging/retention_study.h"
+#include "aging/history/history.h"
+#include "aging/retention/retention_study.h"
+#include "aging/runner/phase_runner.h"
+#include "aging/safety/interlocks.h"
 #include "tests/integration/loop_device.h"
 
 namespace drivewatch::aging {

@@ -3,11 +3,11 @@
 # The layering the build relies on, checked on the includes of every
 # non-test source file (data flows drive layer -> probe/phase -> sink ->
 # metric store -> HTTP):
-#   - libnvme belongs to the drive layer: only probes/nvme_drive_layer.cc
+#   - libnvme belongs to the drive layer: only probes/drive/nvme_drive_layer.cc
 #     includes a libnvme header;
 #   - liburing belongs to the I/O target (ring set-up), the read reactor and
-#     the workload engine: only probes/io_target.cc, probes/read_reactor.cc
-#     and aging/workload.cc include it, and no header;
+#     the workload engine: only probes/drive/io_target.cc, probes/latency/read_reactor.cc
+#     and aging/engine/workload.cc include it, and no header;
 #   - prometheus-cpp belongs to the metric store: only exporter/metric_store.*;
 #   - config/ includes nothing of the other folders, probes/ only config/,
 #     aging/ only config/ and probes/; nothing outside exporter/ includes
@@ -27,11 +27,11 @@ check() {
       inc=${line#*:}
       case $inc in
         *'<libnvme.h>'* | *'<nvme/'*)
-          [[ $f == probes/nvme_drive_layer.cc ]] ||
-            { echo "$f:${line%%:*}: includes libnvme outside the drive layer (probes/nvme_drive_layer.cc)"; bad=1; } ;;
+          [[ $f == probes/drive/nvme_drive_layer.cc ]] ||
+            { echo "$f:${line%%:*}: includes libnvme outside the drive layer (probes/drive/nvme_drive_layer.cc)"; bad=1; } ;;
         *'<liburing.h>'* | *'<liburing/'*)
-          [[ $f == probes/io_target.cc || $f == probes/read_reactor.cc || $f == aging/workload.cc ]] ||
-            { echo "$f:${line%%:*}: includes liburing outside probes/io_target.cc, probes/read_reactor.cc and aging/workload.cc"; bad=1; } ;;
+          [[ $f == probes/drive/io_target.cc || $f == probes/latency/read_reactor.cc || $f == aging/engine/workload.cc ]] ||
+            { echo "$f:${line%%:*}: includes liburing outside probes/drive/io_target.cc, probes/latency/read_reactor.cc and aging/engine/workload.cc"; bad=1; } ;;
         *'<prometheus/'*)
           [[ $f == exporter/metric_store.h || $f == exporter/metric_store.cc ]] ||
             { echo "$f:${line%%:*}: includes prometheus-cpp outside the metric store (exporter/metric_store.*)"; bad=1; } ;;
@@ -54,16 +54,16 @@ check() {
 plant=$(mktemp -d "${TMPDIR:-/tmp}/dw-layering.XXXXXX")
 trap 'rm -rf "$plant"' EXIT
 cp -r "$src/config" "$src/probes" "$src/aging" "$src/exporter" "$plant/"
-echo '#include <libnvme.h>' >>"$plant/aging/interlocks.cc"
-echo '#include <liburing.h>' >>"$plant/probes/io_target.h"
+echo '#include <libnvme.h>' >>"$plant/aging/safety/interlocks.cc"
+echo '#include <liburing.h>' >>"$plant/probes/drive/io_target.h"
 echo '#include <prometheus/counter.h>' >>"$plant/exporter/daemon.cc"
 echo '#include "exporter/metric_store.h"' >>"$plant/probes/health_probe.cc"
-echo '#include "aging/history.h"' >>"$plant/probes/smart_log.cc"
-echo '#include "probes/expected.h"' >>"$plant/config/config.cc"
+echo '#include "aging/history/history.h"' >>"$plant/probes/drive/smart_log.cc"
+echo '#include "probes/probe.h"' >>"$plant/config/config.cc"
 planted=$(check "$plant" || true)
-for want in "aging/interlocks.cc:.*libnvme" "probes/io_target.h:.*liburing" \
+for want in "aging/safety/interlocks.cc:.*libnvme" "probes/drive/io_target.h:.*liburing" \
             "exporter/daemon.cc:.*prometheus-cpp" "probes/health_probe.cc:.*includes exporter/" \
-            "probes/smart_log.cc:.*includes aging/" "config/config.cc:.*includes probes/"; do
+            "probes/drive/smart_log.cc:.*includes aging/" "config/config.cc:.*includes probes/"; do
   grep -q "$want" <<<"$planted" || { echo "FAIL: the checker missed a planted violation ($want):"; echo "$planted"; exit 1; }
 done
 echo "ok: the checker reports each of 6 planted violations"

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 #include "tests/load/fleet_store.h"
 
 namespace {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A history with records no reader should take whole, between good ones
-# (aging/history.h), through the real binary: a record of 200,000 result
+# (aging/history/history.h), through the real binary: a record of 200,000 result
 # keys (about 3.8 MB, past the 1 MiB bound on a record), one of 12,000 keys
 # (under 1 MiB, past the 10,000 members an object may have) and a 64 MiB
 # line of garbage. `drivewatch history`, `drivewatch report` and the daemon

@@ -3,7 +3,7 @@
 // events, times and counts; every refusal with its file, line, problem and
 // expectation; and how a trace's I/O is aligned, folded and split onto a
 // target.
-#include "aging/block_trace.h"
+#include "aging/engine/block_trace.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

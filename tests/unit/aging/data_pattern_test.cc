@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "aging/data_pattern.h"
-#include "aging/crc32c.h"
+#include "aging/engine/data_pattern.h"
+#include "config/util/crc32c.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A run record's "drive_at_start" read back (aging/drive_age.h): a history
+// A run record's "drive_at_start" read back (aging/runner/drive_age.h): a history
 // is untrusted input, so every field is checked and a bad one named.
-#include "aging/drive_age.h"
+#include "aging/runner/drive_age.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `drivewatch report` (aging/drive_report.h) over the recorded histories of
+// `drivewatch report` (aging/report/drive_report.h) over the recorded histories of
 // tests/fixtures/report (make_fixtures.py says what they hold): the text,
 // markdown and JSON reports compared byte for byte with their goldens, and
 // what the report must do with merged, damaged, partial and empty
@@ -7,9 +7,9 @@
 //
 // Regenerate the goldens after an intended change, then read the diff:
 //   DW_UPDATE_GOLDEN=1 build/tests/aging_test --gtest_filter='DriveReport*'
-#include "aging/drive_report.h"
-#include "aging/drive_report_detail.h"
-#include "aging/history.h"
+#include "aging/history/history.h"
+#include "aging/report/drive_report.h"
+#include "aging/report/drive_report_detail.h"
 
 #include <gtest/gtest.h>
 

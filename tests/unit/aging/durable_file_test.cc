@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bounded reads of state files (aging/durable_file.h): a file past its
+// Bounded reads of state files (config/util/durable_file.h): a file past its
 // bound is refused, naming it, without being read.
-#include "aging/durable_file.h"
+#include "config/util/durable_file.h"
 
 #include <unistd.h>
 

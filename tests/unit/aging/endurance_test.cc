@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The endurance phase's parts (aging/endurance.h): the JESD219 mix on 512 B
+// The endurance phase's parts (aging/phases/endurance.h): the JESD219 mix on 512 B
 // and 4 KiB namespaces, the WAF, and the progress file read back.
-#include "aging/endurance.h"
+#include "aging/phases/endurance.h"
 
 #include <gtest/gtest.h>
 

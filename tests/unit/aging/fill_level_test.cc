@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// LastFillRatio (aging/phase_runner.h): the fill level the history leaves
+// LastFillRatio (aging/runner/phase_runner.h): the fill level the history leaves
 // a target at, which perf's reads stay inside.
 #include <gtest/gtest.h>
 
-#include "aging/phase_runner.h"
+#include "aging/runner/phase_runner.h"
 
 namespace drivewatch::aging {
 namespace {

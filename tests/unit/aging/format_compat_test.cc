@@ -2,7 +2,7 @@
 // Files written before the JSON reader and writer moved to nlohmann-json
 // still load, and writing what was read gives the same bytes again. The
 // fixtures in tests/fixtures/compat/ were written by the hand-written
-// aging/json.cc (main at e4f011f): history.dwh by HistoryFile::Append (the
+// config/util/json.cc (main at e4f011f): history.dwh by HistoryFile::Append (the
 // three records of history/three_records.dwh, then one of edge values:
 // 64-bit extremes, doubles in both notations, escapes, non-ASCII text,
 // invalid UTF-8 as it was replaced, a non-finite double as null), and
@@ -16,9 +16,9 @@
 #include <limits>
 #include <string>
 
-#include "aging/history.h"
-#include "aging/json.h"
-#include "aging/retention_study.h"
+#include "aging/history/history.h"
+#include "aging/retention/retention_study.h"
+#include "config/util/json.h"
 #include "tests/common/file_text.h"
 
 namespace drivewatch::aging {

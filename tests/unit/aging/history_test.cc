@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "aging/history.h"
+#include "aging/history/history.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

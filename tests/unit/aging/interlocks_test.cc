@@ -3,7 +3,7 @@
 // on the fly. The written device is a plain file here (no root needed); the
 // loop device tests in tests/integration/interlocks_test.cc cover the real
 // kernel files and libblkid on real file systems.
-#include "aging/interlocks.h"
+#include "aging/safety/interlocks.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "aging/retention_study.h"
+#include "aging/retention/retention_study.h"
 
 namespace drivewatch::aging {
 namespace {

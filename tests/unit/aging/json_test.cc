@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "aging/json.h"
+#include "config/util/json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The perf phase's own logic (aging/perf_phase.cc) against a synthetic
+// The perf phase's own logic (aging/phases/perf_phase.cc) against a synthetic
 // context: which workloads it asks for, in which order, and how rounds end
 // at steady state. The context is a fake on purpose: no real drive can be
 // told to deliver a chosen IOPS in each round, which is what tests the
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "aging/phase.h"
+#include "aging/phases/phase.h"
 
 namespace drivewatch::aging {
 namespace {

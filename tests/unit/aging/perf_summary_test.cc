@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The per-cell table `drivewatch phase run` prints after a perf run
-// (aging/perf_summary.h).
-#include "aging/perf_summary.h"
+// (aging/phases/perf_summary.h).
+#include "aging/phases/perf_summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // PhaseDue with a fake clock: intervals, windows (also across midnight),
 // weekdays, and once per window.
-#include "aging/phase_schedule.h"
+#include "aging/runner/phase_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "aging/retention_block.h"
+#include "aging/retention/retention_block.h"
 
 #include <gtest/gtest.h>
 

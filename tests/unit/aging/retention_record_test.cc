@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "aging/retention_report.h"
-#include "aging/retention_study.h"
+#include "aging/report/retention_report.h"
+#include "aging/retention/retention_study.h"
 #include "tests/common/file_text.h"
 
 namespace drivewatch::aging {

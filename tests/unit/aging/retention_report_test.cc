@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "aging/retention_report.h"
+#include "aging/report/retention_report.h"
 
 #include <gtest/gtest.h>
 

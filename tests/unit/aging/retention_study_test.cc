@@ -2,7 +2,7 @@
 // The retention study's accounting (Arrhenius, with a fake clock: the
 // times are passed in), the verifier's classification and ranges, and the
 // comparison with the baseline.
-#include "aging/retention_study.h"
+#include "aging/retention/retention_study.h"
 
 #include <gtest/gtest.h>
 

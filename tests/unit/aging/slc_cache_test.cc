@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DetectSlcCache over synthetic series shaped like real drives' fills, and
 // over a series recorded from a fill in the VM harness.
-#include "aging/slc_cache.h"
+#include "aging/phases/slc_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The SNIA SSS PTS steady state detector (aging/steady_state.h) on
+// The SNIA SSS PTS steady state detector (aging/phases/steady_state.h) on
 // synthetic series: the window's edges, each limit just inside and just
 // outside, and the degenerate windows.
-#include "aging/steady_state.h"
+#include "aging/phases/steady_state.h"
 
 #include <gtest/gtest.h>
 

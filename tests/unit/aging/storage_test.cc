@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Which bytes of which storage a target reaches (aging/storage.h), on
+// Which bytes of which storage a target reaches (aging/safety/storage.h), on
 // sysfs fixtures built on the fly: partitions, loop devices with offsets,
 // a loop over a block device, and device-mapper, which the machines this
 // runs on lack (tests/run/write_safety_test.sh covers the real loop
 // devices, partitions and mounts).
-#include "aging/storage.h"
+#include "aging/safety/storage.h"
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -17,7 +17,7 @@
 #include <fstream>
 #include <string>
 
-#include "aging/interlocks.h"
+#include "aging/safety/interlocks.h"
 
 namespace drivewatch::aging {
 namespace {

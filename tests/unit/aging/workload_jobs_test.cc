@@ -2,7 +2,7 @@
 // A workload of several jobs without I/O: how the work is divided among
 // them (JobSpecs), and how their results and progress add up (MergeJobs,
 // ProgressMerger). tests/integration/workload_test.cc runs them.
-#include "aging/workload_jobs.h"
+#include "aging/engine/workload_jobs.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <stop_token>
 #include <string>
 
-#include "aging/workload.h"
+#include "aging/engine/workload.h"
 
 namespace drivewatch::aging {
 namespace {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "exporter/cli.h"
+#include "exporter/commands/cli.h"
 
 #include <gtest/gtest.h>
 
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 
 namespace drivewatch {
 namespace {

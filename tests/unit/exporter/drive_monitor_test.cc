@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "aging/durable_file.h"
+#include "config/util/durable_file.h"
 #include "tests/common/fake_clock.h"
 
 namespace drivewatch {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "exporter/http_server.h"
+#include "exporter/http/http_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "exporter/basic_auth.h"
+#include "exporter/http/basic_auth.h"
 #include "exporter/metric_store.h"
 
 namespace drivewatch {

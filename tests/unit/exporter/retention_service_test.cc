@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "aging/retention_study.h"
+#include "aging/retention/retention_study.h"
 #include "tests/common/file_text.h"
 
 namespace drivewatch {

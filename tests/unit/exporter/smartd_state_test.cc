@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
-#include "exporter/cli.h"
-#include "exporter/selftest_command.h"
+#include "exporter/commands/cli.h"
+#include "exporter/commands/selftest_command.h"
 #include "exporter/state_store.h"
+#include "probes/drive/identify.h"
 #include "probes/error_log.h"
-#include "probes/identify.h"
 #include "probes/self_test.h"
 
 namespace drivewatch {

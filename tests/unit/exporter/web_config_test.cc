@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "exporter/web_config.h"
+#include "exporter/http/web_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,8 +23,8 @@
 #include <random>
 #include <string>
 
-#include "exporter/cli.h"
-#include "exporter/http_server.h"
+#include "exporter/commands/cli.h"
+#include "exporter/http/http_server.h"
 #include "exporter/metric_store.h"
 
 namespace drivewatch {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/features.h"
+#include "probes/drive/features.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {

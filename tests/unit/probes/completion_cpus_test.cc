@@ -6,7 +6,7 @@
 // The fd is a real file; the tree maps its file system's device number.
 // tests/integration/read_reactor_test.cc checks the reactor's affinity
 // against the real /sys on whatever machine runs it.
-#include "probes/completion_cpus.h"
+#include "probes/latency/completion_cpus.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DrivePacing: a drive's rate dealt round-robin over its namespaces, and
 // the turns of the rates on the drive's clock.
-#include "probes/drive_pacing.h"
+#include "probes/latency/drive_pacing.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // APST table (tests/fixtures/handmade/make_handmade.py writes it from the
 // NVMe 2.0 layout independently of these decoders) and dword-0 values as
 // controllers return them.
-#include "probes/features.h"
+#include "probes/drive/features.h"
 
 #include <gtest/gtest.h>
 

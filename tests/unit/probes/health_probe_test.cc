@@ -17,8 +17,8 @@
 #include <sstream>
 #include <string>
 
-#include "probes/identify.h"
-#include "probes/smart_log.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {

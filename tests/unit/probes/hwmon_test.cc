@@ -3,7 +3,7 @@
 // temporary directory, and the thermal probe falling back to it when the
 // kernel refuses admin passthrough (EACCES, as Linux 6.1 answers a process
 // without CAP_SYS_ADMIN), logging that once per drive.
-#include "probes/hwmon.h"
+#include "probes/drive/hwmon.h"
 
 #include <gtest/gtest.h>
 
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "probes/features.h"
+#include "probes/drive/features.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
 #include "probes/health_probe.h"
-#include "probes/identify.h"
-#include "probes/smart_log.h"
 #include "probes/thermal_probe.h"
 #include "tests/common/fake_clock.h"
 #include "tests/unit/probes/probe_test_util.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/identify.h"
+#include "probes/drive/identify.h"
 
 #include <gtest/gtest.h>
 #include <libnvme.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/latency_histogram.h"
+#include "probes/latency/latency_histogram.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <limits>
 #include <random>
 
-#include "probes/latency_window.h"
-#include "probes/pacing.h"
-#include "probes/read_latency_probe.h"
+#include "probes/latency/latency_window.h"
+#include "probes/latency/pacing.h"
+#include "probes/latency/read_latency_probe.h"
 
 namespace drivewatch {
 namespace {

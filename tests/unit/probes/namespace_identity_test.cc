@@ -2,7 +2,7 @@
 // The namespace identity check against fixture sysfs trees built on the
 // fly, laid out as the kernel lays out /sys/dev/block/<maj:min> (checked in
 // the VM: tests/vm/latency records the guest's view).
-#include "probes/namespace_identity.h"
+#include "probes/drive/namespace_identity.h"
 
 #include <gtest/gtest.h>
 #include <sys/sysmacros.h>

@@ -3,7 +3,7 @@
 // machine without controllers, and the error paths of open() and of the
 // passthrough ioctls (sent to /dev/null, which rejects them). The commands
 // themselves run against QEMU's controller in the VM harness (tests/vm/).
-#include "probes/nvme_drive_layer.h"
+#include "probes/drive/nvme_drive_layer.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <string>
 
-#include "probes/identify.h"
-#include "probes/smart_log.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
 
 namespace drivewatch {
 namespace {

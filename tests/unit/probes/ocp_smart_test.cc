@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "probes/identify.h"
-#include "probes/ocp_smart_log.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/ocp_smart_log.h"
 #include "probes/ocp_smart_probe.h"
 #include "tests/unit/probes/probe_test_util.h"
 

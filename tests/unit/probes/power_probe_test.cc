@@ -3,8 +3,8 @@
 // PM981 (mixed MXPS scales, two non-operational states, an APST table), and
 // the external meters with real files and processes. Power draw (idle and
 // at load): power_draw_probe_test.cc.
-#include "probes/power_probe.h"
 #include "probes/power_meter.h"
+#include "probes/power_probe.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "probes/features.h"
-#include "probes/identify.h"
-#include "probes/smart_log.h"
+#include "probes/drive/features.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "probes/drive_layer.h"
+#include "probes/drive/drive_layer.h"
 #include "probes/sample_sink.h"
 
 #include <gtest/gtest.h>

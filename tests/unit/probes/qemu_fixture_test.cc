@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "probes/drive/identify.h"
+#include "probes/drive/smart_log.h"
 #include "probes/health_probe.h"
-#include "probes/identify.h"
-#include "probes/smart_log.h"
 #include "tests/unit/probes/probe_test_util.h"
 
 namespace drivewatch {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/read_latency_probe.h"
+#include "probes/latency/read_latency_probe.h"
 
 #include <gtest/gtest.h>
 

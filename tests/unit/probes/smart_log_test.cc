@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/smart_log.h"
+#include "probes/drive/smart_log.h"
 
 #include <gtest/gtest.h>
 #include <libnvme.h>

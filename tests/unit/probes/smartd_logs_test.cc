@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "probe_test_util.h"
+#include "probes/drive/identify.h"
 #include "probes/error_log.h"
-#include "probes/identify.h"
 #include "probes/persistent_event_log.h"
 #include "probes/self_test.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "probes/units.h"
+#include "probes/drive/units.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host-side helper of the "retention" VM scenario (stdlib only).
 
-The study block format is aging/retention_block.h: every 4 KiB block starts
+The study block format is aging/retention/retention_block.h: every 4 KiB block starts
 with "DWRETBLK", version, block size, study_id (u64 LE at 16), lba (u64 LE
 at 24, byte offset / 4096 from the start of the device), write time, a
 checksum over the block and a check over the header.

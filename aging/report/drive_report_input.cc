@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: Apache-2.0
+// `drivewatch report`'s inputs: history records and retention studies,
+// each checked (a history is untrusted input, DESIGN.md decision 12), the
+// same run from two files counted once, and every record or value left out
+// said with its file and why.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <tuple>
+
+#include "aging/report/drive_report_detail.h"
+#include "aging/report/report_format.h"
+
+namespace drivewatch::aging::drive_report_detail {
+namespace {
+
+using report_format::Format;
+
+const Json* Member(const Json& r, std::string_view key, Json::Type type) {
+  const Json* v = r.Find(key);
+  return v != nullptr && v->type() == type ? v : nullptr;
+}
+
+std::string Text(const Json& r, std::string_view key) {
+  const Json* v = Member(r, key, Json::Type::kString);
+  return v ? v->AsString() : std::string();
+}
+
+std::string DriveOf(const std::string& serial, const std::string& target) {
+  return serial.empty() ? "target:" + target : serial;
+}
+
+// Why a record cannot be taken, or empty. Every field the report reads
+// has its type checked here.
+std::string RecordProblem(const Json& r, bool step) {
+  for (const char* key : {"run", "phase", "kind", "target", "serial"}) {
+    const Json* v = r.Find(key);
+    if (v == nullptr || v->type() != Json::Type::kString) {
+      return std::string(key) + " is " + (v ? v->Dump() : "missing") + " (expected a string)";
+    }
+  }
+  if (Text(r, "run").empty()) return "run is \"\" (expected the run's id)";
+  if (Text(r, "serial").empty() && Text(r, "target").empty()) {
+    return "serial and target are both empty (expected the drive's serial or the target's name)";
+  }
+  static constexpr const char* kStepTimes[] = {"time"};
+  static constexpr const char* kRunTimes[] = {"start", "end"};
+  for (const char* key :
+       step ? std::span<const char* const>(kStepTimes) : std::span<const char* const>(kRunTimes)) {
+    const Json* v = r.Find(key);
+    if (v == nullptr || v->type() != Json::Type::kNumber || !std::isfinite(v->AsDouble()) ||
+        v->AsDouble() < 0) {
+      return std::string(key) + " is " + (v ? v->Dump() : "missing") + " (expected Unix seconds)";
+    }
+  }
+  if (step) {
+    const Json* n = r.Find("step");
+    if (n == nullptr || n->type() != Json::Type::kNumber || n->AsDouble(-1) < 0 ||
+        n->AsDouble() != std::floor(n->AsDouble())) {
+      return std::string("step is ") + (n ? n->Dump() : "missing") + " (expected a whole number)";
+    }
+    if (!Member(r, "test", Json::Type::kString)) return "test is missing (expected a string)";
+  } else {
+    if (!Member(r, "outcome", Json::Type::kString)) return "outcome is missing (expected a string)";
+    for (const char* key : {"model", "firmware"}) {
+      const Json* v = r.Find(key);
+      if (v != nullptr && v->type() != Json::Type::kString) {
+        return std::string(key) + " is " + v->Dump() + " (expected a string)";
+      }
+    }
+  }
+  for (const char* key : {"results", "series"}) {
+    const Json* v = r.Find(key);
+    if (v != nullptr && v->type() != Json::Type::kObject) {
+      return std::string(key) + " is " + v->Dump().substr(0, 40) + " (expected an object)";
+    }
+  }
+  return "";
+}
+
+// The numbers of an object: finite and 0 or more (every measure is);
+// a negative one is left out and said. Other types (an old record's
+// nested objects, text) are not measures and are passed over.
+std::map<std::string, double, std::less<>> Numbers(const Json* object, const std::string& where,
+                                                   std::vector<std::string>& problems) {
+  std::map<std::string, double, std::less<>> out;
+  if (object == nullptr) return out;
+  for (const auto& [key, v] : object->members()) {
+    if (v.type() != Json::Type::kNumber) continue;
+    const double d = v.AsDouble();
+    if (!std::isfinite(d) || d < 0) {
+      problems.push_back(where + ": " + key + " is " + v.Dump() +
+                         " (expected a number, 0 or more): left out");
+      continue;
+    }
+    out.emplace(key, d);
+  }
+  return out;
+}
+
+
+// The keys of runs and steps already taken, as 64-bit hashes in an open-
+// addressed table: 16 bytes a record at most, so deduplicating a history
+// of a million records costs some 16 MB, not a string per record. Two
+// different records share a hash with odds of about n^2 / 2^65 (3e-8 for
+// a million): the later would be counted as a duplicate.
+class SeenKeys {
+ public:
+  // False when `key` was seen before.
+  bool Insert(std::string_view key) {
+    std::uint64_t h = std::hash<std::string_view>{}(key);
+    if (h == 0) h = 1;  // 0 marks an empty slot
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == h) return false;
+      if (slots_[i] == 0) {
+        slots_[i] = h;
+        ++size_;
+        return true;
+      }
+    }
+  }
+
+ private:
+  void Grow() {
+    std::vector<std::uint64_t> old(std::max<std::size_t>(1024, slots_.size() * 2), 0);
+    old.swap(slots_);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::uint64_t h : old) {
+      if (h == 0) continue;
+      std::size_t i = h & mask;
+      while (slots_[i] != 0) i = (i + 1) & mask;
+      slots_[i] = h;
+    }
+  }
+  std::vector<std::uint64_t> slots_;
+  std::size_t size_ = 0;
+};
+
+// What a report can tell two runs apart by: every section picks its rows
+// by a rule on these (kind, fill level, which results and series it has,
+// its perf cells: PickRuns' `wanted`, GroupsOf), so of the runs that share
+// all of them, only the first and the latest can ever be a row. Keeping
+// those two per class (and the runs asked for by id) keeps every row the
+// whole history would give, in memory bounded by the classes, not the
+// records.
+std::string ClassOf(const Run& r) {
+  std::string key = r.drive + '\n' + r.kind + '\n' + r.phase + '\n' + r.outcome + '\n' +
+                    std::to_string(FillLevel(r)) + '\n';
+  for (const auto& [k, v] : r.results) key += k + ',';
+  key += '\n';
+  if (r.series != nullptr) {
+    for (const auto& [k, v] : r.series->members()) {
+      const bool empty = (v.type() == Json::Type::kArray && v.items().empty()) ||
+                         (v.type() == Json::Type::kObject && v.members().empty());
+      key += k + ':' + std::to_string(static_cast<int>(v.type())) + (empty ? "0," : "1,");
+    }
+  }
+  key += '\n';
+  for (const Cell& c : r.cells) key += c.name + '=' + c.Label() + ',';
+  return key;
+}
+
+// Orders runs as the report lists them: by start, then id, then the order
+// read (so the sort is stable).
+bool Before(const Run& a, const Run& b) {
+  return std::tie(a.start, a.id, a.order) < std::tie(b.start, b.id, b.order);
+}
+bool StepBefore(const Step& a, const Step& b) {
+  return std::tie(a.time, a.order) < std::tie(b.time, b.order);
+}
+
+// The runs and steps a report can show, kept while the history streams by.
+class Keeper {
+ public:
+  explicit Keeper(const std::vector<std::string>& wanted)
+      : wanted_(wanted.begin(), wanted.end()) {}
+
+  void Take(Run&& run) {
+    auto r = std::make_shared<const Run>(std::move(run));
+    if (!r->model.empty()) {
+      auto& [named, model] = names_[r->drive];
+      if (!named || !Before(*r, *named)) {
+        named = r;
+        model = r->model;
+      }
+    }
+    if (wanted_.count(r->id)) asked_.push_back(r);
+    StepRuns& sr = step_runs_[r->drive];
+    if (r->id == sr.first_id) sr.first = r;
+    if (r->id == sr.last_id) sr.last = r;
+    auto& [first, last] = classes_[ClassOf(*r)];
+    if (!first || Before(*r, *first)) first = r;
+    if (!last || !Before(*r, *last)) last = r;
+  }
+
+  void Take(Step&& step) {
+    Log& log = logs_[step.drive];
+    ++log.totals.count;
+    if (!log.first) {
+      log.first_test = step.test;
+    } else if (step.test != log.first_test) {
+      log.totals.one_test = false;
+    }
+    StepRuns& sr = step_runs_[step.drive];
+    if (!log.first || StepBefore(step, *log.first)) {
+      log.first = step;
+      if (sr.first_id != step.run) sr.first.reset();
+      sr.first_id = step.run;
+    }
+    if (wanted_.count(step.run)) {
+      auto [it, fresh] = log.asked.try_emplace(step.run, step);
+      if (!fresh && !StepBefore(step, it->second)) it->second = step;
+    }
+    const bool latest = log.last.empty() || !StepBefore(step, log.last.rbegin()->second);
+    if (latest) {
+      if (sr.last_id != step.run) sr.last.reset();
+      sr.last_id = step.run;
+    }
+    log.last.emplace(std::make_pair(step.time, step.order), std::move(step));
+    if (log.last.size() > kPassRows) log.last.erase(log.last.begin());
+  }
+
+  void Finish(Inputs& in) {
+    std::set<const Run*> taken;
+    auto keep = [&](const std::shared_ptr<const Run>& r) {
+      if (r && taken.insert(r.get()).second) in.runs.push_back(*r);
+    };
+    for (const auto& [key, ends] : classes_) {
+      keep(ends.first);
+      keep(ends.second);
+    }
+    for (const auto& r : asked_) keep(r);
+    for (const auto& [drive, sr] : step_runs_) {
+      keep(sr.first);
+      keep(sr.last);
+    }
+    std::sort(in.runs.begin(), in.runs.end(), Before);
+    for (auto& [drive, log] : logs_) {
+      in.step_totals[drive] = log.totals;
+      std::vector<Step> steps;
+      if (log.first) steps.push_back(*log.first);
+      for (auto& [run, step] : log.asked) steps.push_back(step);
+      for (auto& [when, step] : log.last) steps.push_back(step);
+      std::sort(steps.begin(), steps.end(), StepBefore);
+      steps.erase(std::unique(steps.begin(), steps.end(),
+                              [](const Step& a, const Step& b) { return a.order == b.order; }),
+                  steps.end());
+      for (Step& st : steps) in.steps.push_back(std::move(st));
+    }
+    std::stable_sort(in.steps.begin(), in.steps.end(), StepBefore);
+    for (const auto& [drive, named] : names_) in.drive_names[drive] = named.second;
+  }
+
+ private:
+  struct Log {
+    Inputs::StepTotals totals;
+    std::string first_test;
+    std::optional<Step> first;
+    std::map<std::string, Step> asked;  // a wanted run id's last pass
+    std::map<std::pair<double, std::uint64_t>, Step> last;  // the latest kPassRows
+  };
+  // The runs of a drive's first and latest pass, for their age.
+  struct StepRuns {
+    std::string first_id, last_id;
+    std::shared_ptr<const Run> first, last;
+  };
+  std::set<std::string, std::less<>> wanted_;
+  std::map<std::string, std::pair<std::shared_ptr<const Run>, std::shared_ptr<const Run>>> classes_;
+  std::vector<std::shared_ptr<const Run>> asked_;
+  std::map<std::string, StepRuns> step_runs_;
+  std::map<std::string, Log> logs_;
+  std::map<std::string, std::pair<std::shared_ptr<const Run>, std::string>> names_;
+};
+
+// The values left out are listed up to a bound, then counted.
+void TrimProblems(Inputs& in) {
+  if (in.problems.size() > kMaxProblemsListed) {
+    in.problems_unlisted += in.problems.size() - kMaxProblemsListed;
+    in.problems.resize(kMaxProblemsListed);
+  }
+}
+
+}  // namespace
+
+Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
+                            const std::vector<StudyFile>& studies,
+                            const std::vector<std::string>& wanted_runs) {
+  Inputs in;
+  SeenKeys seen;
+  Keeper keeper(wanted_runs);
+  std::uint64_t order = 0;
+  for (const HistorySource& h : histories) {
+    Json source = Json::Object();
+    source["file"] = h.name;
+    source["kind"] = "history";
+    std::uint64_t runs = 0, steps = 0, duplicates = 0, unlisted = 0;
+    Json damaged = Json::Array();
+    auto damage = [&](std::string what) {
+      if (damaged.items().size() < kMaxDamageListed) {
+        damaged.Push(std::move(what));
+      } else {
+        ++unlisted;
+      }
+    };
+    std::size_t index = 0;
+    auto take = [&](Json&& r) {
+      ++index;
+      TrimProblems(in);
+      const bool step = IsStepRecord(r);
+      const std::string where = "record " + std::to_string(index);
+      if (!step && !IsRunRecord(r)) {
+        damage(where + ": record is " + r.Find("record")->Dump() +
+               " (expected \"run\" or \"step\"): left out");
+        return;
+      }
+      if (const std::string problem = RecordProblem(r, step); !problem.empty()) {
+        damage(where + ": " + problem + ": left out");
+        return;
+      }
+      const std::string drive = DriveOf(Text(r, "serial"), Text(r, "target"));
+      if (step) {
+        Step s;
+        s.source = h.name;
+        s.drive = drive;
+        s.run = Text(r, "run");
+        s.phase = Text(r, "phase");
+        s.test = Text(r, "test");
+        s.step = r.Find("step")->AsUint();
+        s.time = r.Find("time")->AsDouble();
+        s.order = order++;
+        const std::string key =
+            "step\n" + drive + "\n" + s.phase + "\n" + s.test + "\n" + std::to_string(s.step);
+        if (!seen.Insert(key)) {
+          ++duplicates;
+          return;
+        }
+        s.values =
+            Numbers(r.Find("results"),
+                    h.name + ": step " + std::to_string(s.step) + " of run " + s.run, in.problems);
+        keeper.Take(std::move(s));
+        ++steps;
+        return;
+      }
+      Run run;
+      run.owned = std::make_shared<const Json>(std::move(r));
+      const Json& rec = *run.owned;
+      run.record = &rec;
+      run.source = h.name;
+      run.drive = drive;
+      run.id = Text(rec, "run");
+      run.phase = Text(rec, "phase");
+      run.kind = Text(rec, "kind");
+      run.outcome = Text(rec, "outcome");
+      run.target = Text(rec, "target");
+      run.model = Text(rec, "model");
+      run.firmware = Text(rec, "firmware");
+      run.start = rec.Find("start")->AsDouble();
+      run.end = rec.Find("end")->AsDouble();
+      run.order = order++;
+      // Run ids are unique within a process and told apart across
+      // processes by their start; two hosts may share a directory
+      // target's name, so the drive is part of it too.
+      const std::string key = "run\n" + run.id + "\n" + drive + "\n" + Format("%.3f", run.start);
+      if (!seen.Insert(key)) {
+        ++duplicates;
+        return;
+      }
+      if (const Json* snapshot = rec.Find("drive_at_start")) {
+        if (auto age = DriveAgeFromJson(*snapshot)) {
+          run.age = *age;
+        } else {
+          run.age_problem = age.error().message;
+          in.problems.push_back(h.name + ": run " + run.id + ": " + run.age_problem +
+                                ": its age is shown as unknown");
+        }
+      }
+      run.results =
+          Numbers(rec.Find("results"), h.name + ": run " + run.id + ": results", in.problems);
+      run.series = Member(rec, "series", Json::Type::kObject);
+      if (run.series != nullptr) {
+        for (const auto& [key, v] : run.series->members()) {
+          if (v.type() != Json::Type::kArray || v.items().empty() ||
+              v.items().front().type() != Json::Type::kNumber) {
+            continue;  // arrays of records are read where they are used
+          }
+          std::vector<double> values;
+          for (const Json& x : v.items()) {
+            const double d = x.AsDouble(-1);
+            if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
+              in.problems.push_back(h.name + ": run " + run.id + ": series." + key + " holds " +
+                                    x.Dump() + " (expected numbers, 0 or more): left out");
+              values.clear();
+              break;
+            }
+            values.push_back(d);
+          }
+          if (!values.empty()) run.numbers.emplace(key, std::move(values));
+        }
+      }
+      if (run.kind == "perf") run.cells = ParseCells(run, in.problems);
+      keeper.Take(std::move(run));
+      ++runs;
+    };
+    Expected<HistoryDamage> read = h.read(take);
+    if (!read) return read.error();
+    // What the file's framing lost comes first, as the file has it.
+    Json framing = Json::Array();
+    for (const std::string& d : read->damaged) framing.Push(d);
+    for (const Json& d : damaged.items()) {
+      if (framing.items().size() < kMaxDamageListed) {
+        framing.Push(d);
+      } else {
+        ++unlisted;
+      }
+    }
+    unlisted += read->damaged_unlisted;
+    source["records"] = runs + steps;
+    source["runs"] = runs;
+    source["steps"] = steps;
+    source["duplicates"] = duplicates;
+    source["torn_tail_bytes"] = std::uint64_t{read->torn_tail_bytes};
+    source["damaged"] = std::move(framing);
+    if (unlisted > 0) source["damaged_unlisted"] = unlisted;
+    in.sources.Push(std::move(source));
+  }
+  TrimProblems(in);
+  keeper.Finish(in);
+
+  std::set<std::string> study_ids;
+  for (const StudyFile& f : studies) {
+    Study s;
+    s.name = f.name;
+    if (!f.record) {
+      s.problem = f.record.error().message;
+    } else {
+      s.record = &*f.record;
+      if (const std::string name = Text(*f.record, "study"); !name.empty()) s.name = name;
+      const Json* id = f.record->Find("id");
+      if (id != nullptr && !study_ids.insert(id->AsString()).second)
+        continue;  // the same study twice
+      s.drive = DriveOf(Text(*f.record, "serial"), Text(*f.record, "target"));
+    }
+    Json source = Json::Object();
+    source["file"] = f.name;
+    source["kind"] = "retention study";
+    source["damaged"] = Json::Array();
+    if (!s.problem.empty()) source["damaged"].Push(s.problem);
+    in.sources.Push(std::move(source));
+    in.studies.push_back(std::move(s));
+  }
+  return in;
+}
+
+}  // namespace drivewatch::aging::drive_report_detail
+
+namespace drivewatch::aging {
+
+HistorySource HistorySource::File(std::string name, std::string path) {
+  return {std::move(name), [path = std::move(path)](const std::function<void(Json&&)>& each) {
+            return HistoryFile(path).ForEach(each);
+          }};
+}
+
+HistorySource HistorySource::Held(std::string name, HistoryContents contents) {
+  auto held = std::make_shared<const HistoryContents>(std::move(contents));
+  return {std::move(name),
+          [held](const std::function<void(Json&&)>& each) -> Expected<HistoryDamage> {
+            for (const Json& r : held->records) each(Json(r));
+            return static_cast<const HistoryDamage&>(*held);
+          }};
+}
+
+}  // namespace drivewatch::aging

@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "aging/runner/phase_runner.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "aging/history/history.h"
+#include "aging/phases/phase.h"
+#include "aging/retention/retention_study.h"
+#include "aging/runner/drive_age.h"
+#include "aging/runner/phase_lock.h"
+#include "config/util/durable_file.h"
+#include "config/util/log.h"
+#include "probes/drive/identify.h"
+#include "probes/drive/nvme_drive_layer.h"
+#include "probes/latency/pacing.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using phase_detail::DriveLockPath;
+using phase_detail::RecordInterrupted;
+using phase_detail::StateLock;
+using phase_detail::TargetLockPath;
+using Clock = std::chrono::steady_clock;
+
+double UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+// A run's id: its phase and start time to the millisecond, UTC. Ids are
+// unique within a process (a run started in the millisecond of the one
+// before takes the next millisecond), so a refusal and the run after it
+// never share an id; across processes, recovery also matches a
+// checkpoint to its record by start time (RecoverInterrupted).
+std::string RunId(const std::string& phase, std::chrono::system_clock::time_point t) {
+  static std::mutex mutex;
+  static std::int64_t last_ms = 0;
+  std::int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ms <= last_ms) ms = last_ms + 1;
+    last_ms = ms;
+  }
+  const std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%S", &tm);
+  char frac[8];
+  std::snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms % 1000));
+  return phase + "-" + buf + frac;
+}
+
+// The run's state shared by the phase, the watcher thread and the record.
+struct RunState {
+  const config::Config* config = nullptr;
+  const config::PhaseConfig* phase = nullptr;
+  const config::AgingTarget* target = nullptr;
+  const PhaseRunnerOptions* options = nullptr;
+  PhaseObserver* observer = nullptr;
+  std::string id;
+  std::chrono::system_clock::time_point started_wall;
+  Clock::time_point started;
+  std::string serial, model, firmware, device;
+  std::stop_source abort;
+  std::mutex mu;  // guards reason, status
+  std::string reason;
+  PhaseStatus status;
+  bool owns_checkpoint = false;  // the phase's checkpoint file is this run's
+  // The drive's SMART age when the run started (aging/runner/drive_age.h); null
+  // for a target without a controller.
+  Json drive_at_start;
+
+  // The write gate's view of a pass over [offset, offset + length).
+  WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
+    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
+    return WritePass{options->state_directory, offset, length, study ? study->study : ""};
+  }
+
+  // What the phase as a whole may write: a retention study its region,
+  // any other kind the whole target.
+  WritePass WholePass() const {
+    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
+    return study ? Pass(study->region_offset, study->region_length) : Pass(0, 0);
+  }
+
+  void Abort(std::string why) {
+    {
+      std::lock_guard lock(mu);
+      if (reason.empty()) reason = std::move(why);
+    }
+    abort.request_stop();
+  }
+  std::string Reason() {
+    std::lock_guard lock(mu);
+    return reason;
+  }
+
+  // What every history record of this run starts with, run or step.
+  Json Identity() const {
+    Json r = Json::Object();
+    r["version"] = 1;
+    r["run"] = id;
+    r["phase"] = phase->name;
+    r["kind"] = std::string(config::PhaseKindName(phase->params));
+    r["target"] = target->name;
+    r["serial"] = serial;
+    return r;
+  }
+
+  Json Record(const std::string& outcome, const std::string& why,
+              const PhaseReport& report) const {
+    Json r = Identity();
+    r["model"] = model;
+    r["firmware"] = firmware;
+    r["device"] = device;
+    const auto now = std::chrono::system_clock::now();
+    r["start"] = UnixSeconds(started_wall);
+    r["end"] = UnixSeconds(now);
+    r["duration_seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
+    if (!drive_at_start.is_null()) r["drive_at_start"] = drive_at_start;
+    r["outcome"] = outcome;
+    r["reason"] = why;
+    r["results"] = report.results;
+    r["series"] = report.series;
+    return r;
+  }
+
+  // A phase that cannot keep its checkpoint could not be accounted for
+  // after a crash: the caller refuses to start, or aborts, on an error.
+  Status SaveCheckpoint(const PhaseReport& report) const {
+    Json c = Record("running", "", report);
+    c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
+    if (!report.restore.is_null()) c["restore"] = report.restore;
+    if (!report.resume.is_null()) c["resume"] = report.resume;
+    const std::string path = CheckpointPath(options->state_directory, phase->name);
+    if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
+      return Error{s.error().errnum, -1, "cannot save the checkpoint: " + s.error().message};
+    }
+    return Ok{};
+  }
+};
+
+class Context : public PhaseContext {
+ public:
+  Context(RunState& run, WorkloadTarget& io, std::uint64_t capacity, double fill, bool nvme,
+          std::uint32_t nsid, Controller* controller, const StorageMap& storage)
+      : run_(run), io_(io), capacity_(capacity), fill_(fill), nvme_(nvme), nsid_(nsid),
+        controller_(controller), storage_(storage) {}
+
+  const config::AgingTarget& target() const override { return *run_.target; }
+  const std::string& state_directory() const override { return run_.options->state_directory; }
+  int fd() const override { return io_.fd(); }
+  bool nvme() const override { return nvme_; }
+  Json DriveFacts() const override {
+    Json f = Json::Object();
+    f["serial"] = run_.serial;
+    f["nsid"] = std::uint64_t{nsid_};
+    f["model"] = run_.model;
+    f["firmware"] = run_.firmware;
+    f["device"] = run_.device;
+    return f;
+  }
+  const StorageMap& storage() const override { return storage_; }
+  std::string study_register() const override { return run_.options->paths.study_register; }
+
+  Controller* controller() override { return controller_; }
+  std::optional<PowerMeterSpec> power_meter() const override {
+    for (const config::PowerMeter& m : run_.config->power_meters) {
+      if (!run_.serial.empty() && m.serial == run_.serial) {
+        return PowerMeterSpec{m.hwmon, m.command, m.timeout};
+      }
+    }
+    return std::nullopt;
+  }
+
+  const config::PhaseConfig& phase() const override { return *run_.phase; }
+  std::uint64_t capacity() const override { return capacity_; }
+  std::uint32_t logical_block_size() const override { return io_.logical_block_size(); }
+  double fill_ratio() const override { return fill_; }
+  bool stopped() const override { return run_.abort.stop_requested(); }
+  void Checkpoint(const PhaseReport& report) override {
+    if (Status st = run_.SaveCheckpoint(report); !st) run_.Abort(st.error().message);
+  }
+
+  Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step,
+                               double from, double to) override {
+    if (stopped()) return WorkloadResult{WorkloadResult::End::kStopped};
+    if (spec.write_percent + spec.trim_percent > 0) {
+      // A write pass: is this still the target we were given, and is
+      // nothing in the range held by a retention study?
+      if (Status s = CheckWritePass(*run_.target, io_.fd(), run_.Pass(spec.offset, spec.length),
+                                    run_.options->paths);
+          !s) {
+        return s.error();
+      }
+    }
+    Update(step, from, 0, 0);
+    log::Info("phase " + run_.phase->name + ": " + std::string(step) + ": " + Describe(spec));
+    return RunWorkload(io_, spec, run_.abort.get_token(),
+                       [&](const WorkloadProgress& p) {
+                         Update(step, from + (to - from) * p.fraction,
+                                p.last_second.bytes_per_second(), p.last_second.iops());
+                       });
+  }
+
+  Status RecordStep(const std::string& test, std::uint64_t step, const Json& fields) override {
+    HistoryFile history(HistoryPath(run_.options->state_directory));
+    bool recorded = false;
+    auto read = history.ForEach([&](Json&& r) {
+      if (recorded || !IsStepRecord(r)) return;
+      const Json* phase = r.Find("phase");
+      const Json* t = r.Find("test");
+      const Json* n = r.Find("step");
+      recorded = phase && phase->type() == Json::Type::kString &&
+                 phase->AsString() == run_.phase->name && t &&
+                 t->type() == Json::Type::kString && t->AsString() == test && n &&
+                 n->type() == Json::Type::kNumber && n->AsDouble(-1) == static_cast<double>(step);
+    });
+    if (!read) return read.error();
+    if (recorded) return Ok{};  // on record already
+    Json r = run_.Identity();
+    r["record"] = "step";
+    r["time"] = UnixSeconds(std::chrono::system_clock::now());
+    r["test"] = test;
+    r["step"] = step;
+    r["results"] = fields;
+    return history.Append(r);
+  }
+
+  bool Idle(std::chrono::nanoseconds duration, std::string_view step, double from,
+            double to) override {
+    const auto start = Clock::now();
+    const auto end = start + duration;
+    const std::stop_token stop = run_.abort.get_token();
+    for (auto next = start; next < end;) {
+      const double f = std::chrono::duration<double>(next - start) / duration;
+      Update(step, from + (to - from) * f, 0, 0);
+      next = std::min(end, next + std::chrono::seconds{1});
+      if (!SleepUntil(next, stop)) return false;
+    }
+    return !stopped();
+  }
+
+ private:
+  void Update(std::string_view step, double fraction, double bps, double iops) {
+    PhaseStatus copy;
+    {
+      std::lock_guard lock(run_.mu);
+      run_.status.step = std::string(step);
+      run_.status.fraction = std::clamp(fraction, 0.0, 1.0);
+      run_.status.bytes_per_second = bps;
+      run_.status.iops = iops;
+      run_.status.elapsed = Clock::now() - run_.started;
+      copy = run_.status;
+    }
+    if (run_.observer) run_.observer->OnProgress(copy);
+  }
+
+  RunState& run_;
+  WorkloadTarget& io_;
+  std::uint64_t capacity_;
+  double fill_;
+  bool nvme_;
+  std::uint32_t nsid_;
+  Controller* controller_;
+  const StorageMap& storage_;
+};
+
+Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
+  return std::visit([&](const auto& params) { return RunKind(params, ctx, report); },
+                    ctx.phase().params);
+}
+
+// The target a phase runs on, opened and checked, with what the run needs
+// to know of it.
+struct OpenedTarget {
+  std::unique_ptr<WorkloadTarget> io;
+  std::string path;
+  std::unique_ptr<HealthSource> health;  // for the abort conditions
+  std::unique_ptr<Controller> controller;  // NVMe, or options.controller
+  bool nvme = false;
+  std::uint32_t nsid = 0;
+  std::uint64_t capacity = 0;  // whole MiB
+  std::uint64_t size = 0;      // bytes
+  StorageMap storage;          // what it reaches (aging/safety/storage.h)
+};
+
+// Opens the run's target and checks it. A phase that writes opens it
+// read-write and passes the write gate (CheckWritePass) on that very
+// descriptor; one that only reads (retention-verify) opens it read-only and
+// checks only that it is the configured drive, following the drive by its
+// serial if its kernel name changed. Every error is a refusal, and says why.
+Expected<OpenedTarget> OpenTarget(RunState& run) {
+  const config::AgingTarget& target = *run.target;
+  const config::PhaseConfig& phase = *run.phase;
+  const PhaseRunnerOptions& options = *run.options;
+  const auto refuse = [](std::string why) { return Error{EPERM, -1, std::move(why)}; };
+  OpenedTarget t;
+  const bool reads_only = !config::PhaseKindWrites(phase.params);
+  // A phase that changes the drive's power settings needs to know which
+  // drive: a block device target, which names its serial.
+  if (config::PhaseKindChangesPowerState(phase.params) &&
+      (target.block_device.empty() || target.serial.empty())) {
+    return refuse("phase kind " + std::string(config::PhaseKindName(phase.params)) +
+                  " changes the drive's power settings, but target " + target.name +
+                  " names no drive (expected an [[aging.targets]] entry with block_device "
+                  "and serial)");
+  }
+  t.path = target.block_device;
+  if (t.path.empty() && reads_only) {
+    t.path = AgingFilePath(target);
+  } else if (t.path.empty()) {
+    auto prepared = PrepareAgingFile(target, run.WholePass(), options.paths);
+    if (!prepared) return refuse(prepared.error().message);
+    t.path = *prepared;
+  }
+  auto io = WorkloadTarget::Open(t.path, reads_only ? WorkloadTarget::kReadOnly
+                                                    : WorkloadTarget::kReadWrite);
+  if (!io && io.error().errnum == EBUSY && !target.block_device.empty()) {
+    // Something holds the device: the interlocks, run on a read-only
+    // descriptor, say what (a mounted partition, swap, a holder).
+    if (auto ro = WorkloadTarget::Open(t.path, WorkloadTarget::kReadOnly)) {
+      if (Status s = CheckWritePass(target, (*ro)->fd(), run.WholePass(), options.paths); !s) {
+        return refuse(s.error().message);
+      }
+    }
+  }
+  if (!io) {
+    return refuse(t.path + ": cannot open for " + (reads_only ? "reading: " : "writing: ") +
+                  io.error().message);
+  }
+  if (!reads_only) {
+    if (Status s = CheckWritePass(target, (*io)->fd(), run.WholePass(), options.paths); !s) {
+      return refuse(s.error().message);
+    }
+  } else if (!target.block_device.empty() && !(*io)->is_block_device()) {
+    return refuse(target.block_device +
+                  ": refusing to read: it is not a block device "
+                  "(aging.targets.block_device names a whole device)");
+  }
+  if ((*io)->is_block_device()) {
+    // A writer's identity was checked by the write gate above.
+    if (reads_only) {
+      Status checked = CheckIdentity(target, (*io)->fd(), (*io)->device_number(), options.paths);
+      if (!checked && target.nsid != 0) {
+        // Kernel names change across boots and hot-plugs; a phase that only
+        // reads follows the drive by its serial (one that writes never does).
+        if (auto moved = FindNvmeNamespace(target.serial, target.nsid, options.paths.sysfs);
+            moved && *moved != t.path) {
+          auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
+          if (reopened) {
+            Status again = CheckIdentity(target, (*reopened)->fd(), (*reopened)->device_number(),
+                                         options.paths);
+            if (again) {
+              log::Info("phase " + phase.name + ": " + target.serial + " namespace " +
+                        std::to_string(target.nsid) + " is " + *moved + " now, not " + t.path);
+              io = std::move(reopened);
+              t.path = *moved;
+              run.device = t.path;
+              checked = Ok{};
+            }
+          }
+        }
+      }
+      if (!checked) return refuse(checked.error().message);
+    }
+    auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
+    if (identity) t.nsid = identity->nsid;
+    if (identity && identity->nvme) {
+      t.nvme = true;
+      if (auto id = NvmeControllerOn((*io)->fd())->Identify(kIdentifyCnsController, 0)) {
+        if (auto c = DecodeIdentifyController(*id)) {
+          run.model = c->model;
+          run.firmware = c->firmware;
+        }
+      }
+      if (!options.health) t.health = NvmeHealthSource((*io)->fd());
+      if (!options.controller) t.controller = NvmeControllerOn((*io)->fd(), t.path);
+    }
+  }
+  if (options.health) t.health = options.health((*io)->fd());
+  if (options.controller) t.controller = options.controller(t.path);
+  if (auto storage = ResolveStorage((*io)->fd(), options.paths)) {
+    t.storage = std::move(*storage);
+    NoteTargetIdentity(target, t.storage);
+  } else if (!reads_only) {
+    return refuse(storage.error().message);
+  }
+  t.size = (*io)->size();
+  t.capacity = t.size >> 20 << 20;
+  if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
+  t.io = std::move(*io);
+  return t;
+}
+
+// Runs the phase's kind on the opened target while a watcher thread checks
+// the abort conditions (temperature, health, the time limit) every
+// check_interval, and `stop` (shutdown, a reload) aborts it too.
+Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& aborts,
+                  PhaseReport& report, std::stop_token stop) {
+  std::stop_callback on_stop(stop, [&] {
+    run.Abort("stopped: drivewatch is shutting down, or a reload removed the phase");
+  });
+  std::jthread watcher([&](std::stop_token done) {
+    auto next = Clock::now();
+    while (!done.stop_requested() && !run.abort.stop_requested()) {
+      next += run.options->check_interval;
+      if (!SleepUntil(next, done)) return;
+      if (auto why = aborts.Check(Clock::now())) run.Abort(*why);
+    }
+  });
+  Context ctx(run, *t.io, t.capacity, fill, t.nvme, t.nsid, t.controller.get(), t.storage);
+  const Status status = RunPhaseKind(ctx, report);
+  watcher.request_stop();
+  watcher.join();
+  return status;
+}
+
+// Puts the run on record, whatever its outcome: logged, appended to the
+// history, its checkpoint removed (it is on record now), the observer told.
+// Fails if the record could not be appended.
+Expected<Json> Finish(RunState& run, HistoryFile& history, const PhaseReport& report,
+                      const std::string& outcome, const std::string& why) {
+  Json record = run.Record(outcome, why, report);
+  if (outcome == "refused") {
+    log::Warn("phase " + run.phase->name + " refused: " + why);
+  } else {
+    log::Info("phase " + run.phase->name + " " + outcome + (why.empty() ? "" : ": ") + why);
+  }
+  Status appended = history.Append(record);
+  // A run refused before it held its target has no checkpoint: the one
+  // there is another run's (still going, or left by a crash).
+  if (run.owns_checkpoint) {
+    std::remove(CheckpointPath(run.options->state_directory, run.phase->name).c_str());
+  }
+  if (run.observer) run.observer->OnEnd(record);
+  if (!appended) return appended.error();
+  return record;
+}
+
+}  // namespace
+
+std::string HistoryPath(const std::string& state_directory) {
+  return state_directory + "/history.log";
+}
+
+std::string CheckpointPath(const std::string& state_directory, const std::string& phase) {
+  return state_directory + "/phases/" + phase + ".checkpoint";
+}
+
+namespace {
+
+bool IsKind(const Json& record, std::string_view kind) {
+  const Json* k = record.Find("kind");
+  return k != nullptr && k->type() == Json::Type::kString && k->AsString() == kind;
+}
+
+// A fraction of the target in [0, 1] among a record's results, or nullopt.
+std::optional<double> ResultRatio(const Json& record, std::string_view key) {
+  const Json* results = record.Find("results");
+  const Json* v = results ? results->Find(key) : nullptr;
+  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
+  const double ratio = v->AsDouble(-1);
+  if (!(ratio >= 0 && ratio <= 1)) return std::nullopt;
+  return ratio;
+}
+
+// The fill level a perf run leaves, from the level before it (negative:
+// unknown). Its cells write inside the written part and leave it as it
+// was; a trim cell makes holes in it. A purge and a preconditioning
+// (series.preparation) set it: the run's fill_ratio once they are done,
+// unknown when they were cut short after touching the target.
+double PerfLevelAfter(const Json& record, double level) {
+  const Json* series = record.Find("series");
+  const Json* preparation = series ? series->Find("preparation") : nullptr;
+  if (preparation != nullptr && !preparation->items().empty()) {
+    const Json* results = record.Find("results");
+    const bool touched =
+        results && (results->Find("purged_bytes") || results->Find("preconditioned_bytes"));
+    if (std::optional<double> ratio = ResultRatio(record, "fill_ratio")) {
+      level = *ratio;
+    } else if (touched) {
+      return -1;
+    }
+  }
+  const Json* cells = series ? series->Find("cells") : nullptr;
+  if (cells == nullptr) return level;
+  for (const Json& cell : cells->items()) {
+    const Json* op = cell.Find("operation");
+    const std::string operation = op ? op->AsString() : "";
+    // A purged target's cells write anywhere in it.
+    if (operation == "trim" || (level == 0 && operation != "read")) return -1;
+  }
+  return level;
+}
+
+}  // namespace
+
+double FillRatioAfter(const Json& r, const std::string& target, double level) {
+  {
+    const Json* t = r.Find("target");
+    if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
+    const Json* outcome = r.Find("outcome");
+    if (outcome == nullptr) return level;
+    if (IsKind(r, "trim")) {
+      level = -1;  // a trim phase leaves the fill level unknown
+    } else if (IsKind(r, "fill")) {
+      // An unfinished fill too.
+      level = outcome->AsString() == "completed" ? ResultRatio(r, "fill_ratio").value_or(-1) : -1;
+    } else if (IsKind(r, "perf")) {
+      level = PerfLevelAfter(r, level);
+    } else if (IsKind(r, "replay")) {
+      // A replay that trimmed, or was interrupted before it could say,
+      // leaves the level unknown (one that stopped before its I/O has no
+      // trimmed_bytes); one that only read or wrote leaves the filled part
+      // written.
+      const Json* results = r.Find("results");
+      const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
+      if (trimmed ? trimmed->AsDouble(1) != 0 : outcome->AsString() == "interrupted") level = -1;
+    }
+  }
+  return level;
+}
+
+double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
+  double level = -1;
+  for (const Json& r : history) level = FillRatioAfter(r, target, level);
+  return level;
+}
+
+Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
+                        const PhaseRunnerOptions& options, std::stop_token stop,
+                        PhaseObserver* observer) {
+  const config::PhaseConfig* phase = config.aging.FindPhase(phase_name);
+  if (phase == nullptr) {
+    std::string known;
+    for (const auto& p : config.aging.phases) known += (known.empty() ? "" : ", ") + p.name;
+    return Error{ENOENT, -1,
+                 "no phase \"" + phase_name + "\" in [[aging.phases]] (" +
+                     (known.empty() ? std::string("none are configured") : "expected one of: " + known) + ")"};
+  }
+  const config::AgingTarget* target = config.aging.FindTarget(phase->target);
+  if (target == nullptr) return Error{ENOENT, -1, "phase " + phase_name + ": no target " + phase->target};
+
+  RunState run;
+  run.config = &config;
+  run.phase = phase;
+  run.target = target;
+  run.options = &options;
+  run.observer = observer;
+  run.started_wall = std::chrono::system_clock::now();
+  run.started = Clock::now();
+  run.id = RunId(phase->name, run.started_wall);
+  run.device = target->block_device.empty() ? AgingFilePath(*target) : target->block_device;
+  run.serial = target->serial;
+  run.status.phase = phase->name;
+  run.status.kind = std::string(config::PhaseKindName(phase->params));
+  run.status.target = target->name;
+  run.status.serial = target->serial;
+
+  HistoryFile history(HistoryPath(options.state_directory));
+  PhaseReport report;
+  auto finish = [&](const std::string& outcome, const std::string& why) {
+    return Finish(run, history, report, outcome, why);
+  };
+
+  if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
+
+  // At most one heavy phase per target and per drive, across processes.
+  auto target_lock = StateLock::Take(TargetLockPath(options.state_directory, target->name),
+                                     "phase " + phase->name);
+  if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
+  std::optional<StateLock> drive_lock;
+  if (!target->serial.empty()) {
+    auto l = StateLock::Take(DriveLockPath(options.state_directory, target->serial),
+                             "phase " + phase->name);
+    if (!l) return finish("refused", "drive " + target->serial + " is " + l.error().message);
+    drive_lock = std::move(*l);
+  }
+
+  // A checkpoint of this phase left by a run killed while this process (or
+  // the daemon) went on is put on record before this run's replaces it.
+  {
+    Status leftover = Ok{};
+    if (auto r = RecordInterrupted(options.state_directory, phase->name, target->name, &leftover,
+                                   options.controller);
+        r && observer) {
+      observer->OnInterruptedRecorded(*r);
+    }
+    if (!leftover) return finish("refused", leftover.error().message);
+  }
+  // The checkpoint is this run's from here on: Finish removes it.
+  run.owns_checkpoint = true;
+
+  // From here on the run may write: a crash must leave it on record
+  // (RecoverInterrupted), so the checkpoint comes before anything else.
+  if (Status st = run.SaveCheckpoint(report); !st) {
+    return finish("refused", st.error().message + " (the state directory " +
+                                 options.state_directory + " must be writable)");
+  }
+
+  // A verify needs its study before it needs a device.
+  if (const auto* verify = std::get_if<config::RetentionVerifyParams>(&phase->params)) {
+    if (auto study = LoadStudy(options.state_directory, verify->study); !study) {
+      return finish("failed", study.error().message +
+                                  (study.error().errnum == ENOENT
+                                       ? "; run its retention-write phase first"
+                                       : ""));
+    }
+  }
+
+  auto opened = OpenTarget(run);
+  if (!opened) return finish("refused", opened.error().message);
+  const std::string& path = opened->path;
+
+  double fill = -1;
+  // Streamed: a history of years is never held whole.
+  if (!history.ForEach([&](Json&& r) { fill = FillRatioAfter(r, target->name, fill); })) fill = -1;
+
+  // How old the drive is as the run starts, for `drivewatch report`.
+  if (opened->controller) {
+    auto age = ReadDriveAge(*opened->controller, opened->size,
+                            UnixSeconds(std::chrono::system_clock::now()));
+    if (age) {
+      run.drive_at_start = std::move(*age);
+    } else {
+      log::Warn("phase " + phase->name + ": cannot read the drive's SMART / Health log for its "
+                "age at the start of the run: " + age.error().message);
+    }
+  }
+
+  AbortConditions aborts(std::move(opened->health), config.aging.temperature_margin,
+                         phase->max_duration, run.started);
+  if (Status s = aborts.Start(); !s) {
+    return finish("refused", path + ": cannot read the drive's health: " + s.error().message);
+  }
+
+  if (Status st = run.SaveCheckpoint(report); !st) {
+    return finish("refused", st.error().message + " (the state directory " +
+                                 options.state_directory + " must be writable)");
+  }
+  if (options.on_drive_busy && !run.serial.empty()) options.on_drive_busy(run.serial, phase->name);
+  if (observer) observer->OnStart(run.status);
+  log::Info("phase " + phase->name + " started on " + path + " (target " + target->name +
+            ", " + config::FormatPhaseSchedule(phase->schedule) + ")");
+
+  const Status status = RunWatched(run, *opened, fill, aborts, report, stop);
+  if (options.on_drive_idle && !run.serial.empty()) options.on_drive_idle(run.serial);
+
+  if (!status) {
+    const bool refused = status.error().errnum == EPERM;
+    return finish(refused ? "refused" : "failed", status.error().message);
+  }
+  if (run.abort.stop_requested()) return finish("aborted", run.Reason());
+  return finish("completed", "");
+}
+
+}  // namespace drivewatch::aging

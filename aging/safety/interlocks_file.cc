@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+// The interlocks of a directory target: drivewatch's own file in the
+// operator's test directory, and the free-space reserve it must leave.
+#include "aging/safety/interlocks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <optional>
+#include <utility>
+#include <string>
+
+#include "aging/retention/retention_study.h"
+#include "aging/safety/interlocks_refusal.h"
+#include "config/util/durable_file.h"
+#include "config/util/sys.h"
+#include "config/util/text.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using interlocks_detail::Humanize;
+using interlocks_detail::KeyFor;
+using interlocks_detail::kNoOverride;
+using interlocks_detail::Refuse;
+using util::FdCloser;
+using util::Quote;
+using util::SysError;
+
+Error DirectoryError(const config::AgingTarget& target, int err) {
+  const std::string directory = "aging target " + Quote(target.name) + ": directory " +
+                                target.directory + " (aging.targets.directory) ";
+  if (err == ENOENT) return Error{err, -1, directory + "does not exist"};
+  return SysError(err, directory + "is not usable");
+}
+
+}  // namespace
+
+std::string AgingFilePath(const config::AgingTarget& target) {
+  return target.directory + "/drivewatch-aging-" + target.name + ".dat";
+}
+
+Status CheckFileReserve(const config::AgingTarget& target, std::uint64_t size) {
+  const std::string path = AgingFilePath(target);
+  struct statvfs vfs;
+  if (::statvfs(target.directory.c_str(), &vfs) != 0) {
+    return DirectoryError(target, errno);
+  }
+  // What the file already holds is not taken again.
+  long double allocated = 0;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    allocated = static_cast<long double>(st.st_blocks) * 512;
+  }
+  const long double frsize = vfs.f_frsize;
+  const long double total = static_cast<long double>(vfs.f_blocks) * frsize;
+  const long double available = static_cast<long double>(vfs.f_bavail) * frsize;
+  const long double free_after =
+      available - (static_cast<long double>(size) - allocated);
+  const long double reserve = target.min_free_ratio * total;
+  if (free_after < reserve) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g%%", target.min_free_ratio * 100);
+    return Refuse(path,
+                  "making it " + Humanize(size) + " would leave " +
+                      Humanize(free_after < 0 ? 0 : free_after) + " free of " +
+                      Humanize(total) + " on its file system (" +
+                      Humanize(available) +
+                      " free now), below the reserve of " + ratio + " (" +
+                      Humanize(reserve) + ")",
+                  "lower file_size or " + KeyFor(target, "free_space_reserve"));
+  }
+  return Ok{};
+}
+
+std::string AgingFileRecordPath(const std::string& state_directory,
+                                const config::AgingTarget& target) {
+  return state_directory + "/files/" + target.name + ".json";
+}
+
+namespace {
+
+constexpr std::string_view kRecordNoun = "aging file record";
+
+// What the state directory says of the file drivewatch made for `target`:
+// its device and inode when it was created. Missing: nullopt; damaged: an
+// error naming the record.
+struct OwnFile {
+  dev_t device;
+  ino_t inode;
+  std::uint64_t birth_ns;  // 0: unknown
+};
+
+Expected<std::optional<OwnFile>> ReadOwnRecord(const std::string& state_directory,
+                                                               const config::AgingTarget& target) {
+  const std::string path = AgingFileRecordPath(state_directory, target);
+  auto bytes = ReadWholeFile(path, 64 * 1024, kRecordNoun);
+  if (!bytes && bytes.error().errnum == ENOENT) return std::optional<OwnFile>{};
+  if (!bytes) return bytes.error();
+  auto record = ParseChecksummedRecord(*bytes, path, kRecordNoun);
+  if (!record) return record.error();
+  const Json* device = record->Find("device");
+  const Json* inode = record->Find("inode");
+  const Json* birth = record->Find("birth_ns");
+  unsigned maj = 0, min = 0;
+  char tail = 0;
+  if (device == nullptr || inode == nullptr || inode->type() != Json::Type::kNumber ||
+      inode->AsUint(0) == 0 || birth == nullptr || birth->type() != Json::Type::kNumber ||
+      std::sscanf(device->AsString().c_str(), "%u:%u%c", &maj, &min, &tail) != 2) {
+    return Error{EBADMSG, -1, path + ": damaged " + std::string(kRecordNoun) +
+                                  ": expected the file's device (\"MAJOR:MINOR\"), inode and "
+                                  "birth_ns"};
+  }
+  return std::optional<OwnFile>(
+      OwnFile{makedev(maj, min), static_cast<ino_t>(inode->AsUint()), birth->AsUint()});
+}
+
+// statx(2)'s birth time, 0 when the file system keeps none: a file made
+// in place of one removed often gets its inode number.
+std::uint64_t BirthNs(const std::string& path) {
+  struct statx stx {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) != 0 ||
+      (stx.stx_mask & STATX_BTIME) == 0 || stx.stx_btime.tv_sec < 0) {
+    return 0;
+  }
+  return static_cast<std::uint64_t>(stx.stx_btime.tv_sec) * 1'000'000'000u + stx.stx_btime.tv_nsec;
+}
+
+Status WriteOwnRecord(const std::string& state_directory, const config::AgingTarget& target,
+                      const std::string& path, const struct stat& st) {
+  if (Status s = EnsureDirectory(state_directory + "/files"); !s) return s;
+  Json record = Json::Object();
+  record["version"] = 2;
+  record["target"] = target.name;
+  record["path"] = path;
+  record["device"] = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+  record["inode"] = static_cast<std::uint64_t>(st.st_ino);
+  record["birth_ns"] = BirthNs(path);
+  return WriteFileAtomically(AgingFileRecordPath(state_directory, target), SerializeStudy(record));
+}
+
+// A file drivewatch made before it kept records of its files is known by
+// the retention study that lives in it: a study record of this state
+// directory naming its path.
+bool HeldByLegacyStudy(const std::string& state_directory, const std::string& path) {
+  for (const Json& study : ListStudies(state_directory)) {
+    const Json* device = study.Find("device");
+    if (device != nullptr && device->AsString() == path) return true;
+  }
+  return false;
+}
+
+std::string Described(const struct stat& st) {
+  char when[64] = "an unknown time";
+  std::tm tm{};
+  if (::gmtime_r(&st.st_mtime, &tm) != nullptr) {
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  }
+  return Humanize(static_cast<long double>(st.st_size)) + ", last modified " + when;
+}
+
+}  // namespace
+
+namespace interlocks_detail {
+
+Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
+                                  const std::string& state_directory, const SystemPaths& paths) {
+  const std::string path = AgingFilePath(target);
+  struct stat st;
+  struct stat named;
+  if (::fstat(fd, &st) != 0) return SysError(errno, path, "fstat");
+  if (!S_ISREG(st.st_mode) || ::lstat(path.c_str(), &named) != 0 || !S_ISREG(named.st_mode) ||
+      named.st_dev != st.st_dev || named.st_ino != st.st_ino) {
+    return Refuse(path, "the open file is not this target's own regular file any more",
+                  kNoOverride);
+  }
+  if (st.st_nlink != 1) {
+    return Refuse(path,
+                  "it has " + std::to_string(st.st_nlink) +
+                      " hard links; writing it would change another file",
+                  "remove it; " + std::string(kNoOverride));
+  }
+  auto map = ResolveStorage(fd, paths);
+  if (!map) return Refuse(path, map.error().message, kNoOverride);
+  auto own = ReadOwnRecord(state_directory, target);
+  if (!own) {
+    return Refuse(path, "whether drivewatch made it cannot be told: " + own.error().message,
+                  "remove the record and the file if the file is drivewatch's; " +
+                      std::string(kNoOverride));
+  }
+  if (!own->has_value() && HeldByLegacyStudy(state_directory, path)) {
+    if (Status s = WriteOwnRecord(state_directory, target, path, st); !s) {
+      return Refuse(path, "cannot record that drivewatch made it: " + s.error().message,
+                    kNoOverride);
+    }
+    own = std::optional<OwnFile>(OwnFile{st.st_dev, st.st_ino, 0});
+  }
+  const auto same = [&](const OwnFile& f) {
+    const std::uint64_t birth = BirthNs(path);
+    return f.device == st.st_dev && f.inode == st.st_ino &&
+           (f.birth_ns == 0 || birth == 0 || f.birth_ns == birth);
+  };
+  if (!own->has_value() || !same(**own)) {
+    return Refuse(path,
+                  "it exists, but drivewatch did not create it (" + Described(st) +
+                      (own->has_value() ? "; " + AgingFileRecordPath(state_directory, target) +
+                                              " records another file"
+                                        : "; no record of it in " +
+                                              AgingFileRecordPath(state_directory, target)) +
+                      ")",
+                  "move it away, or remove it if its data may be lost; " +
+                      std::string(kNoOverride));
+  }
+  if (Status s = CheckFileNotInUse(path, *map, paths); !s) return s.error();
+  return map;
+}
+
+}  // namespace interlocks_detail
+
+Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
+                                       const SystemPaths& paths) {
+  if (target.directory.empty()) {
+    return Error{
+        EINVAL, -1,
+        "aging target " + Quote(target.name) + " is not a directory target"};
+  }
+  struct stat dir_st;
+  if (::stat(target.directory.c_str(), &dir_st) != 0) {
+    return DirectoryError(target, errno);
+  }
+  if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
+  const std::string path = AgingFilePath(target);
+  const std::uint64_t size = target.file_size;
+
+  // Only ever our own regular file: not a symlink, device, FIFO, a hard
+  // link to somebody else's file, or a file somebody else put there.
+  struct stat st;
+  bool created = false;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) {
+      return Refuse(path, "it exists and is not a regular file",
+                    "remove it; " + std::string(kNoOverride));
+    }
+  } else if (errno == ENOENT) {
+    if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
+    created = true;
+  } else {
+    return SysError(errno, path);
+  }
+  const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (created ? O_CREAT | O_EXCL : 0);
+  FdCloser fd(::open(path.c_str(), flags, 0640));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ELOOP) {
+      return Refuse(path, "it is a symbolic link",
+                    "remove it; " + std::string(kNoOverride));
+    }
+    if (err == EEXIST) {
+      return Refuse(path, "it appeared while drivewatch was about to create it", kNoOverride);
+    }
+    return SysError(err, path, "open");
+  }
+  const auto fail = [&](const std::string& what) -> Error {
+    const int err = errno;
+    if (created) ::unlink(path.c_str());
+    return SysError(err, path, what);
+  };
+  if (::fstat(fd.get(), &st) != 0) return fail("fstat");
+  if (created) {
+    // The record comes first: a crash after it leaves an empty file that
+    // drivewatch knows as its own.
+    Status recorded = WriteOwnRecord(pass.state_directory, target, path, st);
+    if (!recorded) {
+      ::unlink(path.c_str());
+      return Error{recorded.error().errnum, -1,
+                   path + ": cannot record that drivewatch made it: " + recorded.error().message};
+    }
+    FdCloser dir(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() >= 0) ::fsync(dir.get());
+  }
+  // Growing or shrinking the file changes which bytes it holds: it goes
+  // through the write gate first, like any write (a study in it, a loop
+  // device over it that is mounted, a file drivewatch did not make).
+  WritePass resize = pass;
+  resize.resizes = static_cast<std::uint64_t>(st.st_size) != size;
+  if (Status s = CheckWritePass(target, fd.get(), resize, paths); !s) return s.error();
+  if (resize.resizes && !created) {
+    if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > size &&
+      ::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
+    return fail("ftruncate");
+  }
+  if (size > 0 && ::fallocate(fd.get(), 0, 0, static_cast<off_t>(size)) != 0) {
+    if (errno != EOPNOTSUPP) return fail("fallocate");
+    // No fallocate (e.g. some network file systems): glibc writes zeros.
+    if (const int rc = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(size));
+        rc != 0) {
+      errno = rc;
+      return fail("posix_fallocate");
+    }
+  }
+  if (::fsync(fd.get()) != 0) return fail("fsync");
+  return path;
+}
+
+}  // namespace drivewatch::aging

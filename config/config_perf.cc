@@ -14,7 +14,7 @@ namespace drivewatch::config::detail {
 namespace {
 
 constexpr std::uint32_t kMaxInFlight = kWorkloadMaxInFlight;
-// The keys' own ranges (phase_kinds.h) are the engine's.
+// The keys' own ranges (config/kinds/) are the engine's.
 static_assert(kQueueDepthKey.max == kWorkloadMaxQueueDepth);
 static_assert(kCellQueueDepthKey.max == kWorkloadMaxQueueDepth);
 static_assert(kCellJobsKey.max == kWorkloadMaxJobs);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The config's keys outside the phase kinds (whose keys are in
-// phase_kinds.h), declared once. Each section's key list drives unknown-key
+// config/kinds/), declared once. Each section's key list drives unknown-key
 // detection and its "did you mean" hints, the reading of every simple value
 // with its type and range check, and ToToml(). A key whose value is more
 // than one simple value (a list of patterns, an array of tables) has a

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The workload engine's limits (aging/engine/workload.h), in one place for the
 // engine's own checks (aging/engine/workload_plan.cc) and for the configuration's,
-// which refuse the same things first, located at the key (phase_kinds.h,
+// which refuse the same things first, located at the key (config/kinds/,
 // config_perf.cc).
 #pragma once
 

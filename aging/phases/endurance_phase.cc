@@ -412,4 +412,10 @@ Status ExportKindState(const config::EnduranceParams&, const config::PhaseConfig
   return Ok{};
 }
 
+// An endurance test's progress lives in its own file (its passes), not in
+// the fill level, which it leaves as it was.
+double FillLevelAfter(const config::EnduranceParams&, const Json& /*record*/, double level) {
+  return level;
+}
+
 }  // namespace drivewatch::aging

@@ -94,4 +94,21 @@ Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& 
   return Ok{};
 }
 
+std::optional<double> ResultRatio(const Json& record, std::string_view key) {
+  const Json* results = record.Find("results");
+  const Json* v = results ? results->Find(key) : nullptr;
+  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
+  const double ratio = v->AsDouble(-1);
+  if (!(ratio >= 0 && ratio <= 1)) return std::nullopt;
+  return ratio;
+}
+
+// A completed fill leaves the level it measured; an unfinished one, from
+// an empty target, leaves it unknown.
+double FillLevelAfter(const config::FillParams&, const Json& record, double /*level*/) {
+  const Json* outcome = record.Find("outcome");
+  if (outcome == nullptr || outcome->AsString() != "completed") return -1;
+  return ResultRatio(record, "fill_ratio").value_or(-1);
+}
+
 }  // namespace drivewatch::aging

@@ -5,7 +5,7 @@
 // unwritten LBA reads back as zeros without touching the media) and writes
 // overwrite it without changing the fill level.
 //
-// The matrix is the phase's cells, after its preset's (config/phase_kinds.h,
+// The matrix is the phase's cells, after its preset's (config/kinds/perf.h,
 // PresetCells); with neither, the built-in one, whose results keep the keys
 // they have always had:
 //   sequential read and write, 128 KiB at queue_depth: bytes/s
@@ -399,6 +399,35 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
     ctx.Checkpoint(report);
   }
   return Ok{};
+}
+
+// The fill level a perf run leaves, from the level before it. Its cells
+// write inside the written part and leave it as it was; a trim cell makes
+// holes in it. A purge and a preconditioning (series.preparation) set it:
+// the run's fill_ratio once they are done, unknown when they were cut short
+// after touching the target.
+double FillLevelAfter(const config::PerfParams&, const Json& record, double level) {
+  const Json* series = record.Find("series");
+  const Json* preparation = series ? series->Find("preparation") : nullptr;
+  if (preparation != nullptr && !preparation->items().empty()) {
+    const Json* results = record.Find("results");
+    const bool touched =
+        results && (results->Find("purged_bytes") || results->Find("preconditioned_bytes"));
+    if (std::optional<double> ratio = ResultRatio(record, "fill_ratio")) {
+      level = *ratio;
+    } else if (touched) {
+      return -1;
+    }
+  }
+  const Json* cells = series ? series->Find("cells") : nullptr;
+  if (cells == nullptr) return level;
+  for (const Json& cell : cells->items()) {
+    const Json* op = cell.Find("operation");
+    const std::string operation = op ? op->AsString() : "";
+    // A purged target's cells write anywhere in it.
+    if (operation == "trim" || (level == 0 && operation != "read")) return -1;
+  }
+  return level;
 }
 
 }  // namespace drivewatch::aging

@@ -139,6 +139,52 @@ Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport
 // whole trace; an Error names the trace file and line.
 Expected<config::TraceFacts> InspectTrace(const config::ReplayParams& phase);
 
+// What the runner asks of a kind beside its story. Each hook has a default
+// here for every kind; a kind that needs another answer overloads the hook
+// for its struct, declared under the hook's default and defined beside it in
+// aging/phases/<kind>_phase.cc. The runner never tests a kind's name.
+
+// The fill level (the fraction of the target written; negative: unknown)
+// a run of this kind leaves, from its history record and the level before
+// it. The runner hands over only run records of the target, with an
+// outcome. The default: a kind that writes leaves the level unknown, so a
+// new writing kind cannot leave a stale level behind; one that only reads
+// leaves it as it was.
+template <class Params>
+double FillLevelAfter(const Params&, const Json& /*record*/, double level) {
+  return Params::kWrites ? -1 : level;
+}
+double FillLevelAfter(const config::FillParams&, const Json& record, double level);
+double FillLevelAfter(const config::ReclaimParams&, const Json& record, double level);
+double FillLevelAfter(const config::PerfParams&, const Json& record, double level);
+double FillLevelAfter(const config::RetentionWriteParams&, const Json& record, double level);
+double FillLevelAfter(const config::EnduranceParams&, const Json& record, double level);
+double FillLevelAfter(const config::ReplayParams&, const Json& record, double level);
+
+// What a phase may write, for the write gate (aging/safety/interlocks.h):
+// [offset, offset + length) of the target (length 0: to its end), on
+// behalf of `study` (a retention study may write its own region, and only
+// it). The default: the whole target, for no study.
+struct WriteScope {
+  std::string study;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+template <class Params>
+WriteScope KindWriteScope(const Params&) {
+  return {};
+}
+WriteScope KindWriteScope(const config::RetentionWriteParams& phase);
+
+// What a run of this kind needs before it opens its target: an Error ends
+// the run as failed, the drive untouched. The default: nothing.
+template <class Params>
+Status KindPreflight(const Params&, const std::string& /*state_directory*/) {
+  return Ok{};
+}
+Status KindPreflight(const config::RetentionVerifyParams& phase,
+                     const std::string& state_directory);
+
 // What a kind keeps outside the history and exports as metrics of its own,
 // between its runs too (endurance: its test's progress file). One overload
 // per kind that keeps such state, in aging/phases/<kind>_phase.cc; the template
@@ -157,6 +203,9 @@ Status ExportKindState(const config::EnduranceParams& params, const config::Phas
 // Helpers the phases share.
 // Bytes per second of each sample of `result`, all operations.
 Json ThroughputSeries(const WorkloadResult& result);
+// A fraction of the target in [0, 1] among a run record's results
+// (fill_ratio), or nullopt.
+std::optional<double> ResultRatio(const Json& record, std::string_view key);
 // Trims [0, bytes) in 2 MiB deallocates (the largest block the engine
 // takes), so a fill starts from an empty drive.
 Expected<WorkloadResult> TrimRange(PhaseContext& ctx, std::uint64_t bytes,

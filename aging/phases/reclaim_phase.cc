@@ -81,4 +81,11 @@ Status RunKind(const config::ReclaimParams& phase, PhaseContext& ctx, PhaseRepor
   return Ok{};
 }
 
+// reclaim's writes continue where the last fill stopped, so the level is
+// taken as the fill left it, as the perf runs after a fill and a reclaim
+// expect.
+double FillLevelAfter(const config::ReclaimParams&, const Json& /*record*/, double level) {
+  return level;
+}
+
 }  // namespace drivewatch::aging

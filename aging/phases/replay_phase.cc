@@ -220,4 +220,16 @@ Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport
   return Ok{};
 }
 
+// A replay that trimmed, or was interrupted before it could say, leaves the
+// level unknown (one that stopped before its I/O has no trimmed_bytes); one
+// that only read or wrote leaves the filled part written.
+double FillLevelAfter(const config::ReplayParams&, const Json& record, double level) {
+  const Json* outcome = record.Find("outcome");
+  const Json* results = record.Find("results");
+  const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
+  const bool interrupted = outcome != nullptr && outcome->AsString() == "interrupted";
+  if (trimmed ? trimmed->AsDouble(1) != 0 : interrupted) return -1;
+  return level;
+}
+
 }  // namespace drivewatch::aging

@@ -234,4 +234,14 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
   return SaveStudy(state, study);
 }
 
+// A verify needs its study before it needs a device.
+Status KindPreflight(const config::RetentionVerifyParams& phase,
+                     const std::string& state_directory) {
+  auto study = LoadStudy(state_directory, phase.study);
+  if (study) return Ok{};
+  Error e = study.error();
+  if (e.errnum == ENOENT) e.message += "; run its retention-write phase first";
+  return e;
+}
+
 }  // namespace drivewatch::aging

@@ -243,4 +243,16 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   return SaveStudy(state, study);
 }
 
+// A study writes its own region, which the fill level does not describe.
+double FillLevelAfter(const config::RetentionWriteParams&, const Json& /*record*/,
+                      double level) {
+  return level;
+}
+
+// A study writes its region only, as the study: the write gate lets it write
+// there over its own earlier record, and nowhere else.
+WriteScope KindWriteScope(const config::RetentionWriteParams& phase) {
+  return WriteScope{phase.study, phase.region_offset, phase.region_length};
+}
+
 }  // namespace drivewatch::aging

@@ -18,7 +18,7 @@
 
 #include "aging/history/history.h"
 #include "aging/phases/phase.h"
-#include "aging/retention/retention_study.h"
+#include "aging/retention/retention_study.h"  // FindNvmeNamespace
 #include "aging/runner/drive_age.h"
 #include "aging/runner/phase_lock.h"
 #include "config/util/durable_file.h"
@@ -85,17 +85,21 @@ struct RunState {
   // for a target without a controller.
   Json drive_at_start;
 
-  // The write gate's view of a pass over [offset, offset + length).
-  WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
-    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
-    return WritePass{options->state_directory, offset, length, study ? study->study : ""};
+  // What the kind may write (KindWriteScope: a retention study its region,
+  // any other kind the whole target).
+  WriteScope Scope() const {
+    return std::visit([](const auto& params) { return KindWriteScope(params); }, phase->params);
   }
 
-  // What the phase as a whole may write: a retention study its region,
-  // any other kind the whole target.
+  // The write gate's view of a pass over [offset, offset + length).
+  WritePass Pass(std::uint64_t offset, std::uint64_t length) const {
+    return WritePass{options->state_directory, offset, length, Scope().study};
+  }
+
+  // What the phase as a whole may write.
   WritePass WholePass() const {
-    const auto* study = std::get_if<config::RetentionWriteParams>(&phase->params);
-    return study ? Pass(study->region_offset, study->region_length) : Pass(0, 0);
+    const WriteScope scope = Scope();
+    return Pass(scope.offset, scope.length);
   }
 
   void Abort(std::string why) {
@@ -463,77 +467,17 @@ std::string CheckpointPath(const std::string& state_directory, const std::string
   return state_directory + "/phases/" + phase + ".checkpoint";
 }
 
-namespace {
-
-bool IsKind(const Json& record, std::string_view kind) {
-  const Json* k = record.Find("kind");
-  return k != nullptr && k->type() == Json::Type::kString && k->AsString() == kind;
-}
-
-// A fraction of the target in [0, 1] among a record's results, or nullopt.
-std::optional<double> ResultRatio(const Json& record, std::string_view key) {
-  const Json* results = record.Find("results");
-  const Json* v = results ? results->Find(key) : nullptr;
-  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-  const double ratio = v->AsDouble(-1);
-  if (!(ratio >= 0 && ratio <= 1)) return std::nullopt;
-  return ratio;
-}
-
-// The fill level a perf run leaves, from the level before it (negative:
-// unknown). Its cells write inside the written part and leave it as it
-// was; a trim cell makes holes in it. A purge and a preconditioning
-// (series.preparation) set it: the run's fill_ratio once they are done,
-// unknown when they were cut short after touching the target.
-double PerfLevelAfter(const Json& record, double level) {
-  const Json* series = record.Find("series");
-  const Json* preparation = series ? series->Find("preparation") : nullptr;
-  if (preparation != nullptr && !preparation->items().empty()) {
-    const Json* results = record.Find("results");
-    const bool touched =
-        results && (results->Find("purged_bytes") || results->Find("preconditioned_bytes"));
-    if (std::optional<double> ratio = ResultRatio(record, "fill_ratio")) {
-      level = *ratio;
-    } else if (touched) {
-      return -1;
-    }
-  }
-  const Json* cells = series ? series->Find("cells") : nullptr;
-  if (cells == nullptr) return level;
-  for (const Json& cell : cells->items()) {
-    const Json* op = cell.Find("operation");
-    const std::string operation = op ? op->AsString() : "";
-    // A purged target's cells write anywhere in it.
-    if (operation == "trim" || (level == 0 && operation != "read")) return -1;
-  }
-  return level;
-}
-
-}  // namespace
-
 double FillRatioAfter(const Json& r, const std::string& target, double level) {
-  {
-    const Json* t = r.Find("target");
-    if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
-    const Json* outcome = r.Find("outcome");
-    if (outcome == nullptr) return level;
-    if (IsKind(r, "trim")) {
-      level = -1;  // a trim phase leaves the fill level unknown
-    } else if (IsKind(r, "fill")) {
-      // An unfinished fill too.
-      level = outcome->AsString() == "completed" ? ResultRatio(r, "fill_ratio").value_or(-1) : -1;
-    } else if (IsKind(r, "perf")) {
-      level = PerfLevelAfter(r, level);
-    } else if (IsKind(r, "replay")) {
-      // A replay that trimmed, or was interrupted before it could say,
-      // leaves the level unknown (one that stopped before its I/O has no
-      // trimmed_bytes); one that only read or wrote leaves the filled part
-      // written.
-      const Json* results = r.Find("results");
-      const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
-      if (trimmed ? trimmed->AsDouble(1) != 0 : outcome->AsString() == "interrupted") level = -1;
-    }
-  }
+  const Json* t = r.Find("target");
+  if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
+  if (r.Find("outcome") == nullptr) return level;
+  const Json* kind = r.Find("kind");
+  if (kind == nullptr || kind->type() != Json::Type::kString) return level;
+  // The kind the record names decides; a kind this build does not know
+  // (a newer drivewatch's record) leaves the level as it was.
+  config::ForEachPhaseKind([&](const auto& params) {
+    if (kind->AsString() == params.kName) level = FillLevelAfter(params, r, level);
+  });
   return level;
 }
 
@@ -614,14 +558,12 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
                                  options.state_directory + " must be writable)");
   }
 
-  // A verify needs its study before it needs a device.
-  if (const auto* verify = std::get_if<config::RetentionVerifyParams>(&phase->params)) {
-    if (auto study = LoadStudy(options.state_directory, verify->study); !study) {
-      return finish("failed", study.error().message +
-                                  (study.error().errnum == ENOENT
-                                       ? "; run its retention-write phase first"
-                                       : ""));
-    }
+  // What the kind needs before it opens its target (a verify: its study).
+  if (Status ready = std::visit(
+          [&](const auto& params) { return KindPreflight(params, options.state_directory); },
+          phase->params);
+      !ready) {
+    return finish("failed", ready.error().message);
   }
 
   auto opened = OpenTarget(run);

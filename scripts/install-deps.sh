@@ -18,6 +18,8 @@ packages=(
   libtomlplusplus-dev libcpp-httplib-dev libblkid-dev
   # JSON (config/util/json*.cc): nlohmann-json, header-only, compiled in
   nlohmann-json3-dev
+  # the command line: CLI11, header-only, compiled in
+  libcli11-dev
   # the HTTP server: Boost.Beast/Asio (headers) and zlib for gzip
   libboost1.81-dev zlib1g-dev
   # the web config's YAML

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporter/commands/cli.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 
 #include "exporter/build_info.h"
@@ -8,30 +10,23 @@
 namespace drivewatch {
 namespace {
 
-struct FlagSpec {
-  const char* name;
-  std::optional<std::string> CommandLine::*field;
+using Command = CommandLine::Command;
+
+// The subcommands, by the word that names them on the command line.
+struct CommandName {
+  const char* word;
+  Command command;
+};
+constexpr CommandName kCommands[] = {
+    {"check-config", Command::kCheckConfig}, {"collect", Command::kCollect},
+    {"selftest", Command::kSelfTest},        {"phase", Command::kPhase},
+    {"endurance", Command::kEndurance},      {"history", Command::kHistory},
+    {"retention", Command::kRetention},      {"report", Command::kReport},
 };
 
-constexpr FlagSpec kValueFlags[] = {
-    {"--config.file", &CommandLine::config_file},
-    {"--web.listen-address", &CommandLine::listen_address},
-    {"--web.config.file", &CommandLine::web_config_file},
-    {"--log.level", &CommandLine::log_level},
-    {"--drive", &CommandLine::drive},
-    {"--type", &CommandLine::test_type},
-    {"--target", &CommandLine::target},
-    {"--phase", &CommandLine::phase},
-    {"--format", &CommandLine::format},
-    {"--baseline", &CommandLine::baseline},
-    {"--runs", &CommandLine::runs},
-    {"--output", &CommandLine::output},
-};
-
-}  // namespace
-
-std::string UsageText() {
-  return R"(usage: drivewatch [flags]                 run the daemon
+// The --help text; a command's help is cut from it (UsageText(Command)),
+// and gen-man.py makes drivewatch(1) of it.
+constexpr char kUsage[] = R"(usage: drivewatch [flags]                 run the daemon
        drivewatch check-config FILE        validate a config file and exit
        drivewatch check-config [FILE] --web.config.file=WEBFILE
                                            validate the web config too (or
@@ -115,16 +110,14 @@ flags:
   --type=short|extended       with selftest run: which test
   --wait                      with selftest run: wait for the result (exit
                               status 0 passed, 1 otherwise)
-  -h, --help                  show this help
+  -h, --help                  show this help; after a command, only that
+                              command's usage and flags
   --version                   show the version and the libraries built with
 
 exit status: 0 success, 1 runtime failure, 2 bad command line or config, 3 a
 phase run whose retention verify found blocks that no longer read back as
 written.
 )";
-}
-
-namespace {
 
 // The entries of a block of the help: an entry starts at a line for which
 // `starts` holds, and goes on over the lines indented under it.
@@ -145,20 +138,15 @@ std::vector<std::string> Entries(const std::string& block, bool (*starts)(const 
 }
 
 const char* CommandWord(CommandLine::Command c) {
-  switch (c) {
-    case CommandLine::Command::kCheckConfig: return "check-config";
-    case CommandLine::Command::kCollect: return "collect";
-    case CommandLine::Command::kSelfTest: return "selftest";
-    case CommandLine::Command::kPhase: return "phase";
-    case CommandLine::Command::kEndurance: return "endurance";
-    case CommandLine::Command::kHistory: return "history";
-    case CommandLine::Command::kRetention: return "retention";
-    case CommandLine::Command::kReport: return "report";
-    default: return "";
+  for (const CommandName& name : kCommands) {
+    if (name.command == c) return name.word;
   }
+  return "";
 }
 
 }  // namespace
+
+std::string UsageText() { return kUsage; }
 
 std::string UsageText(CommandLine::Command command) {
   const std::string all = UsageText();
@@ -208,231 +196,320 @@ std::string VersionText() {
          kLiburingVersion + ", prometheus-cpp " + kPrometheusCppVersion + "\n";
 }
 
-ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
-  CommandLine cli;
-  bool have_subcommand = false;
-  for (size_t i = 1; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      if (have_subcommand) cli.help_for = cli.command;
-      cli.command = CommandLine::Command::kHelp;
-      return {cli, ""};
-    }
-    if (arg == "--version") {
-      cli.command = CommandLine::Command::kVersion;
-      return {cli, ""};
-    }
-    if (arg == "--once") {
-      cli.once = true;
-      continue;
-    }
-    if (arg == "--wait") {
-      cli.wait = true;
-      continue;
-    }
-    if (arg.rfind("--", 0) == 0) {
-      const size_t eq = arg.find('=');
-      const std::string name = arg.substr(0, eq);
-      const FlagSpec* spec = nullptr;
-      for (const auto& f : kValueFlags) {
-        if (name == f.name) spec = &f;
+namespace {
+
+// The errors of flags given to a command they do not go with, by flag.
+struct GoesWith {
+  const char* flag;
+  const char* error;
+};
+constexpr GoesWith kGoesWith[] = {
+    {"--once", "--once goes with the collect command"},
+    {"--drive", "--drive goes with selftest run, history or report"},
+    {"--type", "--type and --wait go with selftest run"},
+    {"--wait", "--type and --wait go with selftest run"},
+    {"--target", "--target goes with phase run"},
+    {"--phase", "--phase goes with history"},
+    {"--format", "--format goes with history, retention report or report"},
+    {"--baseline", "--baseline goes with report"},
+    {"--runs", "--runs goes with report"},
+    {"--output", "--output goes with report"},
+};
+
+// A value the command accepts from a fixed set, checked as CLI11 parses.
+// The message is the whole error; CLI11 puts the flag's name and a colon
+// in front of it, which ErrorText takes off again.
+CLI::Validator OneOf(std::vector<std::string> values, std::string error) {
+  return CLI::Validator(
+      [values = std::move(values), error = std::move(error)](std::string& value) {
+        if (std::find(values.begin(), values.end(), value) != values.end()) return std::string();
+        return error + " (got \"" + value + "\")";
+      },
+      "");
+}
+
+std::string ErrorText(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  if (dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+    return what.substr(what.find(": ") + 2);
+  }
+  // Only thrown when the arguments end before a flag's value.
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
+    return "flag " + what.substr(0, what.find(':')) + " needs a value";
+  }
+  // A flag given a value CLI11 does not read as true or false (--once=x).
+  if (dynamic_cast<const CLI::ConversionError*>(&e) != nullptr) {
+    return what + " (a flag takes no value; see --help)";
+  }
+  return what + " (see --help)";
+}
+
+// What CLI11 cannot say: how many words each subcommand takes, the flags
+// a command needs, and which go together.
+std::string CheckSelfTest(const CommandLine& cli) {
+  if (cli.args.size() != 1 || cli.args[0] != "run") {
+    return "selftest takes the subcommand run: selftest run --drive SERIAL --type "
+           "short|extended [--wait]";
+  }
+  if (!cli.drive) return "selftest run needs --drive SERIAL";
+  if (!cli.test_type) return "selftest run needs --type short or --type extended";
+  return "";
+}
+
+std::string CheckPhase(const CommandLine& cli) {
+  if (cli.args.size() != 2 || cli.args[0] != "run") {
+    return "phase takes the subcommand run: phase run NAME --config.file=FILE [--target=NAME]";
+  }
+  if (!cli.config_file) {
+    return "phase run needs --config.file=FILE (the phase and its target are defined there)";
+  }
+  return "";
+}
+
+std::string CheckEndurance(const CommandLine& cli) {
+  if (cli.args.size() != 2 || cli.args[0] != "reset") {
+    return "endurance takes the subcommand reset: endurance reset NAME --config.file=FILE";
+  }
+  if (!cli.config_file) {
+    return "endurance reset needs --config.file=FILE (the phase and its state directory are "
+           "defined there)";
+  }
+  return "";
+}
+
+std::string CheckRetention(const CommandLine& cli) {
+  const bool list = cli.args.size() == 1 && cli.args[0] == "list";
+  const bool report = cli.args.size() == 2 && cli.args[0] == "report";
+  const bool end = cli.args.size() == 2 && cli.args[0] == "end";
+  if (!list && !report && !end) {
+    return "retention takes list, report STUDY or end STUDY: retention list | retention report "
+           "STUDY [--format=text|json|html] | retention end STUDY";
+  }
+  if (cli.format && !report) return "--format goes with retention report";
+  return "";
+}
+
+// --runs as its comma-separated items (first,latest when not given).
+std::string CheckReport(CommandLine& cli) {
+  if (!cli.runs) {
+    cli.run_items = {"first", "latest"};
+  } else {
+    const std::string& runs = *cli.runs;
+    std::size_t start = 0;
+    while (start <= runs.size()) {
+      const std::size_t comma = std::min(runs.find(',', start), runs.size());
+      const std::string item = runs.substr(start, comma - start);
+      if (item.empty()) {
+        return "--runs \"" + runs +
+               "\" has an empty item (expected first, latest or run ids, separated by commas, "
+               "e.g. --runs first,latest)";
       }
-      if (spec == nullptr) {
-        return {std::nullopt, "unknown flag " + name + " (see --help)"};
+      if (std::find(cli.run_items.begin(), cli.run_items.end(), item) != cli.run_items.end()) {
+        return "--runs \"" + runs + "\" names " + item + " twice";
       }
-      std::string value;
-      if (eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-      } else if (i + 1 < argv.size()) {
-        value = argv[++i];
-      } else {
-        return {std::nullopt, "flag " + name + " needs a value"};
-      }
-      if (value.empty()) {
-        return {std::nullopt, "flag " + name + " needs a non-empty value"};
-      }
-      cli.*(spec->field) = value;
-      if (name == "--drive") cli.drives.push_back(value);
-      continue;
+      cli.run_items.push_back(item);
+      start = comma + 1;
     }
-    if (!have_subcommand && cli.args.empty()) {
-      if (arg == "check-config") {
-        cli.command = CommandLine::Command::kCheckConfig;
-      } else if (arg == "collect") {
-        cli.command = CommandLine::Command::kCollect;
-      } else if (arg == "selftest") {
-        cli.command = CommandLine::Command::kSelfTest;
-      } else if (arg == "phase") {
-        cli.command = CommandLine::Command::kPhase;
-      } else if (arg == "endurance") {
-        cli.command = CommandLine::Command::kEndurance;
-      } else if (arg == "history") {
-        cli.command = CommandLine::Command::kHistory;
-      } else if (arg == "retention") {
-        cli.command = CommandLine::Command::kRetention;
-      } else if (arg == "report") {
-        cli.command = CommandLine::Command::kReport;
-      } else {
-        return {std::nullopt, "unknown command \"" + arg +
-                                  "\" (expected check-config, collect, "
-                                  "selftest, phase, endurance, history, retention or report; "
-                                  "see --help)"};
-      }
-      have_subcommand = true;
-      continue;
-    }
-    cli.args.push_back(arg);
   }
-  const bool selftest = cli.command == CommandLine::Command::kSelfTest;
-  const bool history = cli.command == CommandLine::Command::kHistory;
-  const bool reporting = cli.command == CommandLine::Command::kReport;
-  if (!selftest && (cli.test_type || cli.wait)) {
-    return {std::nullopt, "--type and --wait go with selftest run"};
+  if (cli.baseline &&
+      std::find(cli.drives.begin(), cli.drives.end(), *cli.baseline) != cli.drives.end()) {
+    return "--baseline " + *cli.baseline +
+           " is also a --drive (expected another drive to compare with)";
   }
-  if (!selftest && !history && !reporting && cli.drive) {
-    return {std::nullopt, "--drive goes with selftest run, history or report"};
-  }
-  if (!reporting && (cli.baseline || cli.runs || cli.output)) {
-    return {std::nullopt, std::string(cli.baseline ? "--baseline" : cli.runs ? "--runs" : "--output") +
-                              " goes with report"};
-  }
-  if ((selftest || history) && cli.drives.size() > 1) {
-    return {std::nullopt, "--drive is given " + std::to_string(cli.drives.size()) +
-                              " times (expected one drive; only report takes several)"};
-  }
-  if (cli.command != CommandLine::Command::kPhase && cli.target) {
-    return {std::nullopt, "--target goes with phase run"};
-  }
-  if (!history && cli.phase) return {std::nullopt, "--phase goes with history"};
-  if (!history && !reporting && cli.format && cli.command != CommandLine::Command::kRetention) {
-    return {std::nullopt, "--format goes with history, retention report or report"};
+  return "";
+}
+
+std::string CheckCommand(CommandLine& cli) {
+  if ((cli.command == Command::kSelfTest || cli.command == Command::kHistory) &&
+      cli.drives.size() > 1) {
+    return "--drive is given " + std::to_string(cli.drives.size()) +
+           " times (expected one drive; only report takes several)";
   }
   switch (cli.command) {
-    case CommandLine::Command::kSelfTest:
-      if (cli.args.size() != 1 || cli.args[0] != "run") {
-        return {std::nullopt,
-                "selftest takes the subcommand run: selftest run --drive "
-                "SERIAL --type short|extended [--wait]"};
-      }
-      if (!cli.drive) return {std::nullopt, "selftest run needs --drive SERIAL"};
-      if (!cli.test_type ||
-          (*cli.test_type != "short" && *cli.test_type != "extended")) {
-        return {std::nullopt, "selftest run needs --type short or --type "
-                              "extended" +
-                                  (cli.test_type ? " (got \"" +
-                                                       *cli.test_type + "\")"
-                                                 : std::string())};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    case CommandLine::Command::kPhase:
-      if (cli.args.size() != 2 || cli.args[0] != "run") {
-        return {std::nullopt,
-                "phase takes the subcommand run: phase run NAME "
-                "--config.file=FILE [--target=NAME]"};
-      }
-      if (!cli.config_file) {
-        return {std::nullopt, "phase run needs --config.file=FILE (the phase and "
-                              "its target are defined there)"};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    case CommandLine::Command::kEndurance:
-      if (cli.args.size() != 2 || cli.args[0] != "reset") {
-        return {std::nullopt,
-                "endurance takes the subcommand reset: endurance reset NAME --config.file=FILE"};
-      }
-      if (!cli.config_file) {
-        return {std::nullopt, "endurance reset needs --config.file=FILE (the phase and its "
-                              "state directory are defined there)"};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    case CommandLine::Command::kHistory:
-      if (!cli.args.empty()) {
-        return {std::nullopt, "unexpected argument \"" + cli.args[0] + "\""};
-      }
-      if (cli.format && *cli.format != "table" && *cli.format != "json" &&
-          *cli.format != "csv") {
-        return {std::nullopt, "--format must be table, json or csv (got \"" +
-                                  *cli.format + "\")"};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    case CommandLine::Command::kRetention: {
-      const bool list = cli.args.size() == 1 && cli.args[0] == "list";
-      const bool report = cli.args.size() == 2 && cli.args[0] == "report";
-      const bool end = cli.args.size() == 2 && cli.args[0] == "end";
-      if (!list && !report && !end) {
-        return {std::nullopt,
-                "retention takes list, report STUDY or end STUDY: retention list | retention "
-                "report STUDY [--format=text|json|html] | retention end STUDY"};
-      }
-      if (cli.format && (!report || (*cli.format != "text" && *cli.format != "json" &&
-                                     *cli.format != "html"))) {
-        return {std::nullopt, !report ? std::string("--format goes with retention report")
-                                   : "--format must be text, json or html (got \"" +
-                                         *cli.format + "\")"};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    }
-    case CommandLine::Command::kReport: {
-      if (cli.format && *cli.format != "text" && *cli.format != "markdown" &&
-          *cli.format != "json" && *cli.format != "html") {
-        return {std::nullopt, "--format must be text, markdown, json or html (got \"" +
-                                  *cli.format + "\")"};
-      }
-      if (cli.runs) {
-        std::size_t start = 0;
-        while (start <= cli.runs->size()) {
-          const std::size_t comma = std::min(cli.runs->find(',', start), cli.runs->size());
-          const std::string item = cli.runs->substr(start, comma - start);
-          if (item.empty()) {
-            return {std::nullopt, "--runs \"" + *cli.runs +
-                                      "\" has an empty item (expected first, latest or run ids, "
-                                      "separated by commas, e.g. --runs first,latest)"};
-          }
-          if (std::find(cli.run_items.begin(), cli.run_items.end(), item) != cli.run_items.end()) {
-            return {std::nullopt, "--runs \"" + *cli.runs + "\" names " + item + " twice"};
-          }
-          cli.run_items.push_back(item);
-          start = comma + 1;
-        }
-      } else {
-        cli.run_items = {"first", "latest"};
-      }
-      if (cli.baseline && std::find(cli.drives.begin(), cli.drives.end(), *cli.baseline) !=
-                              cli.drives.end()) {
-        return {std::nullopt, "--baseline " + *cli.baseline +
-                                  " is also a --drive (expected another drive to compare with)"};
-      }
-      if (cli.once) return {std::nullopt, "--once goes with the collect command"};
-      break;
-    }
-    case CommandLine::Command::kCheckConfig:
-      if (cli.web_config_file && cli.args.size() <= 1) break;
-      if (cli.args.size() != 1) {
-        return {std::nullopt, "check-config takes exactly one FILE"};
-      }
-      break;
-    case CommandLine::Command::kCollect:
-      if (!cli.once) {
-        return {std::nullopt, "collect needs --once (it runs the probes one time)"};
-      }
-      [[fallthrough]];
-    case CommandLine::Command::kServe:
-      if (!cli.args.empty()) {
-        return {std::nullopt, "unexpected argument \"" + cli.args[0] + "\""};
-      }
-      if (cli.once && cli.command == CommandLine::Command::kServe) {
-        return {std::nullopt, "--once goes with the collect command"};
-      }
-      break;
-    default:
-      break;
+    case Command::kCheckConfig:
+      if (cli.web_config_file && cli.args.size() <= 1) return "";
+      return cli.args.size() == 1 ? "" : "check-config takes exactly one FILE";
+    case Command::kCollect:
+      return cli.once ? "" : "collect needs --once (it runs the probes one time)";
+    case Command::kSelfTest: return CheckSelfTest(cli);
+    case Command::kPhase: return CheckPhase(cli);
+    case Command::kEndurance: return CheckEndurance(cli);
+    case Command::kRetention: return CheckRetention(cli);
+    case Command::kReport: return CheckReport(cli);
+    default: return "";
   }
-  return {cli, ""};
+}
+
+// --help and --version end the parse where they stand: the first of them
+// decides what runs, whatever follows.
+struct StopParsing {};
+
+// The command line as CLI11 apps: the flags every command takes on the
+// top-level app, each subcommand's own on it. Subcommands fall through to
+// the top level, so its flags may also come after the subcommand. Nothing
+// is refused as an extra while parsing: ExtraArgumentError names a stray
+// argument after the parse, as a flag that goes with another command, an
+// unknown flag or command, or an unexpected argument.
+class Parser {
+ public:
+  Parser() {
+    app_.set_help_flag();
+    app_.allow_extras();
+    app_.require_subcommand(0, 1);
+    app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    AddCommonFlags();
+    AddCheckConfig();
+    AddCollect();
+    AddSelfTest();
+    AddPhase();
+    AddEndurance();
+    AddHistory();
+    AddRetention();
+    AddReport();
+  }
+
+  ParsedCommandLine Parse(const std::vector<std::string>& argv) {
+    if (std::string error = EmptyValueError(argv); !error.empty()) return {std::nullopt, error};
+    std::vector<std::string> reversed(argv.rbegin(), argv.rend());
+    if (!reversed.empty()) reversed.pop_back();  // the program's name
+    try {
+      app_.parse(reversed);
+    } catch (const StopParsing&) {
+      return {cli_, ""};
+    } catch (const CLI::ParseError& e) {
+      return {std::nullopt, ErrorText(e)};
+    }
+    if (std::string error = ExtraArgumentError(); !error.empty()) return {std::nullopt, error};
+    if (!cli_.drives.empty()) cli_.drive = cli_.drives.back();
+    if (std::string error = CheckCommand(cli_); !error.empty()) return {std::nullopt, error};
+    return {cli_, ""};
+  }
+
+ private:
+  CLI::App* AddCommand(Command command) {
+    CLI::App* sub = app_.add_subcommand(CommandWord(command));
+    sub->fallthrough();
+    sub->allow_extras();
+    sub->preparse_callback([this, command](std::size_t) { cli_.command = command; });
+    return sub;
+  }
+  // The subcommand's words and files, checked after the parse.
+  void AddArgs(CLI::App* sub, const char* name) { sub->add_option(name, cli_.args); }
+  // --drive: report takes it again and again; selftest run and history
+  // count the times to refuse a second.
+  void AddDrives(CLI::App* sub) { sub->add_option("--drive", cli_.drives)->allow_extra_args(false); }
+
+  void AddCommonFlags() {
+    app_.add_option("--config.file", cli_.config_file);
+    app_.add_option("--web.listen-address", cli_.listen_address);
+    app_.add_option("--web.config.file", cli_.web_config_file);
+    app_.add_option("--log.level", cli_.log_level);
+    app_.add_flag_callback("-h,--help", [this] {
+          cli_.help_for = cli_.command;
+          cli_.command = Command::kHelp;
+          throw StopParsing();
+        })->trigger_on_parse();
+    app_.add_flag_callback("--version", [this] {
+          cli_.command = Command::kVersion;
+          throw StopParsing();
+        })->trigger_on_parse();
+  }
+  void AddCheckConfig() { AddArgs(AddCommand(Command::kCheckConfig), "FILE"); }
+  void AddCollect() { AddCommand(Command::kCollect)->add_flag("--once", cli_.once); }
+  void AddSelfTest() {
+    CLI::App* sub = AddCommand(Command::kSelfTest);
+    AddArgs(sub, "run");
+    AddDrives(sub);
+    sub->add_option("--type", cli_.test_type)
+        ->check(OneOf({"short", "extended"}, "selftest run needs --type short or --type extended"));
+    sub->add_flag("--wait", cli_.wait);
+  }
+  void AddPhase() {
+    CLI::App* sub = AddCommand(Command::kPhase);
+    AddArgs(sub, "run NAME");
+    sub->add_option("--target", cli_.target);
+  }
+  void AddEndurance() { AddArgs(AddCommand(Command::kEndurance), "reset NAME"); }
+  void AddHistory() {
+    CLI::App* sub = AddCommand(Command::kHistory);
+    AddDrives(sub);
+    sub->add_option("--phase", cli_.phase);
+    sub->add_option("--format", cli_.format)
+        ->check(OneOf({"table", "json", "csv"}, "--format must be table, json or csv"));
+  }
+  void AddRetention() {
+    CLI::App* sub = AddCommand(Command::kRetention);
+    AddArgs(sub, "list|report STUDY|end STUDY");
+    sub->add_option("--format", cli_.format)
+        ->check(OneOf({"text", "json", "html"}, "--format must be text, json or html"));
+  }
+  void AddReport() {
+    CLI::App* sub = AddCommand(Command::kReport);
+    AddArgs(sub, "HISTORY_FILE|STUDY_FILE");
+    AddDrives(sub);
+    sub->add_option("--baseline", cli_.baseline);
+    sub->add_option("--runs", cli_.runs);
+    sub->add_option("--format", cli_.format)
+        ->check(OneOf({"text", "markdown", "json", "html"},
+                      "--format must be text, markdown, json or html"));
+    sub->add_option("--output", cli_.output);
+  }
+
+  // A flag of ours written "--flag=": CLI11 would take the argument after
+  // it as the value.
+  std::string EmptyValueError(const std::vector<std::string>& argv) const {
+    for (std::size_t i = 1; i < argv.size() && argv[i] != "--"; ++i) {
+      const std::string& arg = argv[i];
+      if (arg.rfind("--", 0) != 0 || arg.find('=') != arg.size() - 1) continue;
+      const std::string name = arg.substr(0, arg.size() - 1);
+      if (IsFlag(name)) return "flag " + name + " needs a non-empty value";
+    }
+    return "";
+  }
+
+  bool IsFlag(const std::string& name) const {
+    if (app_.get_option_no_throw(name) != nullptr) return true;
+    for (const CLI::App* sub : app_.get_subcommands({})) {
+      if (sub->get_option_no_throw(name) != nullptr) return true;
+    }
+    return false;
+  }
+
+  // The first argument no command took. CLI11 keeps a "--" among them
+  // too, for apps that pass their extras on; it is not an argument.
+  std::string ExtraArgumentError() const {
+    std::vector<std::string> extras = app_.remaining(true);
+    std::erase(extras, "--");
+    if (extras.empty()) return "";
+    const std::string& arg = extras.front();
+    const std::vector<CLI::App*> command = app_.get_subcommands();
+    if (arg.size() > 1 && arg[0] == '-') {
+      const std::string name = arg.substr(0, arg.find('='));
+      if (!command.empty() && command[0]->get_option_no_throw(name) != nullptr) {
+        return name + " goes after " + command[0]->get_name() + " (a command's own flags follow it)";
+      }
+      for (const GoesWith& g : kGoesWith) {
+        if (name == g.flag) return g.error;
+      }
+      return "unknown flag " + name + " (see --help)";
+    }
+    if (command.empty()) {
+      return "unknown command \"" + arg +
+             "\" (expected check-config, collect, selftest, phase, endurance, history, retention "
+             "or report; see --help)";
+    }
+    return "unexpected argument \"" + arg + "\"";
+  }
+
+  CLI::App app_{"drivewatch watches NVMe drives age", "drivewatch"};
+  CommandLine cli_;
+};
+
+}  // namespace
+
+ParsedCommandLine ParseCommandLine(const std::vector<std::string>& argv) {
+  Parser parser;
+  return parser.Parse(argv);
 }
 
 }  // namespace drivewatch

@@ -104,6 +104,12 @@ for lib in libc6 libnvme1 liburing2 libtomlplusplus3 libssl3 zlib1g libprometheu
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 ! grep -q libcpp-httplib <<<"$depends" || fail "Depends lists cpp-httplib, which the binary does not use: $depends"
+# The header-only libraries compiled in (Boost, nlohmann-json, CLI11) add
+# no Depends; CLI11's BSD-3-Clause licence asks for its notice in the
+# package's documentation.
+copyright=$(dpkg-deb --fsys-tarfile "$new_deb" | tar -xOf - ./usr/share/doc/drivewatch/copyright)
+grep -q "CLI11 (libcli11-dev)" <<<"$copyright" && grep -q "Henry Schreiner" <<<"$copyright" \
+  || fail "the copyright file lacks CLI11's notice"
 ok "contents, conffiles and computed Depends: $depends"
 
 lint=$(lintian --pedantic -I "$new_deb" 2>/dev/null || true)

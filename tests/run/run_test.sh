@@ -73,6 +73,33 @@ pass "an unknown flag exits 2"
 help=$("$bin" --help) || fail "--help exited $?"
 grep -q -- "--web.listen-address" <<<"$help" || fail "--help"
 
+# A command's --help: its usage lines and its flags, not the others'.
+phase_help=$("$bin" phase run --help) || fail "phase run --help exited $?"
+[[ $phase_help == "usage: drivewatch phase run NAME --config.file=FILE"* ]] \
+  || fail "phase run --help does not start with phase's usage: $phase_help"
+grep -q -- "--target=NAME" <<<"$phase_help" || fail "phase run --help lacks --target: $phase_help"
+! grep -qE -- "drivewatch (history|report)|--baseline|--wait" <<<"$phase_help" \
+  || fail "phase run --help shows other commands' usage or flags: $phase_help"
+report_help=$("$bin" report --help --no-such-flag) || fail "report --help exited $?"
+[[ $report_help == "usage: drivewatch report "* ]] \
+  || fail "report --help does not start with report's usage: $report_help"
+for flag in --drive=SERIAL --baseline=SERIAL --runs=LIST --output=FILE --format=FORMAT; do
+  grep -q -- "$flag" <<<"$report_help" || fail "report --help lacks $flag: $report_help"
+done
+! grep -qE -- "drivewatch (phase|selftest)|--target|--wait|--once" <<<"$report_help" \
+  || fail "report --help shows other commands' usage or flags: $report_help"
+[[ $report_help != "$help" && ${#report_help} -lt ${#help} ]] || fail "report --help is the whole help"
+pass "phase run --help and report --help show their command's help alone"
+
+# Flags in the wrong place: exit 2 and a message that names the flag.
+set +e
+"$bin" history --target=x 2>"$work/err"
+status=$?
+set -e
+[[ $status -eq 2 ]] || fail "history --target exited $status, expected 2"
+grep -qx "drivewatch: --target goes with phase run" "$work/err" || fail "history --target: $(cat "$work/err")"
+pass "a flag of another command exits 2: $(cat "$work/err")"
+
 # --- collect --once ---------------------------------------------------------
 "$bin" collect --once --config.file="$work/good.toml" >"$work/collect.prom" 2>"$work/collect.log" \
   || fail "collect --once failed: $(cat "$work/collect.log")"

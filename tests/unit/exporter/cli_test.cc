@@ -183,6 +183,134 @@ TEST(CommandLineTest, HelpOfOneSubcommand) {
   EXPECT_EQ(UsageText(p.cli->help_for), UsageText());
 }
 
+TEST(CommandLineTest, SelfTestAndEndurance) {
+  auto selftest = Parse({"selftest", "run", "--drive=S1", "--type", "short", "--wait"});
+  ASSERT_TRUE(selftest.cli) << selftest.error;
+  EXPECT_EQ(selftest.cli->command, CommandLine::Command::kSelfTest);
+  EXPECT_EQ(selftest.cli->args, std::vector<std::string>{"run"});
+  EXPECT_EQ(selftest.cli->drive, "S1");
+  EXPECT_EQ(selftest.cli->drives, std::vector<std::string>{"S1"});
+  EXPECT_EQ(selftest.cli->test_type, "short");
+  EXPECT_TRUE(selftest.cli->wait);
+  EXPECT_EQ(Parse({"selftest", "run", "--drive=S1"}).error,
+            "selftest run needs --type short or --type extended");
+  EXPECT_EQ(Parse({"selftest", "run", "--drive=S1", "--drive=S2", "--type=short"}).error,
+            "--drive is given 2 times (expected one drive; only report takes several)");
+
+  auto reset = Parse({"endurance", "reset", "wear", "--config.file=/etc/dw.toml"});
+  ASSERT_TRUE(reset.cli) << reset.error;
+  EXPECT_EQ(reset.cli->command, CommandLine::Command::kEndurance);
+  EXPECT_EQ(reset.cli->args, (std::vector<std::string>{"reset", "wear"}));
+  EXPECT_EQ(reset.cli->config_file, "/etc/dw.toml");
+  EXPECT_EQ(Parse({"endurance", "reset", "wear"}).error,
+            "endurance reset needs --config.file=FILE (the phase and its state directory are "
+            "defined there)");
+  EXPECT_EQ(Parse({"endurance", "wear", "--config.file=a"}).error,
+            "endurance takes the subcommand reset: endurance reset NAME --config.file=FILE");
+}
+
+TEST(CommandLineTest, HistoryRetentionAndServeDefaults) {
+  auto history = Parse({"history"});
+  ASSERT_TRUE(history.cli) << history.error;
+  EXPECT_EQ(history.cli->command, CommandLine::Command::kHistory);
+  EXPECT_FALSE(history.cli->drive);
+  EXPECT_FALSE(history.cli->phase);
+  EXPECT_FALSE(history.cli->format);
+  EXPECT_EQ(Parse({"history", "x"}).error, "unexpected argument \"x\"");
+
+  auto end = Parse({"retention", "end", "lab-q4"});
+  ASSERT_TRUE(end.cli) << end.error;
+  EXPECT_EQ(end.cli->args, (std::vector<std::string>{"end", "lab-q4"}));
+  EXPECT_FALSE(end.cli->format);
+  // "report" is a command of its own, and a word of retention after it.
+  auto study = Parse({"retention", "report", "report"});
+  ASSERT_TRUE(study.cli) << study.error;
+  EXPECT_EQ(study.cli->command, CommandLine::Command::kRetention);
+  EXPECT_EQ(study.cli->args, (std::vector<std::string>{"report", "report"}));
+
+  auto serve = Parse({});
+  ASSERT_TRUE(serve.cli) << serve.error;
+  EXPECT_EQ(serve.cli->command, CommandLine::Command::kServe);
+  EXPECT_FALSE(serve.cli->config_file);
+  EXPECT_FALSE(serve.cli->listen_address);
+  EXPECT_FALSE(serve.cli->log_level);
+  EXPECT_FALSE(serve.cli->once);
+  EXPECT_TRUE(serve.cli->args.empty());
+}
+
+// The flags every command takes may come before or after the command, the
+// last of a repeated one wins; a command's own flags follow it.
+TEST(CommandLineTest, WhereFlagsGo) {
+  auto before = Parse({"--config.file=a.toml", "--log.level", "warn", "collect", "--once"});
+  ASSERT_TRUE(before.cli) << before.error;
+  EXPECT_EQ(before.cli->command, CommandLine::Command::kCollect);
+  EXPECT_EQ(before.cli->config_file, "a.toml");
+  EXPECT_EQ(before.cli->log_level, "warn");
+  auto after = Parse({"phase", "run", "x", "--config.file", "a.toml", "--config.file=b.toml",
+                      "--web.listen-address=:1"});
+  ASSERT_TRUE(after.cli) << after.error;
+  EXPECT_EQ(after.cli->config_file, "b.toml");
+  EXPECT_EQ(after.cli->listen_address, ":1");
+  EXPECT_EQ(Parse({"--drive=SN1", "history"}).error,
+            "--drive goes after history (a command's own flags follow it)");
+  EXPECT_EQ(Parse({"--once", "collect"}).error,
+            "--once goes after collect (a command's own flags follow it)");
+}
+
+TEST(CommandLineTest, FlagValueErrors) {
+  // "--flag=" is refused, not read as "--flag" taking the next argument.
+  EXPECT_EQ(Parse({"--config.file=", "check-config", "a.toml"}).error,
+            "flag --config.file needs a non-empty value");
+  EXPECT_EQ(Parse({"report", "--output="}).error, "flag --output needs a non-empty value");
+  EXPECT_EQ(Parse({"report", "--drive"}).error, "flag --drive needs a value");
+  EXPECT_EQ(Parse({"phase", "run", "x", "--config.file=a", "--target"}).error,
+            "flag --target needs a value");
+  // After "--", an argument is the command's even when it looks like a flag.
+  auto file = Parse({"check-config", "--", "--odd.toml="});
+  ASSERT_TRUE(file.cli) << file.error;
+  EXPECT_EQ(file.cli->args, std::vector<std::string>{"--odd.toml="});
+  EXPECT_EQ(Parse({"-x"}).error, "unknown flag -x (see --help)");
+  EXPECT_EQ(Parse({"history", "--bogus=1"}).error, "unknown flag --bogus (see --help)");
+  const std::string flag_value = Parse({"collect", "--once=often"}).error;
+  EXPECT_NE(flag_value.find("--once"), std::string::npos) << flag_value;
+  EXPECT_NE(flag_value.find("often"), std::string::npos) << flag_value;
+}
+
+// --help and --version decide at once, whatever follows; --help after a
+// command is that command's.
+TEST(CommandLineTest, HelpAndVersionStopTheParse) {
+  auto help = Parse({"collect", "--help", "--no-such-flag", "--config.file"});
+  ASSERT_TRUE(help.cli) << help.error;
+  EXPECT_EQ(help.cli->command, CommandLine::Command::kHelp);
+  EXPECT_EQ(help.cli->help_for, CommandLine::Command::kCollect);
+  auto report = Parse({"report", "-h"});
+  ASSERT_TRUE(report.cli) << report.error;
+  EXPECT_EQ(report.cli->help_for, CommandLine::Command::kReport);
+  auto version = Parse({"history", "--version", "--format=xml"});
+  ASSERT_TRUE(version.cli) << version.error;
+  EXPECT_EQ(version.cli->command, CommandLine::Command::kVersion);
+  // A value, not a request for help.
+  auto value = Parse({"--config.file", "--help"});
+  ASSERT_TRUE(value.cli) << value.error;
+  EXPECT_EQ(value.cli->config_file, "--help");
+}
+
+// Every flag the help lists is one the parser knows: given where it does
+// not belong, it is named as such, never as unknown.
+TEST(CommandLineTest, ParserKnowsEveryFlagOfTheHelp) {
+  const std::string help = UsageText();
+  const std::string flags = help.substr(help.find("flags:\n"));
+  int seen = 0;
+  for (std::size_t at = flags.find("\n  --"); at != std::string::npos;
+       at = flags.find("\n  --", at + 1)) {
+    const std::string flag = flags.substr(at + 3, flags.find_first_of("= ", at + 3) - at - 3);
+    ++seen;
+    const std::string error = Parse({"check-config", flag + "=x", "a.toml"}).error;
+    EXPECT_EQ(error.find("unknown flag"), std::string::npos) << flag << ": " << error;
+  }
+  EXPECT_GE(seen, 15);
+}
+
 TEST(ListenAddressTest, Errors) {
   EXPECT_EQ(ParseListenAddress("9647").error().message,
             "listen address \"9647\": missing port (expected host:port, "

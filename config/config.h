@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,12 +38,19 @@ struct DriveSelection {
   bool operator==(const DriveSelection&) const = default;
 };
 
+// A light probe's [probes.NAME] enabled and interval.
 struct ProbeSettings {
   bool enabled = true;
   std::chrono::milliseconds interval{60'000};
 
   bool operator==(const ProbeSettings&) const = default;
 };
+
+// Every light probe's settings by its name: one entry for each probe the
+// catalog describes (config/probe_catalog.h).
+using ProbeSettingsByName = std::map<std::string, ProbeSettings, std::less<>>;
+// The catalog's defaults (config/probe_catalog.cc).
+ProbeSettingsByName DescribedProbeDefaults();
 
 // An external power meter for one drive ([[probes.power.meters]]): exactly
 // one of `hwmon` and `command` is set.
@@ -102,11 +110,8 @@ struct SelfTestDrive {
 };
 
 // [probes.self_test]: device self-tests (log page 06h) and their schedule.
+// Its enabled and interval are the light probe's (Config::probe).
 struct SelfTestConfig {
-  bool enabled = true;
-  // How often log 06h is read (progress, new results) and the schedule
-  // checked; a scheduled test starts at most this late.
-  std::chrono::milliseconds interval{60'000};
   Schedule short_test;     // every drive's, unless overridden; never by default
   Schedule extended_test;
   // On SIGTERM, abort (STC Fh) a test drivewatch started and that still runs.
@@ -201,18 +206,13 @@ struct Config {
   std::chrono::milliseconds drive_grace_period{600'000};
   // [drives]
   DriveSelection drives;
-  // [probes.health]: Identify + SMART/health log (02h). Drives update the
-  // health log about once a minute; polling faster only costs admin commands.
-  ProbeSettings health{true, std::chrono::milliseconds{60'000}};
-  // [probes.thermal]: temperature thresholds (features 04h, 10h) and the
-  // throttling level.
-  ProbeSettings thermal{true, std::chrono::milliseconds{60'000}};
+  // [probes.NAME] enabled and interval of every light probe, by NAME; what
+  // each probe reads and its defaults are in config/probe_catalog.cc.
+  ProbeSettingsByName probes = DescribedProbeDefaults();
   // [probes.thermal] async_events: enable the SMART / temperature
   // asynchronous events (feature 0Bh bits 7:0) and run the health and
   // thermal probes as soon as the kernel reports one.
   bool async_events = true;
-  // [probes.power]: power states, APST, meters, idle power.
-  ProbeSettings power{true, std::chrono::milliseconds{60'000}};
   // [probes.power] meters
   std::vector<PowerMeter> power_meters;
   // [probes.power] at_load_max_age: drivewatch_power_at_load_watts goes
@@ -221,19 +221,17 @@ struct Config {
 
   // [probes.read_latency]
   ReadLatencySettings read_latency;
-  // [probes.self_test]
+  // [probes.self_test]: the schedules; enabled and interval are in `probes`.
   SelfTestConfig self_test;
-  // [probes.error_log]: the Error Information log (01h).
-  ProbeSettings error_log{true, std::chrono::milliseconds{60'000}};
-  // [probes.persistent_event_log]: log 0Dh, where the drive has it. The log
-  // can be megabytes, so it is read less often.
-  ProbeSettings persistent_event_log{true, std::chrono::milliseconds{600'000}};
-  // [probes.ocp_smart]: the OCP SMART extended log (C0h), where the drive
-  // has it; drives update it about as often as the SMART log.
-  ProbeSettings ocp_smart{true, std::chrono::milliseconds{60'000}};
 
   // [aging]: heavy phases and the targets handed over to them.
   AgingConfig aging;
+
+  // The settings of the light probe described as `name` ("health").
+  // Throws std::logic_error for a name the catalog does not describe: the
+  // caller's mistake, which no config file can cause.
+  const ProbeSettings& probe(std::string_view name) const;
+  ProbeSettings& probe(std::string_view name);
 
   bool operator==(const Config&) const = default;
 };
@@ -306,6 +304,11 @@ LoadResult LoadString(const std::string& text, const std::string& name,
 // Config that LoadString() accepts, LoadString(ToToml(c)) gives back c;
 // useful for printing the effective config.
 std::string ToToml(const Config& config);
+
+// The example config, config/drivewatch.toml: ToToml(Defaults()) with each
+// table's and key's doc from the schema as the comment above it, after an
+// opening comment. `dw_config_schema --example FILE` writes it.
+std::string ExampleToml();
 
 // "1m30s"-style durations as the config writes them: the non-zero parts of
 // d, h, m, s and ms, largest first; zero is "0s". ParseDuration() reads

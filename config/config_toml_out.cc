@@ -260,6 +260,38 @@ std::string ToToml(const Config& config) {
   return out;
 }
 
+namespace {
+
+// `doc` as comment lines: "# " before each line, "#" alone for an empty one.
+void AppendComment(std::string& out, std::string_view doc) {
+  if (doc.empty()) return;
+  for (std::size_t start = 0;;) {
+    const std::size_t end = doc.find('\n', start);
+    const std::string_view line = doc.substr(start, end - start);
+    out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+std::string ExampleToml() {
+  const Config defaults = Defaults();
+  std::string out;
+  AppendComment(out, detail::ExamplePreamble());
+  for (const SchemaSection& section : Sections()) {
+    if (section.element) continue;
+    out += "\n[" + std::string(section.path) + "]\n";
+    AppendComment(out, section.doc);
+    for (const SchemaKey& key : section.keys) {
+      AppendComment(out, key.doc);
+      detail::WriteKey(out, key, defaults);
+    }
+  }
+  return out;
+}
+
 std::string PhaseValueText(const PhaseKey& key, std::uint64_t value) {
   return key.type == PhaseKeyType::kSize ? Quote(FormatSize(value)) : std::to_string(value);
 }

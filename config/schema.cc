@@ -3,26 +3,20 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/checks.h"
 #include "config/loader.h"
-#include "config/probe_section.h"
+#include "config/probe_catalog.h"
 
 namespace drivewatch::config::detail {
 namespace {
 
 using std::chrono::milliseconds;
-
-constexpr Range kProbeIntervalRange{milliseconds{1'000}, std::chrono::hours{24}};
-
-// The two keys every light probe has.
-#define DW_PROBE_KEYS(member, enabled_doc, interval_doc)                       \
-  SchemaKey{"enabled", enabled_doc,                                          \
-            Field<bool>{[](Config& c) -> bool& { return c.member.enabled; }}}, \
-  SchemaKey{"interval", interval_doc,                                        \
-            Field<milliseconds>{                                              \
-                [](Config& c) -> milliseconds& { return c.member.interval; }}, \
-            kProbeIntervalRange}
 
 const std::array kWebKeys{
     SchemaKey{"listen_address",
@@ -93,20 +87,9 @@ const std::array kDrivesKeys{
               {}, {}, {}, nullptr,
               WriteExcludeModels},
 };
-const std::array kHealthKeys{DW_PROBE_KEYS(health,
-    "Identify and the SMART / health information log page (02h): wear,\n"
-    "spare capacity, temperatures, media errors, critical warnings.\n"
-    "Whether the probe runs at all.",
-    "How often it runs on each drive. Drives refresh this log about once a\n"
-    "minute, so polling faster mostly costs admin commands. Duration, 1s to 24h.")};
+// The thermal, power and self-test probes' keys beyond enabled and
+// interval (config/probe_catalog.cc).
 const std::array kThermalKeys{
-    DW_PROBE_KEYS(thermal,
-    "Temperature thresholds and throttling: the over- and under-temperature\n"
-    "thresholds of the composite and of each implemented sensor (feature\n"
-    "04h), host controlled thermal management TMT1/TMT2 (feature 10h) and\n"
-    "drivewatch_thermal_throttling. See docs/metrics.md.\n"
-    "Whether the probe runs at all.",
-    "How often it runs on each drive. Duration, 1s to 24h."),
     SchemaKey{"async_events",
               "Instant alerts: switch on the drive's SMART / temperature asynchronous\n"
               "events (Set Features 0Bh, bits 7:0; not saved across power cycles, and\n"
@@ -117,19 +100,6 @@ const std::array kThermalKeys{
               Field<bool>{[](Config& c) -> bool& { return c.async_events; }}},
 };
 const std::array kPowerKeys{
-    DW_PROBE_KEYS(power,
-    "Power state descriptors, the current power state (feature 02h), APST\n"
-    "(feature 0Ch), and the drive's power at the read latency probe's 10-IOPS\n"
-    "load and when idle, each averaged over a window of steady load from the\n"
-    "best source: an external meter, the drive's own power reading, or an\n"
-    "estimate from the power state descriptors (labelled\n"
-    "source=\"meter\"|\"drive\"|\"psd_estimate\"). Inside those windows the drive\n"
-    "is sampled every second (the power_draw probe); idle windows are the read\n"
-    "latency probe's idle_period. See docs/metrics.md.\n"
-    "Whether the probes run at all.",
-    "How often the descriptors and APST are read on each drive; also how\n"
-    "often power is sampled on a drive drivewatch does not read (read latency\n"
-    "off), each such interval being one idle window. Duration, 1s to 24h."),
     SchemaKey{"at_load_max_age",
               "drivewatch_power_at_load_watts shows the last 10-IOPS window's power;\n"
               "when no window has been measured for this long (the read latency\n"
@@ -251,21 +221,6 @@ const std::array kReadTargetKeys{
               "How long the probed region is; 0B: to the end."},
 };
 const std::array kSelfTestKeys{
-    SchemaKey{"enabled",
-              "Device self-tests, as smartd runs them (NVMe opcode 14h, results in log\n"
-              "page 06h): the test in progress and its completion, the last result of\n"
-              "each type, failed tests, the failing segment and LBA. Drives whose\n"
-              "Identify OACS bit 4 is clear report drivewatch_feature_supported\n"
-              "{feature=\"self_test\"} 0, logged once. See docs/metrics.md.",
-              Field<bool>{[](Config& c) -> bool& { return c.self_test.enabled; }}},
-    // At most the self-test catch-up window (probes/self_test.h), or a
-    // scheduled test could fall between two runs and never start.
-    SchemaKey{"interval",
-              "How often log 06h is read and the schedule checked; a scheduled test\n"
-              "starts at most this late. Duration, 1s to 1h (a test may start up to an\n"
-              "hour after its time, so a longer interval could miss it).",
-              Field<milliseconds>{[](Config& c) -> milliseconds& { return c.self_test.interval; }},
-              Range{milliseconds{1'000}, std::chrono::hours{1}}},
     SchemaKey{"short",
               "When every drive runs a short and an extended test, in the host's local\n"
               "time: \"\" (never), \"daily HH:MM\", \"weekly DAY HH:MM\" (DAY: mon, tue, wed,\n"
@@ -297,26 +252,6 @@ const std::array kSelfTestDriveKeys{
     SchemaKey{"extended",
               "When this drive runs an extended self-test."},
 };
-const std::array kErrorLogKeys{DW_PROBE_KEYS(error_log,
-    "The Error Information log (01h): ELPE+1 entries, each new one logged once\n"
-    "(queue, command, status, LBA, namespace) and counted by status. History a\n"
-    "drive already holds when drivewatch first sees it is not counted, and the\n"
-    "highest error count seen is kept in the state directory, so a restart\n"
-    "never counts an entry twice.",
-    "")};
-const std::array kPersistentEventLogKeys{
-    DW_PROBE_KEYS(persistent_event_log,
-    "The persistent event log (0Dh), where Identify LPA bit 4 says the drive\n"
-    "has one: events by type and thermal excursions with their temperatures.\n"
-    "The log can be megabytes, so it is read less often.",
-    "")};
-const std::array kOcpSmartKeys{
-    DW_PROBE_KEYS(ocp_smart,
-    "The OCP SMART / Health Information Extended log (C0h) of drives built\n"
-    "to the OCP Datacenter NVMe SSD specification: media written (write\n"
-    "amplification), bad NAND blocks, erase counts, ECC and PCIe errors.\n"
-    "Drives without it report drivewatch_feature_supported 0.",
-    "")};
 const std::array kAgingKeys{
     SchemaKey{"temperature_margin",
               "Heavy phases: the test methodology of a professional SSD review (SLC\n"
@@ -466,19 +401,20 @@ const std::array kAgingTargetKeys{
               "The share of the filesystem that stays free, 0 to 1."},
 };
 
-#undef DW_PROBE_KEYS
-
 // The top tables are never hinted: "did you mean" points a misplaced
 // [health] at [probes.health], not a misplaced [web] anywhere.
 constexpr bool kElement = true;
 constexpr bool kHinted = true;
-const std::array kSections{
+// The sections written here. A light probe's section (config/probe_catalog.cc)
+// is here only for the keys it has beyond enabled and interval, in the
+// catalog's order; every other described probe's section comes from the
+// catalog alone (Sections()).
+const std::array kWrittenSections{
     SchemaSection{"web", kWebKeys, "", !kElement, !kHinted},
     SchemaSection{"log", kLogKeys, "", !kElement, !kHinted},
     SchemaSection{"state", kStateKeys, "", !kElement, !kHinted},
     SchemaSection{"discovery", kDiscoveryKeys, "", !kElement, !kHinted},
     SchemaSection{"drives", kDrivesKeys, "", !kElement, !kHinted, &Loader::ReadDrives},
-    SchemaSection{"probes.health", kHealthKeys, ""},
     SchemaSection{"probes.thermal", kThermalKeys, ""},
     SchemaSection{"probes.power", kPowerKeys, "", !kElement, kHinted, &Loader::ReadPower},
     SchemaSection{"probes.power.meters", kMeterKeys, "One external power meter.", kElement},
@@ -490,19 +426,100 @@ const std::array kSections{
                   &Loader::ReadSelfTest},
     SchemaSection{"probes.self_test.drives", kSelfTestDriveKeys,
                   "One drive's self-test schedules.", kElement},
-    SchemaSection{"probes.error_log", kErrorLogKeys, ""},
-    SchemaSection{"probes.persistent_event_log", kPersistentEventLogKeys, ""},
-    SchemaSection{"probes.ocp_smart", kOcpSmartKeys, ""},
     SchemaSection{"aging", kAgingKeys, "", !kElement, kHinted, &Loader::ReadAging},
     SchemaSection{"aging.targets", kAgingTargetKeys, "One aging target.", kElement},
 };
 
+constexpr std::string_view kExamplePreamble =
+    "drivewatch example configuration.\n"
+    "\n"
+    "Every key is set here to its built-in default, so this file changes\n"
+    "nothing until you edit it; delete any key to keep its default. Check your\n"
+    "edits with:\n"
+    "\n"
+    "  drivewatch check-config /etc/drivewatch/drivewatch.toml\n"
+    "\n"
+    "Durations are strings: a whole number and a unit, largest unit first,\n"
+    "each unit at most once. Units: d (days), h, m, s, ms. Examples: \"500ms\",\n"
+    "\"30s\", \"10m\", \"1h30m\", \"2d\". A bare number such as 30 is an error, since\n"
+    "its unit would be a guess.\n"
+    "\n"
+    "Unknown keys are errors (with a \"did you mean\" hint), so a typo cannot\n"
+    "silently fall back to a default.";
+
+// The enabled and interval keys of a described probe.
+std::array<SchemaKey, 2> ProbeKeys(const ProbeDescription& probe) {
+  const std::string_view name = probe.name;
+  return {
+      SchemaKey{"enabled", probe.reads,
+                Field<bool>{[name](Config& c) -> bool& { return c.probe(name).enabled; }}},
+      SchemaKey{"interval", probe.interval_doc,
+                Field<milliseconds>{
+                    [name](Config& c) -> milliseconds& { return c.probe(name).interval; }},
+                Range{milliseconds{1'000}, probe.max_interval}},
+  };
+}
+
+// The written sections with every described probe's section: a probe with
+// keys of its own gets its enabled and interval first, in its written
+// section's place; the others come in the catalog's order, before the next
+// written probe section or after the last one.
+struct Schema {
+  std::deque<std::string> paths;             // "probes.NAME"
+  std::deque<std::vector<SchemaKey>> keys;   // each probe section's
+  std::vector<SchemaSection> sections;
+
+  Schema() {
+    const std::span<const ProbeDescription> catalog = ProbeCatalog();
+    std::size_t placed = 0;  // catalog[0, placed) have their section
+    bool in_probes = false;
+    const auto place = [&](std::size_t end, const SchemaSection* written) {
+      for (; placed < end; ++placed) {
+        const ProbeDescription& probe = catalog[placed];
+        const std::string_view path = paths.emplace_back("probes." + std::string(probe.name));
+        std::vector<SchemaKey>& k = keys.emplace_back();
+        for (SchemaKey& key : ProbeKeys(probe)) k.push_back(std::move(key));
+        const bool own_keys = written != nullptr && placed + 1 == end;
+        if (own_keys) k.insert(k.end(), written->keys.begin(), written->keys.end());
+        SchemaSection section = own_keys ? *written : SchemaSection{path, {}, ""};
+        section.keys = k;
+        sections.push_back(section);
+      }
+    };
+    for (const SchemaSection& written : kWrittenSections) {
+      const bool probe_section = written.path.starts_with("probes.");
+      const auto probe = std::find_if(catalog.begin(), catalog.end(), [&](const auto& d) {
+        return written.path == "probes." + std::string(d.name);
+      });
+      if (probe != catalog.end()) {
+        const auto at = static_cast<std::size_t>(probe - catalog.begin());
+        if (at < placed) {
+          throw std::logic_error("config schema: [" + std::string(written.path) +
+                                 "] is written out of the probe catalog's order");
+        }
+        place(at + 1, &written);
+      } else {
+        if (in_probes && !probe_section) place(catalog.size(), nullptr);
+        sections.push_back(written);
+      }
+      in_probes = probe_section;
+    }
+    place(catalog.size(), nullptr);
+  }
+};
+
+const Schema& TheSchema() {
+  static const Schema schema;
+  return schema;
+}
+
 }  // namespace
 
-std::span<const SchemaSection> Sections() { return kSections; }
+std::span<const SchemaSection> Sections() { return TheSchema().sections; }
 
 const SchemaSection& Section(std::string_view path) {
-  return *std::find_if(kSections.begin(), kSections.end(),
+  const std::span<const SchemaSection> sections = Sections();
+  return *std::find_if(sections.begin(), sections.end(),
                        [&](const SchemaSection& s) { return s.path == path; });
 }
 
@@ -512,33 +529,6 @@ std::vector<std::string_view> KeyNames(const SchemaSection& section) {
   return names;
 }
 
+std::string_view ExamplePreamble() { return kExamplePreamble; }
+
 }  // namespace drivewatch::config::detail
-
-namespace drivewatch::config {
-
-std::optional<ProbeSettings> ProbeSectionSettings(const Config& config,
-                                                  std::string_view section) {
-  using detail::Field;
-  const std::span<const detail::SchemaSection> sections = detail::Sections();
-  const auto s = std::find_if(sections.begin(), sections.end(),
-                              [&](const detail::SchemaSection& x) { return x.path == section; });
-  if (s == sections.end()) return std::nullopt;
-  // The fields take a Config& so the reader can fill them; here they are
-  // only read.
-  Config& c = const_cast<Config&>(config);
-  std::optional<bool> enabled;
-  std::optional<std::chrono::milliseconds> interval;
-  for (const detail::SchemaKey& key : s->keys) {
-    if (const auto* f = std::get_if<Field<bool>>(&key.field); f && key.name == "enabled") {
-      enabled = (*f)(c);
-    }
-    if (const auto* f = std::get_if<Field<std::chrono::milliseconds>>(&key.field);
-        f && key.name == "interval") {
-      interval = (*f)(c);
-    }
-  }
-  if (!enabled || !interval) return std::nullopt;
-  return ProbeSettings{*enabled, *interval};
-}
-
-}  // namespace drivewatch::config

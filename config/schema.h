@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The config's keys outside the phase kinds (whose keys are in
-// config/kinds/), declared once. Each section's key list drives unknown-key
+// config/kinds/), declared once; a light probe's enabled and interval come
+// from its description (probe_catalog.h). Each section's key list drives unknown-key
 // detection and its "did you mean" hints, the reading of every simple value
 // with its type and range check, and ToToml(). A key whose value is more
 // than one simple value (a list of patterns, an array of tables) has a
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,9 +37,10 @@ struct NumberRange {
   std::string_view expected;
 };
 
-// Where a simple value lives in Config.
+// Where a simple value lives in Config. A light probe's enabled and
+// interval are found by the probe's name, so a Field may hold that name.
 template <class T>
-using Field = T& (*)(Config&);
+using Field = std::function<T&(Config&)>;
 using SimpleField =
     std::variant<std::monostate, Field<bool>, Field<std::chrono::milliseconds>,
                  Field<std::string>, Field<LogLevel>, Field<Schedule>, Field<double>>;
@@ -72,11 +75,16 @@ struct SchemaSection {
   void (Loader::*read_rest)(const toml::table& table, Config& out) = nullptr;
 };
 
-// Every section, in the order ToToml() writes them.
+// Every section, in the order ToToml() writes them: those written in
+// schema.cc, and each light probe's [probes.NAME] with the enabled and
+// interval keys its description (config/probe_catalog.h) gives.
 std::span<const SchemaSection> Sections();
 // The section at `path`; every caller names one that exists.
 const SchemaSection& Section(std::string_view path);
 std::vector<std::string_view> KeyNames(const SchemaSection& section);
+// The example config's opening comment, without the "# " of its lines
+// (ExampleToml(), config_toml_out.cc).
+std::string_view ExamplePreamble();
 
 // `name = value` and a newline, as ToToml() writes the key (config_toml_out.cc).
 void WriteKey(std::string& out, const SchemaKey& key, const Config& config);

@@ -3,13 +3,17 @@
 // page generator (packaging/man/gen-man.py): every section with its doc,
 // every key with its doc and its default as ToToml() writes it, and the
 // phase kinds (config/phase_kinds.h) with their keys' defaults, and each
-// kind key's doc, range and whether it is required.
+// kind key's doc, range and whether it is required. With --example, writes
+// the example config (ExampleToml()) instead: config/drivewatch.toml is
+// that file, and example_config_test holds it to it.
 //   usage: dw_config_schema FILE
+//          dw_config_schema --example FILE
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "config/phase_kinds.h"
@@ -30,11 +34,24 @@ std::string DefaultText(const detail::SchemaKey& key,
   return line;
 }
 
+// Writes `text` to `path`; false (and why on stderr) when it cannot.
+bool WriteFile(const char* path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) std::perror(path);
+  return static_cast<bool>(out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: dw_config_schema FILE\n";
+  if (argc == 3 && std::string_view(argv[1]) == "--example") {
+    return WriteFile(argv[2], drivewatch::config::ExampleToml()) ? 0 : 1;
+  }
+  if (argc != 2 || argv[1][0] == '-') {
+    std::cerr << "usage: dw_config_schema FILE\n"
+                 "       dw_config_schema --example FILE\n";
     return 2;
   }
   const drivewatch::config::Config defaults = drivewatch::config::Defaults();
@@ -94,16 +111,10 @@ int main(int argc, char** argv) {
     }
     phase_keys.push_back(std::move(k));
   }
-  std::ofstream out(argv[1], std::ios::trunc);
-  out << nlohmann::ordered_json{{"sections", std::move(sections)},
-                                {"phase_kinds", std::move(kinds)},
-                                {"phase_keys", std::move(phase_keys)}}
-             .dump(2)
-      << "\n";
-  out.close();
-  if (!out) {
-    std::perror(argv[1]);
-    return 1;
-  }
-  return 0;
+  const std::string json = nlohmann::ordered_json{{"sections", std::move(sections)},
+                                                   {"phase_kinds", std::move(kinds)},
+                                                   {"phase_keys", std::move(phase_keys)}}
+                               .dump(2) +
+                           "\n";
+  return WriteFile(argv[1], json) ? 0 : 1;
 }

@@ -202,7 +202,7 @@ class AsyncEventSwitch : public Service {
   void Start(const config::Config& config) override { Reconfigure(config); }
   void Reconfigure(const config::Config& config) override {
     std::lock_guard lock(mu_);
-    const bool wanted = config.async_events && config.thermal.enabled;
+    const bool wanted = config.async_events && config.probe("thermal").enabled;
     if (wanted && !listener_) {
       auto candidate = std::make_unique<AsyncEventListener>(
           [this](const NvmeAsyncEvent& e) { relay_.OnEvent(e); });

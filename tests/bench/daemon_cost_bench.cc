@@ -123,9 +123,9 @@ int main(int argc, char** argv) {
   };
   cfg.discovery_interval = scale(cfg.discovery_interval);
   cfg.drive_grace_period = scale(cfg.drive_grace_period);
-  for (config::ProbeSettings* p : {&cfg.health, &cfg.thermal, &cfg.power, &cfg.error_log,
-                                   &cfg.persistent_event_log}) {
-    p->interval = scale(p->interval);
+  for (const char* name : {"health", "thermal", "power", "error_log", "persistent_event_log"}) {
+    config::ProbeSettings& p = cfg.probe(name);
+    p.interval = scale(p.interval);
   }
   config::ReadLatencySettings& rl = cfg.read_latency;
   for (auto& rate : rl.rates) rate = static_cast<std::uint32_t>(rate * speed);

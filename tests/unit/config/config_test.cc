@@ -71,8 +71,8 @@ Config NonDefault() {
   c.drives.exclude_serials = {"S5GXNG0N[0-4]*"};
   c.drives.include_models = {"Samsung SSD 980 PRO*"};
   c.drives.exclude_models = {"QEMU NVMe Ctrl", "\\*odd\\[name"};
-  c.health.enabled = false;
-  c.health.interval = milliseconds{150'000};
+  c.probe("health").enabled = false;
+  c.probe("health").interval = milliseconds{150'000};
   return c;
 }
 
@@ -87,8 +87,8 @@ TEST(DefaultsTest, MatchTheDocumentedValues) {
   EXPECT_THAT(d.drives.exclude_serials, IsEmpty());
   EXPECT_THAT(d.drives.include_models, IsEmpty());
   EXPECT_THAT(d.drives.exclude_models, IsEmpty());
-  EXPECT_TRUE(d.health.enabled);
-  EXPECT_EQ(d.health.interval, milliseconds{60'000});
+  EXPECT_TRUE(d.probe("health").enabled);
+  EXPECT_EQ(d.probe("health").interval, milliseconds{60'000});
 }
 
 TEST(ExampleConfigTest, LoadsToExactlyTheDefaults) {
@@ -108,8 +108,8 @@ TEST(ExampleConfigTest, LoadsToExactlyTheDefaults) {
   EXPECT_EQ(c.drives.exclude_serials, d.drives.exclude_serials);
   EXPECT_EQ(c.drives.include_models, d.drives.include_models);
   EXPECT_EQ(c.drives.exclude_models, d.drives.exclude_models);
-  EXPECT_EQ(c.health.enabled, d.health.enabled);
-  EXPECT_EQ(c.health.interval, d.health.interval);
+  EXPECT_EQ(c.probe("health").enabled, d.probe("health").enabled);
+  EXPECT_EQ(c.probe("health").interval, d.probe("health").interval);
   EXPECT_EQ(c, d);
 }
 
@@ -153,7 +153,7 @@ interval = "2m30s"
 TEST(LoadStringTest, DottedKeysAndInlineTablesWorkLikeSections) {
   const Config c = MustLoad(
       "probes.health.interval = \"5m\"\ndiscovery = { interval = \"1m\" }\n");
-  EXPECT_EQ(c.health.interval, milliseconds{300'000});
+  EXPECT_EQ(c.probe("health").interval, milliseconds{300'000});
   EXPECT_EQ(c.discovery_interval, milliseconds{60'000});
   EXPECT_EQ(c.drive_grace_period, Defaults().drive_grace_period);
 }
@@ -164,13 +164,13 @@ TEST(LoadStringTest, RangeLimitsAreInclusive) {
       "[probes.health]\ninterval = \"1s\"\n");
   EXPECT_EQ(low.discovery_interval, milliseconds{1'000});
   EXPECT_EQ(low.drive_grace_period, milliseconds{0});
-  EXPECT_EQ(low.health.interval, milliseconds{1'000});
+  EXPECT_EQ(low.probe("health").interval, milliseconds{1'000});
   const Config high = MustLoad(
       "[discovery]\ninterval = \"1h\"\ngrace_period = \"30d\"\n"
       "[probes.health]\ninterval = \"24h\"\n");
   EXPECT_EQ(high.discovery_interval, milliseconds{3'600'000});
   EXPECT_EQ(high.drive_grace_period, milliseconds{2'592'000'000});
-  EXPECT_EQ(high.health.interval, milliseconds{86'400'000});
+  EXPECT_EQ(high.probe("health").interval, milliseconds{86'400'000});
 }
 
 TEST(LoadStringTest, RoundTripsThroughToToml) {

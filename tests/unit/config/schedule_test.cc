@@ -133,8 +133,8 @@ TEST_F(ScheduleTest, ConfigRoundTripsThroughToToml) {
   ASSERT_EQ(c.self_test.drives.size(), 2u);
   EXPECT_EQ(c.self_test.drives[0].short_test, Schedule{});
   EXPECT_FALSE(c.self_test.drives[0].extended_test.has_value());
-  EXPECT_FALSE(c.error_log.enabled);
-  EXPECT_EQ(c.persistent_event_log.interval, std::chrono::hours(1));
+  EXPECT_FALSE(c.probe("error_log").enabled);
+  EXPECT_EQ(c.probe("persistent_event_log").interval, std::chrono::hours(1));
   const LoadResult again = LoadString(ToToml(c), "again.toml");
   ASSERT_TRUE(again.config.has_value()) << again.errors[0].ToString();
   EXPECT_EQ(*again.config, c);

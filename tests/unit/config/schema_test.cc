@@ -9,12 +9,14 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "config/config.h"
-#include "config/probe_section.h"
+#include "config/probe_catalog.h"
 
 namespace drivewatch::config {
 namespace {
@@ -122,23 +124,49 @@ TEST(SchemaTest, EverySimpleKeyIsReadAndWritten) {
   }
 }
 
-TEST(SchemaTest, ProbeSectionSettingsAreTheSectionsFields) {
+// A section's enabled and interval as its schema keys read them; nullopt
+// when the section lacks either.
+std::optional<ProbeSettings> SectionSettings(const Config& config, std::string_view path) {
+  Config c = config;
+  std::optional<bool> enabled;
+  std::optional<std::chrono::milliseconds> interval;
+  for (const detail::SchemaSection& section : detail::Sections()) {
+    if (section.path != path) continue;
+    for (const detail::SchemaKey& key : section.keys) {
+      if (const auto* f = std::get_if<detail::Field<bool>>(&key.field);
+          f && key.name == "enabled") {
+        enabled = (*f)(c);
+      }
+      if (const auto* f = std::get_if<detail::Field<std::chrono::milliseconds>>(&key.field);
+          f && key.name == "interval") {
+        interval = (*f)(c);
+      }
+    }
+  }
+  if (!enabled || !interval) return std::nullopt;
+  return ProbeSettings{*enabled, *interval};
+}
+
+TEST(SchemaTest, ProbeSectionKeysAreTheProbesSettings) {
   Config c = Defaults();
-  c.health.interval = std::chrono::milliseconds{5'000};
-  c.thermal.enabled = false;
-  c.self_test.interval = std::chrono::milliseconds{7'000};
-  c.persistent_event_log.enabled = false;
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.health"), c.health);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.thermal"), c.thermal);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.power"), c.power);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.error_log"), c.error_log);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.persistent_event_log"), c.persistent_event_log);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.self_test"),
-            (ProbeSettings{c.self_test.enabled, c.self_test.interval}));
-  // A section without both keys, and no section at all.
-  EXPECT_EQ(ProbeSectionSettings(c, "discovery"), std::nullopt);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.power.meters"), std::nullopt);
-  EXPECT_EQ(ProbeSectionSettings(c, "probes.nope"), std::nullopt);
+  c.probe("health").interval = std::chrono::milliseconds{5'000};
+  c.probe("thermal").enabled = false;
+  c.probe("self_test").interval = std::chrono::milliseconds{7'000};
+  c.probe("persistent_event_log").enabled = false;
+  EXPECT_EQ(SectionSettings(c, "probes.health"), c.probe("health"));
+  EXPECT_EQ(SectionSettings(c, "probes.thermal"), c.probe("thermal"));
+  EXPECT_EQ(SectionSettings(c, "probes.power"), c.probe("power"));
+  EXPECT_EQ(SectionSettings(c, "probes.error_log"), c.probe("error_log"));
+  EXPECT_EQ(SectionSettings(c, "probes.persistent_event_log"), c.probe("persistent_event_log"));
+  EXPECT_EQ(SectionSettings(c, "probes.self_test"),
+            (ProbeSettings{true, std::chrono::milliseconds{7'000}}));
+  // A section without both keys, and no section at all, are no probe's.
+  EXPECT_EQ(SectionSettings(c, "discovery"), std::nullopt);
+  EXPECT_EQ(SectionSettings(c, "probes.power.meters"), std::nullopt);
+  EXPECT_EQ(SectionSettings(c, "probes.nope"), std::nullopt);
+  EXPECT_THROW(c.probe("discovery"), std::logic_error);
+  EXPECT_THROW(c.probe("power.meters"), std::logic_error);
+  EXPECT_THROW(c.probe("nope"), std::logic_error);
 }
 
 // drivewatch.toml(5) states a kind key's range and defaults from its

@@ -31,11 +31,11 @@ Config MustLoad(const std::string& text) {
 
 TEST(ThermalPowerConfigTest, Defaults) {
   const Config d = Defaults();
-  EXPECT_TRUE(d.thermal.enabled);
-  EXPECT_EQ(d.thermal.interval, milliseconds{60'000});
+  EXPECT_TRUE(d.probe("thermal").enabled);
+  EXPECT_EQ(d.probe("thermal").interval, milliseconds{60'000});
   EXPECT_TRUE(d.async_events);
-  EXPECT_TRUE(d.power.enabled);
-  EXPECT_EQ(d.power.interval, milliseconds{60'000});
+  EXPECT_TRUE(d.probe("power").enabled);
+  EXPECT_EQ(d.probe("power").interval, milliseconds{60'000});
   EXPECT_THAT(d.power_meters, IsEmpty());
 }
 
@@ -59,10 +59,10 @@ serial = "PHM2 \"odd\""
 command = ["/usr/local/bin/read-meter", "--channel", "2"]
 timeout = "500ms"
 )");
-  EXPECT_FALSE(c.thermal.enabled);
-  EXPECT_EQ(c.thermal.interval, milliseconds{120'000});
+  EXPECT_FALSE(c.probe("thermal").enabled);
+  EXPECT_EQ(c.probe("thermal").interval, milliseconds{120'000});
   EXPECT_FALSE(c.async_events);
-  EXPECT_EQ(c.power.interval, milliseconds{15'000});
+  EXPECT_EQ(c.probe("power").interval, milliseconds{15'000});
   ASSERT_EQ(c.power_meters.size(), 2u);
   EXPECT_EQ(c.power_meters[0],
             (PowerMeter{"S4EWNX0R123456", "/sys/class/hwmon/hwmon3/power1_input",

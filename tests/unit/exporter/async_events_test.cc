@@ -161,11 +161,11 @@ class AsyncEventRelayTest : public ::testing::Test {
   int health_ = 0, thermal_ = 0, power_ = 0;
   const std::vector<ProbeRegistration> probes_ = {
       {"health", [this] { return std::make_unique<CountingProbe>("health", &health_); },
-       [](const config::Config& c) { return c.health; }},
+       [](const config::Config& c) { return c.probe("health"); }},
       {"thermal", [this] { return std::make_unique<CountingProbe>("thermal", &thermal_); },
-       [](const config::Config& c) { return c.thermal; }},
+       [](const config::Config& c) { return c.probe("thermal"); }},
       {"power", [this] { return std::make_unique<CountingProbe>("power", &power_); },
-       [](const config::Config& c) { return c.power; }},
+       [](const config::Config& c) { return c.probe("power"); }},
   };
   config::Config config_ = config::Defaults();
   DriveMonitor monitor_{layer_, store_, scheduler_, clock_, probes_};

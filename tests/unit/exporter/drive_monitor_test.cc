@@ -103,7 +103,7 @@ class DriveMonitorTest : public ::testing::Test {
   DriveMonitorTest() {
     registrations_.push_back(
         {"test", [this] { return std::make_unique<ScriptedProbe>(&script_); },
-         [](const config::Config& c) { return c.health; }});
+         [](const config::Config& c) { return c.probe("health"); }});
     config_ = config::Defaults();
     state_dir_ = std::filesystem::temp_directory_path() /
                  ("dw-monitor-test-" + std::to_string(::getpid()) + "-" +
@@ -112,7 +112,7 @@ class DriveMonitorTest : public ::testing::Test {
     config_.state_directory = state_dir_.string();
     config_.discovery_interval = seconds(30);
     config_.drive_grace_period = minutes(10);
-    config_.health.interval = seconds(60);
+    config_.probe("health").interval = seconds(60);
     Reset();
   }
   ~DriveMonitorTest() override { std::filesystem::remove_all(state_dir_); }
@@ -227,7 +227,7 @@ TEST_F(DriveMonitorTest, DriveBackUnderAnotherKernelNameKeepsItsSeries) {
 // failure (a probe with a long interval would show one for its whole
 // interval): it publishes nothing and runs again at the next discovery.
 TEST_F(DriveMonitorTest, AControllerNotLiveYetIsProbedOnceItIs) {
-  config_.health.interval = std::chrono::hours(1);
+  config_.probe("health").interval = std::chrono::hours(1);
   layer_.controllers = {Ctrl("nvme0", "SN1")};
   layer_.not_live = {"/dev/nvme0"};
   monitor_->Start(config_);
@@ -331,7 +331,7 @@ TEST_F(DriveMonitorTest, ReloadCanSwitchAProbeOff) {
   monitor_->Start(config_);
   Settle();
   const int runs = script_.runs;
-  config_.health.enabled = false;
+  config_.probe("health").enabled = false;
   monitor_->Reconfigure(config_);
   clock_.Advance(minutes(5));
   Settle();

@@ -37,6 +37,8 @@ test_packages=(
   clang libclang-rt-14-dev
   # packaging tests: lintian, man
   fakeroot lintian man-db bsdextrautils
+  # tests/tools/size_check.py: functions and where they end
+  universal-ctags
   # a real Prometheus (and promtool), systemd-analyze, headless Chromium for
   # the retention report
   prometheus prometheus-alertmanager systemd chromium

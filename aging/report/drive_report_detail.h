@@ -72,6 +72,9 @@ struct Run {
 // left out and said in `problems`), or for a run recorded before the perf
 // matrix, the fixed cells its results name.
 std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems);
+// Whether `name` is one of the fixed cells of runs recorded before the
+// perf matrix.
+bool IsLegacyCell(std::string_view name);
 // A cell's latency quantile `q` ("p50", "p99", "p99_9") of operation `op`:
 // "<name>_<op>_<q>_seconds", or a legacy QD1 cell's "<name>_<q>_seconds".
 std::optional<double> CellLatency(const Run& run, const Cell& cell, std::string_view op,
@@ -222,6 +225,13 @@ Json BarChart(std::string id, std::string title, const std::vector<std::string>&
 void AddBars(Json& chart, std::string name, const std::vector<std::optional<double>>& values);
 // At most `most` points, evenly picked (the first and the last kept).
 Points Downsample(const Points& points, std::size_t most = 240);
+// A throughput series (bytes per second, one sample a second or each of
+// `seconds` long) as MB/s over time, and over the GB written by the end of
+// each sample (held to `written_bytes` when the lengths are not on record).
+Points OverTime(const std::vector<double>& bps);
+Points OverTime(const std::vector<double>& bps, const std::vector<double>* seconds);
+Points OverBytes(const std::vector<double>& bps, const std::vector<double>* seconds,
+                 std::optional<double> written_bytes);
 
 // Section parts.
 Json Column(std::string key, std::string label, std::string unit);
@@ -230,7 +240,10 @@ Json Section(std::string id, std::string title);
 // A value or null, never 0 for a missing measure.
 Json Value(std::optional<double> v);
 
-// The sections (drive_report_sections.cc, drive_report_perf.cc).
+// The sections (drive_report_SECTION.cc, each picking its rows with
+// PickRuns, filling its tables and charts, and ending with its expectation
+// and a verdict from the rule the expectation states, which docs/report.md
+// lists).
 Json IdentitySection(const Selection& s);
 // One per fill level (50 % always).
 std::vector<Json> FillSections(const Selection& s);
@@ -252,6 +265,10 @@ std::vector<Json> RetentionSections(const Selection& s);
 // "hours", "count", "x", "text" as they are).
 std::string UnitLabel(std::string_view unit);
 std::string ShowValue(const Json& value, std::string_view unit);
+// A value with its unit's label: "3,646 MB/s".
+std::string Show(double v, std::string_view unit);
+// The parts with `sep` between them.
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 inline constexpr std::string_view kNotMeasured = "not measured";
 
 // The HTML page (drive_report_html.cc).

@@ -86,6 +86,16 @@ std::string ShowValue(const Json& value, std::string_view unit) {
   return Adaptive(v);
 }
 
+std::string Show(double v, std::string_view unit) {
+  return ShowValue(Json(v), unit) + " " + UnitLabel(unit);
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
+  return out;
+}
+
 Json Value(std::optional<double> v) { return v && std::isfinite(*v) ? Json(*v) : Json(); }
 
 Json Column(std::string key, std::string label, std::string unit) {
@@ -284,6 +294,43 @@ Points Downsample(const Points& points, std::size_t most) {
     out.push_back(points[static_cast<std::size_t>(std::llround(step * static_cast<double>(i)))]);
   }
   return out;
+}
+
+// A 1-second throughput series as (seconds, MB/s), and against the GB
+// written by the end of each second.
+Points OverTime(const std::vector<double>& bps) {
+  Points out;
+  for (std::size_t i = 0; i < bps.size(); ++i)
+    out.emplace_back(static_cast<double>(i), bps[i] / 1e6);
+  return Downsample(out);
+}
+// A fill's throughput against data written, from bytes: each sample's
+// rate times its own length (`seconds`, series.throughput_seconds; runs
+// recorded before it: 1 s each, with the total held to `written_bytes`,
+// since the last sample covered only part of its second).
+Points OverBytes(const std::vector<double>& bps, const std::vector<double>* seconds,
+                 std::optional<double> written_bytes) {
+  const bool lengths = seconds != nullptr && seconds->size() == bps.size();
+  Points out;
+  double written = 0;
+  for (std::size_t i = 0; i < bps.size(); ++i) {
+    written += bps[i] * (lengths ? (*seconds)[i] : 1.0);
+    if (!lengths && written_bytes) written = std::min(written, *written_bytes);
+    out.emplace_back(written / 1e9, bps[i] / 1e6);
+  }
+  return Downsample(out);
+}
+// Over time, each sample at its start, from the samples' lengths when on
+// record.
+Points OverTime(const std::vector<double>& bps, const std::vector<double>* seconds) {
+  if (seconds == nullptr || seconds->size() != bps.size()) return OverTime(bps);
+  Points out;
+  double t = 0;
+  for (std::size_t i = 0; i < bps.size(); ++i) {
+    out.emplace_back(t, bps[i] / 1e6);
+    t += (*seconds)[i];
+  }
+  return Downsample(out);
 }
 
 std::vector<Pick> PickRuns(const Selection& s, const std::function<bool(const Run&)>& wanted) {

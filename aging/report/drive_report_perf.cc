@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// `drivewatch report`'s perf tables: a perf run's cells (its series.cells,
-// or the fixed cells of a run recorded before the perf matrix), laid out as
-// sequential and random performance at each fill level, QD1 latency,
-// low-load latency and mixed loads.
+// `drivewatch report`'s perf tables: perf runs' cells (drive_report_cells.cc)
+// laid out as sequential and random performance at each fill level, QD1
+// latency, low-load latency and mixed loads.
 #include <algorithm>
 #include <cmath>
-#include <set>
-#include <span>
 #include <tuple>
 
 #include "aging/report/drive_report_detail.h"
@@ -20,43 +17,6 @@ using report_format::Format;
 constexpr double kDetrimentalSeconds = 0.3;  // the reference report's low-load line
 constexpr double kKeptRatio = 0.8;           // aged against fresh, throughput
 constexpr double kLatencyGrowth = 2;         // aged against fresh, QD1 p99.9
-
-// The perf phase's fixed cells before the perf matrix (aging/phases/perf_phase.cc
-// at the time): their results keys name them; their queue depth and the
-// mixed loads' rate were the config's and are not on record.
-struct LegacyCell {
-  const char* name;
-  const char* access;
-  const char* operation;
-  double read_percent;
-  double block_size;   // 0: from <name>_block_size_bytes
-  double queue_depth;  // 0: not recorded
-  const char* key;     // a result key the cell always has
-};
-constexpr LegacyCell kLegacyCells[] = {
-    {"seq_read", "sequential", "read", 100, 131072, 0, "seq_read_bytes_per_second"},
-    {"seq_write", "sequential", "write", 0, 131072, 0, "seq_write_bytes_per_second"},
-    {"rand_read_4k", "random", "read", 100, 4096, 0, "rand_read_4k_iops"},
-    {"rand_write_4k", "random", "write", 0, 4096, 0, "rand_write_4k_iops"},
-    {"qd1_rand_read", "random", "read", 100, 0, 1, "qd1_rand_read_p99_9_seconds"},
-    {"qd1_rand_write", "random", "write", 0, 0, 1, "qd1_rand_write_p99_9_seconds"},
-    {"mixed_90_10", "random", "mix", 90, 4096, 0, "mixed_90_10_iops"},
-    {"mixed_50_50", "random", "mix", 50, 4096, 0, "mixed_50_50_iops"},
-};
-
-bool ValidName(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.';
-  });
-}
-
-std::string SizeText(double bytes) {
-  if (bytes >= 1048576 && std::fmod(bytes, 1048576) == 0) return Format("%.0fM", bytes / 1048576);
-  if (bytes >= 1024 && std::fmod(bytes, 1024) == 0) return Format("%.0fK", bytes / 1024);
-  return Format("%.0fB", bytes);
-}
 
 // The cell's headline: bytes/s for sequential, IOPS for random.
 std::string HeadlineKey(const Run& run, const Cell& c) {
@@ -147,118 +107,6 @@ bool AnyMark(const Json& table, std::string_view mark) {
 
 }  // namespace
 
-std::string Cell::Label() const {
-  std::string out;
-  if (mix()) {
-    out = "mix";
-    if (read_percent) out += Format(" %.0f/%.0f", *read_percent, 100 - *read_percent);
-  } else {
-    out = access == "sequential" ? "seq" : access == "random" ? "rand" : "";
-    out += (out.empty() ? "" : " ") + (operation.empty() ? name : operation);
-  }
-  if (block_size) out += " " + SizeText(*block_size);
-  if (queue_depth) {
-    out += Format(" QD%.0f", *queue_depth);
-    if (jobs && *jobs > 1) out += Format("\xc3\x97%.0f", *jobs);
-  }
-  if (paced()) out += Format(" at %s IOPS", report_format::Grouped(*rate_iops, 0).c_str());
-  return out;
-}
-
-std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems) {
-  std::vector<Cell> out;
-  const Json* cells = run.series ? run.series->Find("cells") : nullptr;
-  if (cells == nullptr) {
-    for (const LegacyCell& l : kLegacyCells) {
-      if (!run.Result(l.key)) continue;
-      Cell c;
-      c.name = l.name;
-      c.access = l.access;
-      c.operation = l.operation;
-      c.read_percent = l.read_percent;
-      c.block_size = l.block_size != 0 ? std::optional<double>(l.block_size)
-                                       : run.Result(std::string(l.name) + "_block_size_bytes");
-      if (l.queue_depth != 0) c.queue_depth = l.queue_depth;
-      out.push_back(std::move(c));
-    }
-    return out;
-  }
-  const std::string where = run.source + ": run " + run.id + ": series.cells";
-  if (cells->type() != Json::Type::kArray) {
-    problems.push_back(where + " is not an array (expected the perf cells): no cell shown");
-    return out;
-  }
-  std::set<std::string> names;
-  std::size_t i = 0;
-  for (const Json& e : cells->items()) {
-    const std::string at = where + "[" + std::to_string(i++) + "]";
-    const Json* name = e.Find("name");
-    if (e.type() != Json::Type::kObject || name == nullptr || name->type() != Json::Type::kString ||
-        !ValidName(name->AsString())) {
-      problems.push_back(at + ": no valid name (expected letters, digits, _ . -): left out");
-      continue;
-    }
-    Cell c;
-    c.name = name->AsString();
-    if (!names.insert(c.name).second) {
-      problems.push_back(at + ": " + c.name + " again: left out");
-      continue;
-    }
-    std::string problem;
-    static constexpr std::string_view kAccess[] = {"sequential", "random"};
-    static constexpr std::string_view kOperation[] = {"read", "write", "trim", "mix"};
-    for (auto [key, field, allowed] :
-         {std::tuple{"access", &c.access, std::span<const std::string_view>(kAccess)},
-          std::tuple{"operation", &c.operation, std::span<const std::string_view>(kOperation)}}) {
-      const Json* v = e.Find(key);
-      if (v == nullptr) continue;
-      if (v->type() != Json::Type::kString ||
-          std::find(allowed.begin(), allowed.end(), v->AsString()) == allowed.end()) {
-        problem = std::string(key) + " is " + v->Dump();
-        break;
-      }
-      *field = v->AsString();
-    }
-    for (auto [key, field, most] :
-         {std::tuple{"read_percent", &c.read_percent, 100.0},
-          std::tuple{"block_size", &c.block_size, 1e12},
-          std::tuple{"queue_depth", &c.queue_depth, 1e6}, std::tuple{"jobs", &c.jobs, 1e6},
-          std::tuple{"rate_iops", &c.rate_iops, 1e12}}) {
-      const Json* v = e.Find(key);
-      if (v == nullptr || !problem.empty()) continue;
-      const double d = v->AsDouble(-1);
-      if (v->type() != Json::Type::kNumber || !std::isfinite(d) || d < 0 || d > most) {
-        problem = std::string(key) + " is " + v->Dump();
-        break;
-      }
-      *field = d;
-    }
-    if (!problem.empty()) {
-      problems.push_back(at + " (" + c.name + "): " + problem + ": left out");
-      continue;
-    }
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-std::optional<double> CellCount(const Run& run, const Cell& cell, std::string_view op) {
-  if (auto v = run.Result(cell.name + "_" + std::string(op) + "_ios")) return v;
-  if (cell.operation == op) return run.Result(cell.name + "_ios");
-  return std::nullopt;
-}
-
-std::optional<double> CellLatency(const Run& run, const Cell& cell, std::string_view op,
-                                  std::string_view q) {
-  const std::string quantile(q);
-  if (auto v = run.Result(cell.name + "_" + std::string(op) + "_" + quantile + "_seconds"))
-    return v;
-  // Before the perf matrix, a QD1 cell did one operation and named its
-  // quantiles without it.
-  if (cell.operation == op) return run.Result(cell.name + "_" + quantile + "_seconds");
-  return std::nullopt;
-}
-
 namespace {
 
 // Perf runs lay out in one table when they ran the same cells of a kind:
@@ -342,10 +190,7 @@ bool PhoronixCell(const Cell& c) {
 // A group's title after the kind's, and its section id's suffix, when a
 // table of the kind has company: the Phoronix preset, or its cells' names.
 std::pair<std::string, std::string> GroupName(const Group& g, std::size_t company) {
-  const bool fixed = std::all_of(g.names.begin(), g.names.end(), [](const std::string& n) {
-    return std::any_of(std::begin(kLegacyCells), std::end(kLegacyCells),
-                       [&](const LegacyCell& l) { return n == l.name; });
-  });
+  const bool fixed = std::all_of(g.names.begin(), g.names.end(), IsLegacyCell);
   if (company <= 1 || fixed) return {"", ""};
   const bool phoronix = std::all_of(g.cells.begin(), g.cells.end(), PhoronixCell) &&
                         std::any_of(g.cells.begin(), g.cells.end(), [](const Cell& c) {
@@ -365,6 +210,84 @@ std::function<bool(const Run&)> InGroup(const Group& g, bool (*which)(const Cell
     return r.kind == "perf" && (!by_level || FillLevel(r) == g.level) &&
            Signature(r, which) == g.names;
   };
+}
+
+// Aged against fresh: a cell more than 20 % below fresh, by more than twice
+// the combined standard error of the two means, has lost speed with age.
+// `measures`: each cell's column and the key of its standard error.
+void AddAgedVerdict(Json& section, const Pick& fresh, const Pick& aged,
+                    const std::vector<std::pair<ColumnSpec, std::string>>& measures) {
+  std::vector<std::string> dropped, within_noise, unknown_noise;
+  double lowest = 2;
+  std::string lowest_at;
+  for (const auto& [c, se_key] : measures) {
+    const Json f = c.value(*fresh.run), a = c.value(*aged.run);
+    if (f.is_null() || a.is_null() || f.AsDouble() <= 0) continue;
+    const double ratio = a.AsDouble() / f.AsDouble();
+    if (ratio < lowest) {
+      lowest = ratio;
+      lowest_at = c.label;
+    }
+    if (ratio >= kKeptRatio) continue;
+    const std::string what = c.label + Format(" %.0f%%", ratio * 100);
+    const auto se_f = fresh.run->Result(se_key), se_a = aged.run->Result(se_key);
+    if (!se_f || !se_a) {
+      dropped.push_back(what);
+      unknown_noise.push_back(c.label);
+      continue;
+    }
+    // The difference of two means against twice its standard error.
+    const double noise = 2 * std::sqrt(*se_f * *se_f + *se_a * *se_a);
+    if (f.AsDouble() - a.AsDouble() > noise) {
+      dropped.push_back(what);
+    } else {
+      within_noise.push_back(what + Format(" (noise \xc2\xb1%.0f%%)", noise / f.AsDouble() * 100));
+    }
+  }
+  if (lowest_at.empty()) {
+    section["verdict"] = Verdict("info", "fresh and aged share no cell to compare");
+  } else if (!dropped.empty()) {
+    section["verdict"] = Verdict(
+        "fail", std::string("aged fell below 80 % of fresh") +
+                    (unknown_noise.empty() ? ", beyond the runs' noise" : "") + ": " +
+                    Join(dropped, ", "));
+  } else if (!within_noise.empty()) {
+    section["verdict"] = Verdict(
+        "pass", "no loss beyond the runs' noise: below 80 % of fresh but within twice the "
+                "combined standard error: " + Join(within_noise, ", "));
+  } else {
+    section["verdict"] = Verdict(
+        "pass", "aged keeps 80 % or more of fresh in every cell (the lowest: " + lowest_at +
+                    Format(" at %.0f%%)", lowest * 100));
+  }
+  if (!unknown_noise.empty()) {
+    section["notes"].Push("measured once (no standard error on record), so a drop there may "
+                          "be noise: " + Join(unknown_noise, ", "));
+  }
+}
+
+// A bar chart of the sequential cells and one of the random ones, a bar a row.
+void AddThroughputCharts(Json& section, const std::string& id, const std::vector<Pick>& picks,
+                         const std::vector<Cell>& cells, const std::vector<ColumnSpec>& columns,
+                         const std::vector<std::string>& seq_groups,
+                         const std::vector<std::string>& rand_groups) {
+  for (const auto& [seq, groups] : {std::pair{true, seq_groups}, std::pair{false, rand_groups}}) {
+    if (groups.empty()) continue;
+    Json chart = BarChart(id + (seq ? "_sequential" : "_random"),
+                          seq ? "Sequential throughput" : "Random IOPS", groups,
+                          ChartAxis(seq ? "throughput" : "IOPS", seq ? "MB/s" : "K IOPS"));
+    for (const Pick& p : picks) {
+      std::vector<std::optional<double>> values;
+      for (std::size_t i = 0; i < cells.size(); ++i) {
+        if ((cells[i].access == "sequential") != seq) continue;
+        const Json v = p.run ? columns[i].value(*p.run) : Json();
+        values.push_back(v.is_null() ? std::nullopt
+                                     : std::optional<double>(v.AsDouble() / (seq ? 1e6 : 1e3)));
+      }
+      AddBars(chart, p.label, values);
+    }
+    section["charts"].Push(std::move(chart));
+  }
 }
 
 Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) {
@@ -422,58 +345,7 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
                                              "with fill_percent = %d, then perf",
                                              level, level));
   } else if (fresh && aged) {
-    std::vector<std::string> dropped, within_noise, unknown_noise;
-    double lowest = 2;
-    std::string lowest_at;
-    for (const auto& [c, se_key] : measures) {
-      const Json f = c.value(*fresh->run), a = c.value(*aged->run);
-      if (f.is_null() || a.is_null() || f.AsDouble() <= 0) continue;
-      const double ratio = a.AsDouble() / f.AsDouble();
-      if (ratio < lowest) {
-        lowest = ratio;
-        lowest_at = c.label;
-      }
-      if (ratio >= kKeptRatio) continue;
-      const std::string what = c.label + Format(" %.0f%%", ratio * 100);
-      const auto se_f = fresh->run->Result(se_key), se_a = aged->run->Result(se_key);
-      if (!se_f || !se_a) {
-        dropped.push_back(what);
-        unknown_noise.push_back(c.label);
-        continue;
-      }
-      // The difference of two means against twice its standard error.
-      const double noise = 2 * std::sqrt(*se_f * *se_f + *se_a * *se_a);
-      if (f.AsDouble() - a.AsDouble() > noise) {
-        dropped.push_back(what);
-      } else {
-        within_noise.push_back(what + Format(" (noise \xc2\xb1%.0f%%)", noise / f.AsDouble() * 100));
-      }
-    }
-    auto list = [](const std::vector<std::string>& items) {
-      std::string out;
-      for (const std::string& d : items) out += (out.empty() ? "" : ", ") + d;
-      return out;
-    };
-    if (lowest_at.empty()) {
-      section["verdict"] = Verdict("info", "fresh and aged share no cell to compare");
-    } else if (!dropped.empty()) {
-      section["verdict"] = Verdict(
-          "fail", std::string("aged fell below 80 % of fresh") +
-                      (unknown_noise.empty() ? ", beyond the runs' noise" : "") + ": " +
-                      list(dropped));
-    } else if (!within_noise.empty()) {
-      section["verdict"] = Verdict(
-          "pass", "no loss beyond the runs' noise: below 80 % of fresh but within twice the "
-                  "combined standard error: " + list(within_noise));
-    } else {
-      section["verdict"] = Verdict(
-          "pass", "aged keeps 80 % or more of fresh in every cell (the lowest: " + lowest_at +
-                      Format(" at %.0f%%)", lowest * 100));
-    }
-    if (!unknown_noise.empty()) {
-      section["notes"].Push("measured once (no standard error on record), so a drop there may "
-                            "be noise: " + list(unknown_noise));
-    }
+    AddAgedVerdict(section, *fresh, *aged, measures);
   } else {
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");
   }
@@ -482,22 +354,8 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
         "\xe2\x80\xa0 a cell that did not reach steady state (SNIA PTS) "
         "within its rounds: its value is the last round's");
   }
-  for (const auto& [seq, groups] : {std::pair{true, seq_groups}, std::pair{false, rand_groups}}) {
-    if (groups.empty() || !AnyValue(table)) continue;
-    Json chart = BarChart(id + (seq ? "_sequential" : "_random"),
-                          seq ? "Sequential throughput" : "Random IOPS", groups,
-                          ChartAxis(seq ? "throughput" : "IOPS", seq ? "MB/s" : "K IOPS"));
-    for (const Pick& p : picks) {
-      std::vector<std::optional<double>> values;
-      for (std::size_t i = 0; i < cells.size(); ++i) {
-        if ((cells[i].access == "sequential") != seq) continue;
-        const Json v = p.run ? columns[i].value(*p.run) : Json();
-        values.push_back(v.is_null() ? std::nullopt
-                                     : std::optional<double>(v.AsDouble() / (seq ? 1e6 : 1e3)));
-      }
-      AddBars(chart, p.label, values);
-    }
-    section["charts"].Push(std::move(chart));
+  if (AnyValue(table)) {
+    AddThroughputCharts(section, id, picks, cells, columns, seq_groups, rand_groups);
   }
   section["tables"].Push(std::move(table));
   return section;

@@ -21,6 +21,7 @@
 #include "aging/engine/data_pattern.h"
 #include "aging/engine/workload_jobs.h"
 #include "aging/engine/workload_plan.h"
+#include "aging/engine/workload_run.h"
 #include "config/util/sys.h"
 #include "probes/drive/io_target.h"
 #include "probes/latency/pacing.h"
@@ -28,15 +29,13 @@
 namespace drivewatch::aging {
 namespace {
 
-using workload_detail::BlockPermutation;
-using workload_detail::DrawnAccess;
 using workload_detail::Op;
-using workload_detail::OpMix;
+using workload_detail::kNsPerSecond;
+using workload_detail::NowNs;
 using workload_detail::Plan;
+using workload_detail::RunState;
+using workload_detail::ToTimePoint;
 
-using Clock = std::chrono::steady_clock;
-
-constexpr std::uint64_t kNsPerSecond = 1'000'000'000;
 // Longest a wait blocks before the stop token and the bounds are looked at
 // again. liburing may wait twice in one call (once with the submission,
 // once after), so half of the 50 ms promised.
@@ -48,49 +47,17 @@ constexpr std::uint64_t kStopDrainNs = 1'000'000'000;
 // populated a page at a time.
 constexpr std::size_t kPage = 4096;
 
-const char* OpName(Op op) {
-  switch (op) {
-    case Op::kRead: return "read";
-    case Op::kWrite: return "write";
-    case Op::kTrim: return "trim";
-  }
-  return "?";
-}
-
-// steady_clock is CLOCK_MONOTONIC; raw nanoseconds keep the hot path free
-// of chrono conversions.
-std::uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerSecond +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
-Clock::time_point ToTimePoint(std::uint64_t ns) {
-  return Clock::time_point(std::chrono::nanoseconds(ns));
-}
-std::uint64_t ToNs(Clock::time_point t) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch())
-          .count());
-}
-
 using util::SysError;
 
-// One run: the ring, the buffers and the counters.
-class Engine {
+// One run: the ring and the buffers, over the run's bookkeeping
+// (workload_run.h).
+class Engine : private RunState {
  public:
+  using RunState::first_error_ns;
+
   Engine(WorkloadTarget& target, const WorkloadSpec& spec, const Plan& plan,
          const std::stop_token& stop, const ProgressCallback& progress)
-      : target_(target),
-        spec_(spec),
-        plan_(plan),
-        stop_(stop),
-        progress_(progress),
-        mix_(spec.read_percent, spec.write_percent, spec.trim_percent),
-        permutation_(plan.region_length / spec.block_size, spec.seed),
-        drawn_(spec, plan.region_length, target.logical_block_size()),
-        drawing_(!spec.size_mix.empty() || !spec.lba_zones.empty()),
-        seq_pos_(spec.start) {}
+      : RunState(target, spec, plan, stop, progress) {}
   ~Engine();
 
   Status Setup();
@@ -102,8 +69,6 @@ class Engine {
   // start_ns: when the run counts from (CLOCK_MONOTONIC); 0 is now. The
   // jobs of a multi-job run share one, so their seconds line up.
   Expected<WorkloadResult> Run(std::uint64_t start_ns = 0);
-  // When the first failed I/O was counted; 0 if none was.
-  std::uint64_t first_error_ns() const { return first_error_ns_; }
 
  private:
   struct Slot {
@@ -118,24 +83,6 @@ class Engine {
     std::uint64_t freed_ns = 0;  // when the slot last became free
   };
 
-  // One I/O as the workload plans it: what, where, how much, and when it
-  // is due (0: at once).
-  struct PlannedIo {
-    Op op = Op::kRead;
-    std::uint64_t offset = 0;
-    std::uint32_t size = 0;
-    std::uint64_t due_ns = 0;
-  };
-  // The run's next I/O, or nullopt when there is none left (the end of a
-  // non-wrapping region). The one place that decides what comes next: the
-  // issue loop takes it when it is due and a slot is free.
-  std::optional<PlannedIo> NextIo();
-  // NextIo() of a run whose I/Os come from spec_.source.
-  std::optional<PlannedIo> NextSourcedIo();
-  // The next offset and its I/O's size, or nullopt at the end of a
-  // non-wrapping region.
-  std::optional<std::uint64_t> NextOffset(std::uint32_t* size);
-  bool IssueAllowed(std::uint64_t now);
   // Returns the time it ended.
   std::uint64_t Trim(std::uint64_t offset, std::uint32_t size);
   void Complete(std::uint32_t slot_index, int res, std::uint64_t now);
@@ -146,24 +93,11 @@ class Engine {
   // write buffer, its read buffer, or for reads checked by on_read a spare
   // from the pool.
   std::uint32_t TakeBuffer(Op op, std::uint32_t index);
-  // `latency_ns` is the response latency (from when a late I/O was due),
-  // `service_ns` from the submitting call.
-  void Count(Op op, std::uint64_t latency_ns, std::uint64_t service_ns, std::uint64_t size);
-  void RecordError(Op op, std::uint64_t offset, const std::string& what);
-  void RollSamples(std::uint64_t now);
-  void CloseSample(std::uint64_t end_ns);
-  double Fraction(std::uint64_t now) const;
-
-  WorkloadTarget& target_;
-  const WorkloadSpec& spec_;
-  const Plan plan_;
-  const std::stop_token& stop_;
-  const ProgressCallback& progress_;
-  OpMix mix_;
-  BlockPermutation permutation_;
-  DrawnAccess drawn_;
-  bool drawing_;  // size_mix or lba_zones
-  std::uint64_t seq_pos_;  // sequential: next offset relative to the region
+  // Run()'s parts: issuing one read or write, waiting for completions (the
+  // run's time after them, or why the ring failed), and the end.
+  Status Issue(const PlannedIo& io);
+  Expected<std::uint64_t> WaitAndReap(std::uint64_t now, std::uint64_t next_due);
+  void Finish();
 
   io_uring ring_{};
   bool ring_ok_ = false;
@@ -200,19 +134,8 @@ class Engine {
   std::vector<std::uint32_t> queued_;  // prepared this round, not submitted
   std::vector<io_uring_cqe*> cqes_;
   std::optional<DataPattern> pattern_;
-  std::optional<Pacer> pacer_;
   std::uint32_t in_flight_ = 0;
-
-  std::uint64_t start_ns_ = 0;
-  std::uint64_t first_error_ns_ = 0;
-  std::uint64_t sample_start_ns_ = 0;
-  std::uint64_t issued_bytes_ = 0;
-  std::uint64_t done_bytes_ = 0;
   std::uint64_t write_sequence_ = 0;
-  bool region_done_ = false;
-  std::optional<PlannedIo> pending_;  // planned, waiting to be due
-  ThroughputSample sample_;
-  WorkloadResult result_;
 };
 
 Engine::~Engine() {
@@ -347,124 +270,6 @@ Status Engine::Setup() {
   return Ok{};
 }
 
-std::optional<std::uint64_t> Engine::NextOffset(std::uint32_t* size) {
-  const std::uint64_t bs = spec_.block_size;
-  *size = spec_.block_size;
-  if (drawing_) return plan_.region_offset + drawn_.Next(size);
-  if (spec_.access == Access::kRandom) {
-    return plan_.region_offset + permutation_.Next() * bs;
-  }
-  if (seq_pos_ >= plan_.region_length) {
-    if (!spec_.wrap) return std::nullopt;
-    seq_pos_ = 0;
-  }
-  const std::uint64_t offset = plan_.region_offset + seq_pos_;
-  seq_pos_ += bs;
-  return offset;
-}
-
-std::optional<Engine::PlannedIo> Engine::NextIo() {
-  if (spec_.source != nullptr) return NextSourcedIo();
-  PlannedIo io;
-  if (pacer_) {
-    // Never skip arrivals: a late one is issued and its latency counts
-    // from when it was due (no coordinated omission).
-    io.due_ns = ToNs(pacer_->next());
-    pacer_->Advance(pacer_->next());
-  }
-  const std::optional<std::uint64_t> offset = NextOffset(&io.size);
-  if (!offset) return std::nullopt;
-  io.offset = *offset;
-  io.op = mix_.Next();
-  return io;
-}
-
-// An I/O the source got wrong is never issued: one outside the target
-// would grow a directory target's file, or reach past a study's region.
-std::optional<Engine::PlannedIo> Engine::NextSourcedIo() {
-  const std::uint64_t lbs = target_.logical_block_size();
-  while (std::optional<IoSource::Io> next = spec_.source->Next()) {
-    PlannedIo io;
-    std::uint32_t percent = 0;
-    switch (next->op) {
-      case IoSource::Op::kRead: io.op = Op::kRead; percent = spec_.read_percent; break;
-      case IoSource::Op::kWrite: io.op = Op::kWrite; percent = spec_.write_percent; break;
-      case IoSource::Op::kTrim: io.op = Op::kTrim; percent = spec_.trim_percent; break;
-    }
-    io.offset = next->offset;
-    io.size = next->size;
-    if (next->due) {
-      io.due_ns = start_ns_ + static_cast<std::uint64_t>(std::max<std::int64_t>(0, next->due->count()));
-    }
-    if (percent > 0 && io.size > 0 && io.size <= spec_.block_size && io.offset % lbs == 0 &&
-        io.size % lbs == 0 && io.offset <= target_.size() &&
-        io.size <= target_.size() - io.offset) {
-      return io;
-    }
-    RecordError(io.op, io.offset,
-                "not issued: " + std::to_string(io.size) +
-                    " bytes outside the target, not in whole logical blocks, above block_size, "
-                    "or of an operation the run does not do");
-    if (spec_.max_errors != 0 && result_.errors >= spec_.max_errors) {
-      result_.end = WorkloadResult::End::kErrors;
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-// Whether another I/O may start: no bound reached, no stop, not too many
-// errors. Sets result_.end for the first that holds.
-bool Engine::IssueAllowed(std::uint64_t now) {
-  if (region_done_) return false;
-  if (stop_.stop_requested()) {
-    result_.end = WorkloadResult::End::kStopped;
-    return false;
-  }
-  if (spec_.max_errors != 0 && result_.errors >= spec_.max_errors) {
-    result_.end = WorkloadResult::End::kErrors;
-    return false;
-  }
-  if (spec_.max_bytes != 0 && issued_bytes_ >= spec_.max_bytes) return false;
-  if (spec_.max_time.count() > 0 &&
-      now - start_ns_ >= static_cast<std::uint64_t>(spec_.max_time.count())) {
-    return false;
-  }
-  return true;
-}
-
-void Engine::Count(Op op, std::uint64_t latency_ns, std::uint64_t service_ns, std::uint64_t bs) {
-  done_bytes_ += bs;
-  switch (op) {
-    case Op::kRead:
-      result_.read_latency.Add(latency_ns);
-      result_.read_service.Add(service_ns);
-      sample_.read_bytes += bs;
-      ++sample_.read_ios;
-      break;
-    case Op::kWrite:
-      result_.write_latency.Add(latency_ns);
-      result_.write_service.Add(service_ns);
-      sample_.write_bytes += bs;
-      ++sample_.write_ios;
-      break;
-    case Op::kTrim:
-      result_.trim_latency.Add(latency_ns);
-      result_.trim_service.Add(service_ns);
-      sample_.trim_bytes += bs;
-      ++sample_.trim_ios;
-      break;
-  }
-}
-
-void Engine::RecordError(Op op, std::uint64_t offset, const std::string& what) {
-  if (result_.errors++ == 0) {
-    first_error_ns_ = NowNs();
-    result_.first_error =
-        std::string(OpName(op)) + " at offset " + std::to_string(offset) + ": " + what;
-  }
-}
-
 // Synchronous, on the engine thread: neither BLKDISCARD nor a hole punch
 // has an io_uring operation on 6.1 kernels. Reads and writes already in
 // the ring keep going meanwhile; their completions wait to be reaped, which
@@ -532,46 +337,133 @@ std::uint32_t Engine::TakeBuffer(Op op, std::uint32_t index) {
   return b;
 }
 
-void Engine::CloseSample(std::uint64_t end_ns) {
-  sample_.seconds = static_cast<double>(end_ns - sample_start_ns_) / 1e9;
-  result_.samples.push_back(sample_);
-  sample_ = ThroughputSample{};
-  sample_start_ns_ = end_ns;
-  if (progress_) {
-    WorkloadProgress p;
-    p.last_second = result_.samples.back();
-    p.bytes_done = done_bytes_;
-    p.elapsed = std::chrono::nanoseconds(end_ns - start_ns_);
-    p.fraction = Fraction(end_ns);
-    progress_(p);
+// Puts a planned read or write in a free slot and submits it.
+Status Engine::Issue(const PlannedIo& io) {
+  // Late when no slot was free when it was due. free_ holds the free
+  // slots in the order they were freed, so its first has been free
+  // longest; the one taken is its last, maybe freed after the due
+  // time while others waited (the engine's own wake-up was late).
+  const bool late = io.due_ns != 0 && slots_[free_.front()].freed_ns > io.due_ns;
+  const std::uint32_t index = free_.back();
+  free_.pop_back();
+  Slot& s = slots_[index];
+  s.op = io.op;
+  s.offset = io.offset;
+  s.size = io.size;
+  s.due_ns = io.due_ns;
+  s.late = late;
+  if (s.late) ++result_.late;
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
+  const std::uint32_t buf = TakeBuffer(io.op, index);
+  s.buffer = buf;
+  void* addr = Buffer(buf);
+  if (io.op == Op::kWrite && spec_.fill) {
+    spec_.fill(io.offset, addr, io.size);
+    io_uring_prep_write_fixed(sqe, 0, addr, io.size, io.offset, buf);
+  } else if (io.op == Op::kWrite) {
+    pattern_->Stamp(index, io.offset, write_sequence_++, io.size);
+    io_uring_prep_write_fixed(sqe, 0, addr, io.size, io.offset, buf);
+  } else {
+    io_uring_prep_read_fixed(sqe, 0, addr, io.size, io.offset, buf);
   }
+  sqe->flags |= IOSQE_FIXED_FILE;
+  io_uring_sqe_set_data64(sqe, index);
+  // Every I/O goes to the kernel on its own, stamped just before its
+  // own submitting call, as fio does by default
+  // (iodepth_batch_submit=1). Submitting a round's I/Os as one batch
+  // makes completions arrive in convoys: with 4 KiB reads at QD32 on
+  // virtio that lost a fifth of the throughput and raised p50 by a
+  // quarter, and with 128 KiB sequential reads and writes at QD32 it
+  // ran at 0.90-0.94x of the I/O-at-a-time rate (2 MiB: no
+  // difference either way; tests/bench/workload_vs_fio.sh).
+  s.submit_ns = NowNs();
+  s.start_ns = s.late ? s.due_ns : s.submit_ns;
+  const int submitted = io_uring_submit(&ring_);
+  if (submitted == 1) {
+    ++in_flight_;
+  } else if (submitted < 0 && submitted != -EAGAIN && submitted != -EBUSY) {
+    return SysError(-submitted, "io_uring_enter on " + target_.path());
+  } else {
+    queued_.push_back(index);  // submitted with WaitAndReap's batch
+  }
+  return Ok{};
 }
 
-void Engine::RollSamples(std::uint64_t now) {
-  while (now - sample_start_ns_ >= kNsPerSecond) {
-    CloseSample(sample_start_ns_ + kNsPerSecond);
+// Waits for completions and counts them; returns the time after.
+Expected<std::uint64_t> Engine::WaitAndReap(std::uint64_t now, std::uint64_t next_due) {
+  // Wait for at least one completion, a slice at most (the stop token),
+  // and in a paced run no later than the next arrival.
+  std::uint64_t wait_ns = kWaitSliceNs;
+  if (next_due != 0) wait_ns = std::min(wait_ns, next_due - now);
+  __kernel_timespec ts{static_cast<long long>(wait_ns / kNsPerSecond),
+                       static_cast<long long>(wait_ns % kNsPerSecond)};
+  io_uring_cqe* cqe = nullptr;
+  int rc;
+  if (!queued_.empty()) {
+    // SQEs the kernel could not take at once (EAGAIN/EBUSY in Issue): one
+    // clock read for them, right before the submitting call.
+    const std::uint64_t submit_ns = NowNs();
+    for (std::uint32_t index : queued_) {
+      Slot& s = slots_[index];
+      s.submit_ns = submit_ns;
+      s.start_ns = s.late ? s.due_ns : submit_ns;
+    }
+    in_flight_ += static_cast<std::uint32_t>(queued_.size());
+    queued_.clear();
+    rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+  } else if (in_flight_ > 0) {
+    rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
+  } else if (next_due == 0) {
+    // Nothing in the ring (a trim-only run): go on issuing.
+    now = NowNs();
+    RollSamples(now);
+    return now;
+  } else {
+    // Paced and idle until the next arrival.
+    timespec sleep{static_cast<time_t>(wait_ns / kNsPerSecond),
+                   static_cast<long>(wait_ns % kNsPerSecond)};
+    ::nanosleep(&sleep, nullptr);
+    rc = 0;
   }
+  if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN &&
+      rc != -EBUSY) {
+    return SysError(-rc, "io_uring_enter on " + target_.path());
+  }
+  const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes_.data(), spec_.queue_depth);
+  for (unsigned i = 0; i < n; ++i) {
+    // Per completion, so each I/O's latency is its own.
+    now = NowNs();
+    Complete(static_cast<std::uint32_t>(cqes_[i]->user_data), cqes_[i]->res, now);
+  }
+  io_uring_cq_advance(&ring_, n);
+  if (n == 0) now = NowNs();
+  RollSamples(now);
+  return now;
 }
 
-double Engine::Fraction(std::uint64_t now) const {
-  if (spec_.source != nullptr) return std::clamp(spec_.source->Fraction(), 0.0, 1.0);
-  double f = 0;
-  if (spec_.max_bytes != 0) {
-    f = std::max(f, static_cast<double>(done_bytes_) / spec_.max_bytes);
+// The run's last sample and its totals.
+void Engine::Finish() {
+  const std::uint64_t end_ns = NowNs();
+  if (end_ns > sample_start_ns_ && (sample_.ios() > 0 || result_.samples.empty() ||
+                                    end_ns - sample_start_ns_ > 1'000'000)) {
+    CloseSample(end_ns);
   }
-  if (spec_.max_time.count() > 0) {
-    f = std::max(f, static_cast<double>(now - start_ns_) / spec_.max_time.count());
+  result_.total = ThroughputSample{};
+  for (const ThroughputSample& s : result_.samples) {
+    result_.total.read_bytes += s.read_bytes;
+    result_.total.write_bytes += s.write_bytes;
+    result_.total.trim_bytes += s.trim_bytes;
+    result_.total.read_ios += s.read_ios;
+    result_.total.write_ios += s.write_ios;
+    result_.total.trim_ios += s.trim_ios;
   }
-  if (spec_.access == Access::kSequential && !spec_.wrap) {
-    const std::uint64_t span = plan_.region_length - spec_.start;
-    f = std::max(f, span == 0 ? 1.0
-                              : static_cast<double>(seq_pos_ - spec_.start) / span);
-  }
-  return std::min(f, 1.0);
+  result_.total.seconds = static_cast<double>(end_ns - start_ns_) / 1e9;
+  result_.next_start = spec_.access == Access::kSequential
+                           ? (seq_pos_ >= plan_.region_length && spec_.wrap ? 0 : seq_pos_)
+                           : 0;
 }
 
 Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
-  const std::uint32_t qd = spec_.queue_depth;
   start_ns_ = start_ns != 0 ? start_ns : NowNs();
   sample_start_ns_ = start_ns_;
   if (spec_.rate_iops > 0) {
@@ -609,54 +501,8 @@ Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
       if (op == Op::kTrim) {
         // A trim needs no slot, so it is never late for want of one.
         now = Trim(io.offset, size);
-      } else {
-        // Late when no slot was free when it was due. free_ holds the free
-        // slots in the order they were freed, so its first has been free
-        // longest; the one taken is its last, maybe freed after the due
-        // time while others waited (the engine's own wake-up was late).
-        const bool late = io.due_ns != 0 && slots_[free_.front()].freed_ns > io.due_ns;
-        const std::uint32_t index = free_.back();
-        free_.pop_back();
-        Slot& s = slots_[index];
-        s.op = op;
-        s.offset = io.offset;
-        s.size = size;
-        s.due_ns = io.due_ns;
-        s.late = late;
-        if (s.late) ++result_.late;
-        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);  // never null: qd entries
-        const std::uint32_t buf = TakeBuffer(op, index);
-        s.buffer = buf;
-        void* addr = Buffer(buf);
-        if (op == Op::kWrite && spec_.fill) {
-          spec_.fill(io.offset, addr, size);
-          io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
-        } else if (op == Op::kWrite) {
-          pattern_->Stamp(index, io.offset, write_sequence_++, size);
-          io_uring_prep_write_fixed(sqe, 0, addr, size, io.offset, buf);
-        } else {
-          io_uring_prep_read_fixed(sqe, 0, addr, size, io.offset, buf);
-        }
-        sqe->flags |= IOSQE_FIXED_FILE;
-        io_uring_sqe_set_data64(sqe, index);
-        // Every I/O goes to the kernel on its own, stamped just before its
-        // own submitting call, as fio does by default
-        // (iodepth_batch_submit=1). Submitting a round's I/Os as one batch
-        // makes completions arrive in convoys: with 4 KiB reads at QD32 on
-        // virtio that lost a fifth of the throughput and raised p50 by a
-        // quarter, and with 128 KiB sequential reads and writes at QD32 it
-        // ran at 0.90-0.94x of the I/O-at-a-time rate (2 MiB: no
-        // difference either way; tests/bench/workload_vs_fio.sh).
-        s.submit_ns = NowNs();
-        s.start_ns = s.late ? s.due_ns : s.submit_ns;
-        const int submitted = io_uring_submit(&ring_);
-        if (submitted == 1) {
-          ++in_flight_;
-        } else if (submitted < 0 && submitted != -EAGAIN && submitted != -EBUSY) {
-          return SysError(-submitted, "io_uring_enter on " + target_.path());
-        } else {
-          queued_.push_back(index);  // submitted with the batch below
-        }
+      } else if (Status issued = Issue(io); !issued) {
+        return issued.error();
       }
       if (!IssueAllowed(now)) issuing = false;
     }
@@ -671,73 +517,12 @@ Expected<WorkloadResult> Engine::Run(std::uint64_t start_ns) {
     if (queued_.empty() && in_flight_ == 0 && !issuing) break;
     if (drain_deadline != 0 && now >= drain_deadline) break;
 
-    // Wait for at least one completion, a slice at most (the stop token),
-    // and in a paced run no later than the next arrival.
-    std::uint64_t wait_ns = kWaitSliceNs;
-    if (next_due != 0) wait_ns = std::min(wait_ns, next_due - now);
-    __kernel_timespec ts{static_cast<long long>(wait_ns / kNsPerSecond),
-                         static_cast<long long>(wait_ns % kNsPerSecond)};
-    io_uring_cqe* cqe = nullptr;
-    int rc;
-    if (!queued_.empty()) {
-      // SQEs the kernel could not take at once (EAGAIN/EBUSY above): one
-      // clock read for them, right before the submitting call.
-      const std::uint64_t submit_ns = NowNs();
-      for (std::uint32_t index : queued_) {
-        Slot& s = slots_[index];
-        s.submit_ns = submit_ns;
-        s.start_ns = s.late ? s.due_ns : submit_ns;
-      }
-      in_flight_ += static_cast<std::uint32_t>(queued_.size());
-      queued_.clear();
-      rc = io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
-    } else if (in_flight_ > 0) {
-      rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &ts);
-    } else if (next_due == 0) {
-      // Nothing in the ring (a trim-only run): go on issuing.
-      now = NowNs();
-      RollSamples(now);
-      continue;
-    } else {
-      // Paced and idle until the next arrival.
-      timespec sleep{static_cast<time_t>(wait_ns / kNsPerSecond),
-                     static_cast<long>(wait_ns % kNsPerSecond)};
-      ::nanosleep(&sleep, nullptr);
-      rc = 0;
-    }
-    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN &&
-        rc != -EBUSY) {
-      return SysError(-rc, "io_uring_enter on " + target_.path());
-    }
-    const unsigned n = io_uring_peek_batch_cqe(&ring_, cqes_.data(), qd);
-    for (unsigned i = 0; i < n; ++i) {
-      // Per completion, so each I/O's latency is its own.
-      now = NowNs();
-      Complete(static_cast<std::uint32_t>(cqes_[i]->user_data), cqes_[i]->res, now);
-    }
-    io_uring_cq_advance(&ring_, n);
-    if (n == 0) now = NowNs();
-    RollSamples(now);
+    Expected<std::uint64_t> waited = WaitAndReap(now, next_due);
+    if (!waited) return waited.error();
+    now = *waited;
   }
 
-  const std::uint64_t end_ns = NowNs();
-  if (end_ns > sample_start_ns_ && (sample_.ios() > 0 || result_.samples.empty() ||
-                                    end_ns - sample_start_ns_ > 1'000'000)) {
-    CloseSample(end_ns);
-  }
-  result_.total = ThroughputSample{};
-  for (const ThroughputSample& s : result_.samples) {
-    result_.total.read_bytes += s.read_bytes;
-    result_.total.write_bytes += s.write_bytes;
-    result_.total.trim_bytes += s.trim_bytes;
-    result_.total.read_ios += s.read_ios;
-    result_.total.write_ios += s.write_ios;
-    result_.total.trim_ios += s.trim_ios;
-  }
-  result_.total.seconds = static_cast<double>(end_ns - start_ns_) / 1e9;
-  result_.next_start = spec_.access == Access::kSequential
-                           ? (seq_pos_ >= plan_.region_length && spec_.wrap ? 0 : seq_pos_)
-                           : 0;
+  Finish();
   return std::move(result_);
 }
 

@@ -4,8 +4,8 @@
 // device, or a test file), each timestamped on its own, recorded fio-style
 // (latency_histogram.h) per rate and, across rates, per the idle gap that
 // came before the read. Its metrics and their meaning are in
-// read_latency_probe.cc and docs/metrics.md; how to read the idle-gap data
-// is in docs/read-latency.md.
+// read_latency_metrics.cc and docs/metrics.md; how to read the idle-gap
+// data is in docs/read-latency.md.
 //
 // Unlike the admin-command probes, this one runs continuously: attached to
 // a read reactor (read_reactor.h), which serves every target from one

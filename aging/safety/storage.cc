@@ -271,32 +271,11 @@ Expected<StorageMap> Resolve(dev_t device, int fd, const std::string& given_name
   return m;
 }
 
+}  // namespace
+
 bool RangesOverlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len) {
   return a_len > 0 && b_len > 0 && a < b + b_len && b < a + a_len;
 }
-
-// A recorded storage and one resolved now: see RecordedOverlaps.
-bool SameRecorded(const Storage& recorded, const Storage& now) {
-  if (recorded.kind != now.kind) return false;
-  if (recorded.kind == Storage::Kind::kDisk) {
-    if (!recorded.identity.empty() && !now.identity.empty()) {
-      return recorded.identity == now.identity;
-    }
-    return recorded.device == now.device;
-  }
-  if (recorded.birth_ns != 0 && now.birth_ns != 0 && recorded.birth_ns != now.birth_ns) {
-    return false;  // the inode number of a file deleted since, reused
-  }
-  if (recorded.inode != now.inode) return false;  // another file, whatever path names it
-  if (recorded.device == now.device) return true;
-  // Device numbers of file systems may change across reboots, inode numbers
-  // do not: the path recorded must name this very file now.
-  struct stat st;
-  return !recorded.path.empty() && ::stat(recorded.path.c_str(), &st) == 0 &&
-         S_ISREG(st.st_mode) && st.st_dev == now.device && st.st_ino == now.inode;
-}
-
-}  // namespace
 
 std::string DevNumber(dev_t d) {
   return std::to_string(major(d)) + ":" + std::to_string(minor(d));
@@ -411,119 +390,6 @@ Expected<StorageMap> ResolvePath(const std::string& path, const SystemPaths& pat
   return Unresolved(path, "it is neither a block device nor a regular file");
 }
 
-Json ToJson(const std::vector<StorageExtent>& extents) {
-  Json out = Json::Array();
-  for (const StorageExtent& e : extents) {
-    Json j = Json::Object();
-    j["kind"] = e.storage.kind == Storage::Kind::kDisk ? "disk" : "file";
-    j["device"] = DevNumber(e.storage.device);
-    if (e.storage.kind == Storage::Kind::kFile) {
-      j["inode"] = static_cast<std::uint64_t>(e.storage.inode);
-      j["birth_ns"] = e.storage.birth_ns;
-    } else {
-      j["identity"] = e.storage.identity;
-    }
-    j["path"] = e.storage.path;
-    j["offset"] = e.offset;
-    j["length"] = e.length;
-    out.Push(std::move(j));
-  }
-  return out;
-}
-
-Expected<std::vector<StorageExtent>> StorageFromJson(const Json& j, const std::string& where) {
-  const auto bad = [&](const std::string& what) {
-    return Error{EBADMSG, -1, where.empty() ? what : where + ": " + what};
-  };
-  if (j.type() != Json::Type::kArray || j.items().empty() || j.items().size() > 64) {
-    return bad("storage is not a list of 1 to 64 extents");
-  }
-  std::vector<StorageExtent> out;
-  for (std::size_t i = 0; i < j.items().size(); ++i) {
-    const Json& e = j.items()[i];
-    const std::string at = "storage[" + std::to_string(i) + "].";
-    const auto text = [&](const char* key) -> const Json* {
-      const Json* v = e.Find(key);
-      return v != nullptr && v->type() == Json::Type::kString ? v : nullptr;
-    };
-    const auto whole = [&](const char* key) -> std::optional<std::uint64_t> {
-      const Json* v = e.Find(key);
-      if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-      const std::uint64_t u = v->AsUint(UINT64_MAX);
-      if (u == UINT64_MAX || static_cast<double>(u) != v->AsDouble(-1)) return std::nullopt;
-      return u;
-    };
-    StorageExtent x;
-    const Json* kind = text("kind");
-    if (kind == nullptr || (kind->AsString() != "disk" && kind->AsString() != "file")) {
-      return bad(at + "kind is not \"disk\" or \"file\"");
-    }
-    x.storage.kind = kind->AsString() == "disk" ? Storage::Kind::kDisk : Storage::Kind::kFile;
-    const Json* device = text("device");
-    const auto dev = device ? ParseDevNumber(device->AsString()) : std::nullopt;
-    if (!dev) return bad(at + "device is not a \"MAJOR:MINOR\" string");
-    x.storage.device = *dev;
-    if (x.storage.kind == Storage::Kind::kFile) {
-      const auto inode = whole("inode");
-      if (!inode) return bad(at + "inode is not a whole number");
-      x.storage.inode = static_cast<ino_t>(*inode);
-      const auto birth = whole("birth_ns");
-      if (!birth) return bad(at + "birth_ns is not a whole number");
-      x.storage.birth_ns = *birth;
-    } else {
-      const Json* identity = text("identity");
-      if (identity == nullptr) return bad(at + "identity is not a string");
-      x.storage.identity = identity->AsString();
-    }
-    const Json* path = text("path");
-    if (path == nullptr) return bad(at + "path is not a string");
-    x.storage.path = path->AsString();
-    const auto offset = whole("offset");
-    const auto length = whole("length");
-    if (!offset || !length || *length == 0 || *offset > UINT64_MAX - *length) {
-      return bad(at + "offset and length are not a non-empty byte range");
-    }
-    x.offset = *offset;
-    x.length = *length;
-    out.push_back(std::move(x));
-  }
-  return out;
-}
-
-bool RecordedOverlaps(const std::vector<StorageExtent>& recorded,
-                      const std::vector<StorageExtent>& now) {
-  for (const StorageExtent& r : recorded) {
-    for (const StorageExtent& n : now) {
-      if (SameRecorded(r.storage, n.storage) &&
-          RangesOverlap(r.offset, r.length, n.offset, n.length)) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-bool RecordedSame(const std::vector<StorageExtent>& recorded,
-                  const std::vector<StorageExtent>& now) {
-  if (recorded.size() != now.size()) return false;
-  for (std::size_t i = 0; i < now.size(); ++i) {
-    if (!SameRecorded(recorded[i].storage, now[i].storage) ||
-        recorded[i].offset != now[i].offset || recorded[i].length != now[i].length) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool RecordedSharesStorage(const std::vector<StorageExtent>& recorded,
-                           const std::vector<StorageExtent>& now) {
-  for (const StorageExtent& r : recorded) {
-    for (const StorageExtent& n : now) {
-      if (SameRecorded(r.storage, n.storage)) return true;
-    }
-  }
-  return false;
-}
 
 namespace {
 
@@ -543,6 +409,35 @@ std::string UnescapeOctal(std::string_view s) {
   return out;
 }
 
+// Each block device mounted, by the mount table `mountinfo`, with why it is
+// in use ("is mounted on /mnt"), into `devices` unless it is there already.
+Status NoteMounted(const std::string& mountinfo, std::map<dev_t, std::string>& devices) {
+  std::ifstream in(mountinfo);
+  if (!in) return util::SysError(errno, mountinfo, "open");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, number, root, mount_point;
+    if (!(fields >> id >> parent >> number >> root >> mount_point)) continue;
+    const std::string why = "is mounted on " + UnescapeOctal(mount_point);
+    if (const auto dev = ParseDevNumber(number); dev && major(*dev) != 0) {
+      devices.emplace(*dev, why);
+    }
+    // btrfs and others report an anonymous 0:N device: the source says
+    // which block device it is.
+    if (const auto dash = line.find(" - "); dash != std::string::npos) {
+      std::istringstream tail(line.substr(dash + 3));
+      std::string fstype, source;
+      struct stat st;
+      if (tail >> fstype >> source && !source.empty() && source.front() == '/' &&
+          ::stat(UnescapeOctal(source).c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+        devices.emplace(st.st_rdev, why);
+      }
+    }
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Expected<std::vector<StorageInUse>> ScanStorageInUse(const SystemPaths& paths) {
@@ -551,28 +446,8 @@ Expected<std::vector<StorageInUse>> ScanStorageInUse(const SystemPaths& paths) {
   const auto note = [&](dev_t d, const std::string& why) { devices.emplace(d, why); };
   std::vector<std::pair<std::string, struct stat>> swap_files;
 
-  {
-    std::ifstream in(paths.mountinfo);
-    if (!in) return util::SysError(errno, paths.mountinfo, "open");
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string id, parent, number, root, mount_point;
-      if (!(fields >> id >> parent >> number >> root >> mount_point)) continue;
-      const std::string why = "is mounted on " + UnescapeOctal(mount_point);
-      if (const auto dev = ParseDevNumber(number); dev && major(*dev) != 0) note(*dev, why);
-      // btrfs and others report an anonymous 0:N device: the source says
-      // which block device it is.
-      if (const auto dash = line.find(" - "); dash != std::string::npos) {
-        std::istringstream tail(line.substr(dash + 3));
-        std::string fstype, source;
-        struct stat st;
-        if (tail >> fstype >> source && !source.empty() && source.front() == '/' &&
-            ::stat(UnescapeOctal(source).c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
-          note(st.st_rdev, why);
-        }
-      }
-    }
+  if (Status mounted = NoteMounted(paths.mountinfo, devices); !mounted) {
+    return mounted.error();
   }
   {
     std::ifstream in(paths.swaps);

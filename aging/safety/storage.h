@@ -141,8 +141,12 @@ Expected<StorageMap> ResolveBlockDevice(dev_t device, int fd, const std::string&
 // exist.
 Expected<StorageMap> ResolvePath(const std::string& path, const SystemPaths& paths = {});
 
+// Whether byte ranges [a, a + a_len) and [b, b + b_len) share a byte (an
+// empty range shares none).
+bool RangesOverlap(std::uint64_t a, std::uint64_t a_len, std::uint64_t b, std::uint64_t b_len);
+
 // Extents as a study record keeps them (docs/retention.md, "storage"), and
-// back. FromJson checks every field and names it in its error (EBADMSG).
+// back (storage_record.cc). FromJson checks every field and names it in its error (EBADMSG).
 Json ToJson(const std::vector<StorageExtent>& extents);
 Expected<std::vector<StorageExtent>> StorageFromJson(const Json& j, const std::string& where);
 // Whether extents recorded earlier (perhaps before a reboot: device numbers

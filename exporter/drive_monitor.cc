@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "config/util/durable_file.h"
 #include "config/util/log.h"
@@ -65,17 +64,6 @@ constexpr MetricDesc kDrives{
 // kernel's default admin command timeout has failed.
 constexpr std::chrono::seconds kNotLiveGrace{60};
 
-constexpr const char* kKnownDrivesHeader =
-    "# drivewatch known drives v1: serial\tkernel_name\tmodel\tfirmware";
-
-std::string Clean(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) {
-    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-  }
-  return out;
-}
-
 std::string ProbeScope(const std::string& serial, const std::string& probe) {
   return serial + "/probe/" + probe;
 }
@@ -85,45 +73,6 @@ double Seconds(Clock::Monotonic::duration d) {
 }
 
 }  // namespace
-
-std::string FormatKnownDrives(const std::vector<KnownDrive>& drives) {
-  std::string out = kKnownDrivesHeader;
-  out += '\n';
-  for (const auto& d : drives) {
-    out += Clean(d.serial) + '\t' + Clean(d.kernel_name) + '\t' +
-           Clean(d.model) + '\t' + Clean(d.firmware) + '\n';
-  }
-  return out;
-}
-
-std::vector<KnownDrive> ParseKnownDrives(const std::string& text,
-                                         std::vector<std::string>* problems) {
-  std::vector<KnownDrive> out;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> fields;
-    size_t start = 0;
-    for (;;) {
-      const size_t tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
-    if (fields.size() != 4 || fields[0].empty()) {
-      if (problems) {
-        problems->push_back("line " + std::to_string(number) +
-                            ": expected 4 tab-separated fields with a serial");
-      }
-      continue;
-    }
-    out.push_back({fields[0], fields[1], fields[2], fields[3]});
-  }
-  return out;
-}
 
 struct DriveMonitor::ProbeState {
   const ProbeRegistration* registration = nullptr;
@@ -344,73 +293,40 @@ void DriveMonitor::Discover() {
   if (ok && listener_ != nullptr) listener_->DrivesPresent(present);
 }
 
-bool DriveMonitor::DiscoverLocked(
-    const Expected<std::vector<ControllerInfo>>& scan,
-    Clock::Monotonic::time_point start, std::vector<ControllerInfo>& present) {
-  const auto wall = clock_.WallNow();
-  discovery_duration_ = Seconds(clock_.Now() - start);
-  if (!scan) {
-    if (!discovery_failing_) {
-      log::Warn("NVMe discovery failed: " + scan.error().message +
-                " (logged once until it recovers)");
-    }
-    discovery_failing_ = true;
-    discovery_success_ = false;
-    PublishExporterMetricsLocked();
-    return false;
+bool DriveMonitor::FoundLocked(const ControllerInfo& info) {
+  auto it = drives_.find(info.serial);
+  if (it == drives_.end()) {
+    log::Info("found drive serial=" + info.serial + " model=\"" + info.model +
+              "\" firmware=" + info.firmware + " at " + info.device);
+    AddDriveLocked(info, /*present=*/true);
+    ScheduleProbesLocked(*drives_.at(info.serial));
+    return true;
   }
-  if (discovery_failing_) log::Info("NVMe discovery works again");
-  discovery_failing_ = false;
-  discovery_success_ = true;
-  discovery_last_success_ = ToUnixSeconds(wall);
-
-  bool changed = false;
-  std::set<std::string> seen;
-  for (const ControllerInfo& info : *scan) {
-    if (info.serial.empty()) {
-      log::Debug("controller " + info.name + " has no serial yet; skipped");
-      continue;
-    }
-    if (!config_.drives.Watches(info.serial, info.model)) continue;
-    // A dual-ported drive shows one controller per port, with one serial:
-    // watch it once, through the first.
-    if (!seen.insert(info.serial).second) continue;
-    present.push_back(info);
-    auto it = drives_.find(info.serial);
-    if (it == drives_.end()) {
-      log::Info("found drive serial=" + info.serial + " model=\"" + info.model +
-                "\" firmware=" + info.firmware + " at " + info.device);
-      AddDriveLocked(info, /*present=*/true);
-      ScheduleProbesLocked(*drives_.at(info.serial));
-      changed = true;
-    } else {
-      Drive& drive = *it->second;
-      bool was_present;
-      std::string old_name;
-      {
-        std::lock_guard info_lock(drive.info_mu);
-        was_present = drive.present;
-        old_name = drive.info.name;
-        drive.info = info;
-        drive.present = true;
-      }
-      if (!was_present) {
-        log::Info("drive serial=" + info.serial + " is back, at " + info.device);
-        ScheduleProbesLocked(drive);
-        changed = true;
-      } else if (old_name != info.name) {
-        log::Info("drive serial=" + info.serial + " moved from " + old_name +
-                  " to " + info.name);
-        changed = true;
-      }
-    }
-    PublishDriveLocked(*drives_.at(info.serial));
-    // Probes that found this controller not live yet run again now.
-    for (auto& ps : drives_.at(info.serial)->probes) {
-      if (ps->job && ps->run_when_live.exchange(false)) scheduler_.RunSoon(*ps->job);
-    }
+  Drive& drive = *it->second;
+  bool was_present;
+  std::string old_name;
+  {
+    std::lock_guard info_lock(drive.info_mu);
+    was_present = drive.present;
+    old_name = drive.info.name;
+    drive.info = info;
+    drive.present = true;
   }
+  if (!was_present) {
+    log::Info("drive serial=" + info.serial + " is back, at " + info.device);
+    ScheduleProbesLocked(drive);
+    return true;
+  }
+  if (old_name != info.name) {
+    log::Info("drive serial=" + info.serial + " moved from " + old_name +
+              " to " + info.name);
+    return true;
+  }
+  return false;
+}
 
+bool DriveMonitor::MissingLocked(const std::set<std::string>& seen,
+                                 std::chrono::system_clock::time_point wall) {
   std::vector<std::string> forget;
   for (auto& [serial, drive] : drives_) {
     if (seen.count(serial)) continue;
@@ -446,7 +362,50 @@ bool DriveMonitor::DiscoverLocked(
     }
   }
   for (const auto& serial : forget) RemoveDriveLocked(serial);
-  if (!forget.empty()) changed = true;
+  return !forget.empty();
+}
+
+bool DriveMonitor::DiscoverLocked(
+    const Expected<std::vector<ControllerInfo>>& scan,
+    Clock::Monotonic::time_point start, std::vector<ControllerInfo>& present) {
+  const auto wall = clock_.WallNow();
+  discovery_duration_ = Seconds(clock_.Now() - start);
+  if (!scan) {
+    if (!discovery_failing_) {
+      log::Warn("NVMe discovery failed: " + scan.error().message +
+                " (logged once until it recovers)");
+    }
+    discovery_failing_ = true;
+    discovery_success_ = false;
+    PublishExporterMetricsLocked();
+    return false;
+  }
+  if (discovery_failing_) log::Info("NVMe discovery works again");
+  discovery_failing_ = false;
+  discovery_success_ = true;
+  discovery_last_success_ = ToUnixSeconds(wall);
+
+  bool changed = false;
+  std::set<std::string> seen;
+  for (const ControllerInfo& info : *scan) {
+    if (info.serial.empty()) {
+      log::Debug("controller " + info.name + " has no serial yet; skipped");
+      continue;
+    }
+    if (!config_.drives.Watches(info.serial, info.model)) continue;
+    // A dual-ported drive shows one controller per port, with one serial:
+    // watch it once, through the first.
+    if (!seen.insert(info.serial).second) continue;
+    present.push_back(info);
+    if (FoundLocked(info)) changed = true;
+    PublishDriveLocked(*drives_.at(info.serial));
+    // Probes that found this controller not live yet run again now.
+    for (auto& ps : drives_.at(info.serial)->probes) {
+      if (ps->job && ps->run_when_live.exchange(false)) scheduler_.RunSoon(*ps->job);
+    }
+  }
+
+  if (MissingLocked(seen, wall)) changed = true;
 
   const size_t up = seen.size();
   if (up == 0 && !logged_no_drives_) {
@@ -480,6 +439,26 @@ void DriveMonitor::PublishExporterMetricsLocked() {
   samples.push_back({&kDrives, {{"state", "up"}}, static_cast<double>(up)});
   samples.push_back({&kDrives, {{"state", "down"}}, static_cast<double>(down)});
   store_.Publish("exporter/discovery", std::move(samples));
+}
+
+void DriveMonitor::PublishProbeRun(Drive& drive, const ProbeState& state,
+                                   const std::string& serial, bool ok, double duration,
+                                   std::vector<Sample> samples) {
+  const Labels labels = {{"probe", state.registration->name}, {"serial", serial}};
+  samples.push_back({&kProbeSuccess, labels, ok ? 1.0 : 0.0});
+  samples.push_back({&kProbeDuration, labels, duration});
+  samples.push_back({&kProbeFailures, labels, static_cast<double>(state.failures)});
+  if (state.last_success > 0) {
+    samples.push_back({&kProbeLastSuccess, labels, state.last_success});
+  }
+  // Publish under info_mu so a drive that vanished or was forgotten while
+  // this run was in flight does not get its series back.
+  std::lock_guard info_lock(drive.info_mu);
+  if (drive.present && !drive.removed) {
+    store_.Publish(ProbeScope(serial, state.registration->name), std::move(samples));
+  } else {
+    drive.controller.reset();  // discovery could not close it meanwhile
+  }
 }
 
 void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
@@ -547,21 +526,7 @@ void DriveMonitor::RunProbe(const std::shared_ptr<Drive>& drive,
       drive->controller.reset();
     }
   }
-  const Labels labels = {{"probe", probe_name}, {"serial", info.serial}};
-  samples.push_back({&kProbeSuccess, labels, status ? 1.0 : 0.0});
-  samples.push_back({&kProbeDuration, labels, duration});
-  samples.push_back({&kProbeFailures, labels, static_cast<double>(state.failures)});
-  if (state.last_success > 0) {
-    samples.push_back({&kProbeLastSuccess, labels, state.last_success});
-  }
-  // Publish under info_mu so a drive that vanished or was forgotten while
-  // this run was in flight does not get its series back.
-  std::lock_guard info_lock(drive->info_mu);
-  if (drive->present && !drive->removed) {
-    store_.Publish(ProbeScope(info.serial, probe_name), std::move(samples));
-  } else {
-    drive->controller.reset();  // discovery could not close it meanwhile
-  }
+  PublishProbeRun(*drive, state, info.serial, status.ok(), duration, std::move(samples));
 }
 
 std::optional<std::string> DriveMonitor::RunProbesSoon(

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,17 @@ class DriveMonitor {
   void PublishExporterMetricsLocked();
   void SaveKnownDrivesLocked();
   void RunProbe(const std::shared_ptr<Drive>& drive, ProbeState& probe);
+  // A probe run's samples and its own (success, duration, failures), unless
+  // the drive vanished or was forgotten meanwhile.
+  void PublishProbeRun(Drive& drive, const ProbeState& state, const std::string& serial, bool ok,
+                       double duration, std::vector<Sample> samples);
+  // A watched controller the scan found: its drive added, back or moved.
+  // True when that changed the drives known.
+  bool FoundLocked(const ControllerInfo& info);
+  // The drives the scan did not find (`seen` holds those it did): vanished
+  // now, or forgotten after the grace period. True when one was forgotten.
+  bool MissingLocked(const std::set<std::string>& seen,
+                     std::chrono::system_clock::time_point wall);
   // Discover()'s bookkeeping of a scan begun at `start`, under mu_; fills
   // `present`. False when the scan failed.
   bool DiscoverLocked(const Expected<std::vector<ControllerInfo>>& scan,

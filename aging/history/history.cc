@@ -300,6 +300,22 @@ Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryDamag
   return stretch ? stretch->offset : size;
 }
 
+// Writes all of `line`; 0, or the errno of the write that failed (EIO for
+// one that wrote nothing).
+int WriteLine(int fd, const std::string& line) {
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string FramedRecord(const Json& record) { return Frame(record.Dump()); }
@@ -391,21 +407,7 @@ Status HistoryFile::Append(const Json& record) {
   // One write(2) for the whole line keeps the record contiguous even with
   // other appenders; the loop only handles a short write (e.g. the disk
   // filling mid-record), which is then rolled back.
-  std::size_t done = 0;
-  int write_errno = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      write_errno = errno;
-      break;
-    }
-    if (n == 0) {
-      write_errno = EIO;
-      break;
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  int write_errno = WriteLine(fd, line);
   const char* failed_call = "write";
   if (write_errno == 0 && ::fdatasync(fd) != 0) {
     // After a failed fdatasync the page cache may not match the disk; cut

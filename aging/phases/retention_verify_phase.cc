@@ -145,6 +145,33 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
   return v;
 }
 
+namespace {
+
+// A study this drive can verify: active, and written on this drive (its
+// serial in `facts`).
+Status CheckVerifiable(const Json& study, const std::string& name, const Json& facts,
+                       const std::string& target_name) {
+  const std::string st = study.Find("state")->AsString();
+  if (st != "active") {
+    return Error{EINVAL, -1,
+                 "retention study \"" + name + "\" is " + st +
+                     (st == "failed" && study.Find("reason") ? " (" + study.Find("reason")->AsString() + ")"
+                      : st == "ended" ? std::string(" (drivewatch retention end)")
+                                      : std::string(", not active: its write has not finished")) +
+                     "; nothing to verify"};
+  }
+  const std::string serial = facts.Find("serial") ? facts.Find("serial")->AsString() : "";
+  if (study.Find("serial") && study.Find("serial")->AsString() != serial) {
+    return Error{EPERM, -1,
+                 "retention study \"" + name + "\" was written on serial \"" +
+                     study.Find("serial")->AsString() + "\", but target " + target_name +
+                     " is \"" + serial + "\" (aging.phases.target)"};
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::string& state = ctx.state_directory();
   auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
@@ -157,22 +184,9 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
     return loaded.error();
   }
   Json study = *loaded;
-  const std::string st = study.Find("state")->AsString();
-  if (st != "active") {
-    return Error{EINVAL, -1,
-                 "retention study \"" + phase.study + "\" is " + st +
-                     (st == "failed" && study.Find("reason") ? " (" + study.Find("reason")->AsString() + ")"
-                      : st == "ended" ? std::string(" (drivewatch retention end)")
-                                      : std::string(", not active: its write has not finished")) +
-                     "; nothing to verify"};
-  }
   const Json facts = ctx.DriveFacts();
-  const std::string serial = facts.Find("serial") ? facts.Find("serial")->AsString() : "";
-  if (study.Find("serial") && study.Find("serial")->AsString() != serial) {
-    return Error{EPERM, -1,
-                 "retention study \"" + phase.study + "\" was written on serial \"" +
-                     study.Find("serial")->AsString() + "\", but target " + ctx.target().name +
-                     " is \"" + serial + "\" (aging.phases.target)"};
+  if (Status fits = CheckVerifiable(study, phase.study, facts, ctx.target().name); !fits) {
+    return fits.error();
   }
   // A firmware update is an event of the study: the drive's retention
   // behaviour may change with it.

@@ -159,6 +159,31 @@ void CheckLatency(RecordCheck& c, const Json& v, const std::string& p) {
   }
 }
 
+// How a read's latency distribution was taken (recorded since the 4 KiB
+// QD1 sample), and the pass's own latencies beside it.
+void CheckLatencyMethod(RecordCheck& c, const Json& v, const std::string& p,
+                        std::uint64_t blocks) {
+  if (const Json* m = c.Object(v, p, "latency_method", false)) {
+    const std::string mp = p + "latency_method.";
+    c.Whole(*m, mp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
+    c.Whole(*m, mp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
+    c.Whole(*m, mp, "reads", true, 0, blocks, "a count of reads up to " + std::to_string(blocks));
+    c.Whole(*m, mp, "failed_reads", false, 0, blocks,
+            "a count of reads up to " + std::to_string(blocks));
+    c.Whole(*m, mp, "region_blocks", true, blocks, blocks, std::to_string(blocks));
+    if (const std::string* access = c.String(*m, mp, "access", true);
+        access && *access != "random" && *access != "sequential") {
+      c.Fail(mp + "access", m->Find("access"), "random or sequential");
+    }
+  }
+  if (const Json* pass = c.Object(v, p, "pass_latency", false)) {
+    const std::string pp = p + "pass_latency.";
+    c.Whole(*pass, pp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
+    c.Whole(*pass, pp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
+    CheckLatency(c, *pass, pp);
+  }
+}
+
 void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64_t first,
                std::uint64_t blocks) {
   if (v.type() != Json::Type::kObject) return c.Fail(at, &v, "an object");
@@ -213,27 +238,7 @@ void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64
     }
   }
   CheckLatency(c, v, p);
-  // How the distribution was taken (recorded since the 4 KiB QD1 sample),
-  // and the pass's own latencies beside it.
-  if (const Json* m = c.Object(v, p, "latency_method", false)) {
-    const std::string mp = p + "latency_method.";
-    c.Whole(*m, mp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
-    c.Whole(*m, mp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
-    c.Whole(*m, mp, "reads", true, 0, blocks, "a count of reads up to " + std::to_string(blocks));
-    c.Whole(*m, mp, "failed_reads", false, 0, blocks,
-            "a count of reads up to " + std::to_string(blocks));
-    c.Whole(*m, mp, "region_blocks", true, blocks, blocks, std::to_string(blocks));
-    if (const std::string* access = c.String(*m, mp, "access", true);
-        access && *access != "random" && *access != "sequential") {
-      c.Fail(mp + "access", m->Find("access"), "random or sequential");
-    }
-  }
-  if (const Json* pass = c.Object(v, p, "pass_latency", false)) {
-    const std::string pp = p + "pass_latency.";
-    c.Whole(*pass, pp, "block_size", true, 512, std::uint64_t{1} << 30, "a block size in bytes");
-    c.Whole(*pass, pp, "queue_depth", true, 1, 65535, "a queue depth from 1 to 65535");
-    CheckLatency(c, *pass, pp);
-  }
+  CheckLatencyMethod(c, v, p, blocks);
   c.Numbers(v, p, "smart");
   c.Numbers(v, p, "smart_delta");
   for (const char* k : {"age_seconds", "powered_on_seconds", "powered_off_seconds",

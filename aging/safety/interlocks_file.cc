@@ -224,8 +224,10 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
 
 }  // namespace interlocks_detail
 
-Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
-                                       const SystemPaths& paths) {
+namespace {
+
+// A directory target whose directory is there.
+Status CheckAgingDirectory(const config::AgingTarget& target) {
   if (target.directory.empty()) {
     return Error{
         EINVAL, -1,
@@ -236,6 +238,14 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
     return DirectoryError(target, errno);
   }
   if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
+                                       const SystemPaths& paths) {
+  if (Status dir = CheckAgingDirectory(target); !dir) return dir.error();
   const std::string path = AgingFilePath(target);
   const std::uint64_t size = target.file_size;
 

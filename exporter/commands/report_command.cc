@@ -70,6 +70,29 @@ bool AddHistory(const std::string& path, std::vector<aging::HistorySource>& out)
   return true;
 }
 
+// Each retention study's own HTML report, beside the drive report at
+// `output`, which links it by this name; 1 (the error said) when one cannot
+// be written.
+int WriteStudyPages(const std::string& output, const std::vector<aging::StudyFile>& studies,
+                    double generated) {
+  const std::filesystem::path dir = std::filesystem::path(output).parent_path();
+  for (const aging::StudyFile& s : studies) {
+    if (!s.record) continue;
+    // Named as the report names it: by the study's own name.
+    const aging::Json* study = s.record->Find("study");
+    const std::string name =
+        study && study->type() == aging::Json::Type::kString ? study->AsString() : s.name;
+    const std::string page = (dir / aging::RetentionReportFileName(name)).string();
+    const std::string html =
+        aging::RenderRetentionReport(*s.record, aging::ReportFormat::kHtml, generated);
+    if (Status w = WriteFileAtomically(page, html, 0644); !w) {
+      std::fprintf(stderr, "drivewatch: %s\n", w.error().message.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunReportCommand(const CommandLine& cli) {
@@ -136,23 +159,7 @@ int RunReportCommand(const CommandLine& cli) {
     return 1;
   }
   if (format != aging::DriveReportFormat::kHtml) return 0;
-  // The page links each retention study's own report by this name, beside it.
-  const std::filesystem::path dir = std::filesystem::path(*cli.output).parent_path();
-  for (const aging::StudyFile& s : studies) {
-    if (!s.record) continue;
-    // Named as the report names it: by the study's own name.
-    const aging::Json* study = s.record->Find("study");
-    const std::string name =
-        study && study->type() == aging::Json::Type::kString ? study->AsString() : s.name;
-    const std::string page = (dir / aging::RetentionReportFileName(name)).string();
-    const std::string html =
-        aging::RenderRetentionReport(*s.record, aging::ReportFormat::kHtml, request.generated);
-    if (Status w = WriteFileAtomically(page, html, 0644); !w) {
-      std::fprintf(stderr, "drivewatch: %s\n", w.error().message.c_str());
-      return 1;
-    }
-  }
-  return 0;
+  return WriteStudyPages(*cli.output, studies, request.generated);
 }
 
 }  // namespace drivewatch

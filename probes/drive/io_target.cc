@@ -143,6 +143,37 @@ bool IsOwnTestFile(const std::string& path, std::uint64_t found, std::uint64_t s
 
 }  // namespace
 
+namespace {
+
+// Writes `size` bytes of the test pattern to `fd`; 0, or the errno of the
+// write that failed.
+int WritePattern(int fd, std::uint64_t size) {
+  std::vector<std::uint64_t> chunk((1 << 20) / sizeof(std::uint64_t));
+  TestPattern pattern(size);
+  std::uint64_t written = 0;
+  int err = 0;
+  while (written < size && err == 0) {
+    pattern.Fill(chunk);
+    const std::size_t n = static_cast<std::size_t>(
+        std::min<std::uint64_t>(size - written, chunk.size() * sizeof(std::uint64_t)));
+    const char* p = reinterpret_cast<const char*>(chunk.data());
+    std::size_t done = 0;
+    while (done < n) {
+      const ssize_t w = ::write(fd, p + done, n - done);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        break;
+      }
+      done += static_cast<std::size_t>(w);
+    }
+    written += done;
+  }
+  return err;
+}
+
+}  // namespace
+
 Expected<std::string> PrepareTestFile(const std::string& directory,
                                       const std::string& name,
                                       std::uint64_t size,
@@ -192,27 +223,7 @@ Expected<std::string> PrepareTestFile(const std::string& directory,
   const int fd =
       ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return SysError(errno, "create " + tmp);
-  std::vector<std::uint64_t> chunk((1 << 20) / sizeof(std::uint64_t));
-  TestPattern pattern(size);
-  std::uint64_t written = 0;
-  int err = 0;
-  while (written < size && err == 0) {
-    pattern.Fill(chunk);
-    const std::size_t n = static_cast<std::size_t>(
-        std::min<std::uint64_t>(size - written, chunk.size() * sizeof(std::uint64_t)));
-    const char* p = reinterpret_cast<const char*>(chunk.data());
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t w = ::write(fd, p + done, n - done);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        err = errno;
-        break;
-      }
-      done += static_cast<std::size_t>(w);
-    }
-    written += done;
-  }
+  int err = WritePattern(fd, size);
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   ::close(fd);
   if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;

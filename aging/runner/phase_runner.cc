@@ -467,26 +467,6 @@ std::string CheckpointPath(const std::string& state_directory, const std::string
   return state_directory + "/phases/" + phase + ".checkpoint";
 }
 
-double FillRatioAfter(const Json& r, const std::string& target, double level) {
-  const Json* t = r.Find("target");
-  if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
-  if (r.Find("outcome") == nullptr) return level;
-  const Json* kind = r.Find("kind");
-  if (kind == nullptr || kind->type() != Json::Type::kString) return level;
-  // The kind the record names decides; a kind this build does not know
-  // (a newer drivewatch's record) leaves the level as it was.
-  config::ForEachPhaseKind([&](const auto& params) {
-    if (kind->AsString() == params.kName) level = FillLevelAfter(params, r, level);
-  });
-  return level;
-}
-
-double LastFillRatio(const std::vector<Json>& history, const std::string& target) {
-  double level = -1;
-  for (const Json& r : history) level = FillRatioAfter(r, target, level);
-  return level;
-}
-
 Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
                         const PhaseRunnerOptions& options, std::stop_token stop,
                         PhaseObserver* observer) {

@@ -4,6 +4,9 @@
 // FillLevelAfter (aging/phases/phase.h).
 #include "aging/runner/phase_runner.h"
 
+#include <optional>
+#include <variant>
+
 #include "aging/history/history.h"
 #include "aging/phases/phase.h"
 
@@ -17,10 +20,9 @@ double FillRatioAfter(const Json& r, const std::string& target, double level) {
   if (kind == nullptr || kind->type() != Json::Type::kString) return level;
   // The kind the record names decides; a kind this build does not know
   // (a newer drivewatch's record) leaves the level as it was.
-  config::ForEachPhaseKind([&](const auto& params) {
-    if (kind->AsString() == params.kName) level = FillLevelAfter(params, r, level);
-  });
-  return level;
+  const std::optional<config::PhaseParams> params = config::DefaultPhaseParams(kind->AsString());
+  if (!params) return level;
+  return std::visit([&](const auto& p) { return FillLevelAfter(p, r, level); }, *params);
 }
 
 double LastFillRatio(const std::vector<Json>& history, const std::string& target) {

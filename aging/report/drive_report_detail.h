@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -257,6 +258,18 @@ Json LowPowerSection(const Selection& s);
 Json TrimSection(const Selection& s);
 Json EnduranceSection(const Selection& s);
 std::vector<Json> RetentionSections(const Selection& s);
+
+// The sections a drive's part of the report shows, in that order, each
+// with the phase kinds whose runs or studies it shows (their kName,
+// config/kinds/*.h). A new section is its drive_report_SECTION.cc and one
+// entry here (drive_report_model.cc); the report's tests check that every
+// kind of the registry (config/phase_kinds.h) is shown by a section.
+struct SectionEntry {
+  std::string_view id;
+  std::vector<std::string_view> kinds;  // empty: a section of every run (identity)
+  std::vector<Json> (*make)(const Selection& s);
+};
+std::span<const SectionEntry> DriveSections();
 
 // Showing values: a column's unit turns a base-unit value into what the
 // tables show ("bytes" in GB, "bytes_per_second" in MB/s, "iops" in

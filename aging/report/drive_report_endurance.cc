@@ -5,6 +5,7 @@
 
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/endurance.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -76,7 +77,7 @@ Json StepRunsJson(const Selection& s, const std::vector<StepPick>& picks) {
       Json& run = row["run"];
       run["id"] = p.step->run;
       run["phase"] = p.step->phase;
-      run["kind"] = "endurance";
+      run["kind"] = std::string(config::EnduranceParams::kName);
       run["start"] = p.step->time;
       run["end"] = p.step->time;
       run["source"] = p.step->source;
@@ -230,7 +231,7 @@ Json EnduranceSection(const Selection& s) {
   // max_duration), so a test without a full pass yet shows what it wrote.
   const Run* latest_run = nullptr;
   for (const Run& r : s.inputs->runs) {
-    if (r.drive == s.drive && r.kind == "endurance" && r.outcome != "refused" &&
+    if (r.drive == s.drive && r.kind == config::EnduranceParams::kName && r.outcome != "refused" &&
         r.Result("host_written_bytes")) {
       latest_run = &r;
     }

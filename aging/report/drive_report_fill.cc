@@ -6,6 +6,7 @@
 
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/fill.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 using report_format::Format;
 
 bool IsFill(const Run& r) {
-  return r.kind == "fill" &&
+  return r.kind == config::FillParams::kName &&
          (r.Result("slc_cache_bytes") || r.Result("slc_cache_lower_bound_bytes"));
 }
 

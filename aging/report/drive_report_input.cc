@@ -13,6 +13,7 @@
 
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/perf.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -402,7 +403,7 @@ Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
           if (!values.empty()) run.numbers.emplace(key, std::move(values));
         }
       }
-      if (run.kind == "perf") run.cells = ParseCells(run, in.problems);
+      if (run.kind == config::PerfParams::kName) run.cells = ParseCells(run, in.problems);
       keeper.Take(std::move(run));
       ++runs;
     };

@@ -5,6 +5,7 @@
 
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/power_states.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -208,7 +209,7 @@ void AddPowerStateCharts(Json& section, const std::vector<Pick>& picks,
 Json LowPowerSection(const Selection& s) {
   Json section = Section("low_power", "Low power");
   const auto picks = PickRuns(s, [](const Run& r) {
-    return r.kind == "power-states" &&
+    return r.kind == config::PowerStatesParams::kName &&
            (Power(r, "idle") || Power(r, "at_10_iops") || !StatesOf(r).empty());
   });
   section["runs"] = RunsJson(picks);

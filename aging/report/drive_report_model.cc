@@ -461,12 +461,13 @@ std::string RetentionReportFileName(const std::string& study) {
   return "retention-" + safe + ".html";
 }
 
-Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
-                                const std::vector<StudyFile>& studies,
-                                const DriveReportRequest& request) {
-  auto read = ReadInputs(histories, studies, request.runs);
-  if (!read) return read.error();
-  const Inputs& in = *read;
+namespace {
+
+// The drives a report covers: those --drive names, or every drive on
+// record but the baseline; an error when --drive, --baseline or --runs
+// names what the history does not hold.
+Expected<std::vector<std::string>> ReportedDrives(const Inputs& in,
+                                                  const DriveReportRequest& request) {
   std::set<std::string> on_record;
   for (const Run& r : in.runs) on_record.insert(r.drive);
   for (const Step& s : in.steps) on_record.insert(s.drive);
@@ -512,6 +513,20 @@ Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
                        "or a run id as drivewatch history --format=json shows it)"};
     }
   }
+  return drives;
+}
+
+}  // namespace
+
+Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
+                                const std::vector<StudyFile>& studies,
+                                const DriveReportRequest& request) {
+  auto read = ReadInputs(histories, studies, request.runs);
+  if (!read) return read.error();
+  const Inputs& in = *read;
+  auto reported = ReportedDrives(in, request);
+  if (!reported) return reported.error();
+  const std::vector<std::string>& drives = *reported;
 
   Json model = Json::Object();
   model["report"] = "drivewatch report";
@@ -539,16 +554,9 @@ Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
     Selection s{&in, drive, request.baseline, request.runs};
     Json& sections = d["sections"];
     sections = Json::Array();
-    sections.Push(IdentitySection(s));
-    for (Json& fill : FillSections(s)) sections.Push(std::move(fill));
-    sections.Push(ReclaimSection(s));
-    for (Json& perf : PerfSections(s)) sections.Push(std::move(perf));
-    for (Json& latency : LatencySections(s)) sections.Push(std::move(latency));
-    sections.Push(ReplaySection(s));
-    sections.Push(LowPowerSection(s));
-    sections.Push(TrimSection(s));
-    sections.Push(EnduranceSection(s));
-    for (Json& retention : RetentionSections(s)) sections.Push(std::move(retention));
+    for (const SectionEntry& entry : DriveSections()) {
+      for (Json& section : entry.make(s)) sections.Push(std::move(section));
+    }
     out.Push(std::move(d));
   }
   return model;

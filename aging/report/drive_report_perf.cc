@@ -8,6 +8,7 @@
 
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/perf.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -134,7 +135,7 @@ bool HasValue(const Run& r, const Cell& c, bool (*which)(const Cell&)) {
 // theirs, later ones IOPS too, and both are the same table.
 std::vector<std::string> Signature(const Run& r, bool (*which)(const Cell&)) {
   std::vector<std::string> out;
-  if (r.kind != "perf") return out;
+  if (r.kind != config::PerfParams::kName) return out;
   for (const Cell& c : r.cells) {
     if (which == Throughput && Qd1(c)) continue;
     if (which(c) && HasValue(r, c, which)) out.push_back(c.name);
@@ -207,7 +208,7 @@ std::pair<std::string, std::string> GroupName(const Group& g, std::size_t compan
 
 std::function<bool(const Run&)> InGroup(const Group& g, bool (*which)(const Cell&), bool by_level) {
   return [&g, which, by_level](const Run& r) {
-    return r.kind == "perf" && (!by_level || FillLevel(r) == g.level) &&
+    return r.kind == config::PerfParams::kName && (!by_level || FillLevel(r) == g.level) &&
            Signature(r, which) == g.names;
   };
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "aging/report/drive_report_detail.h"
+#include "config/kinds/reclaim.h"
 #include "config/config.h"
 
 namespace drivewatch::aging::drive_report_detail {
@@ -43,7 +44,7 @@ Json ReclaimSection(const Selection& s) {
     return out;
   };
   const auto picks =
-      PickRuns(s, [&](const Run& r) { return r.kind == "reclaim" && !idles_of(r).empty(); });
+      PickRuns(s, [&](const Run& r) { return r.kind == config::ReclaimParams::kName && !idles_of(r).empty(); });
   section["runs"] = RunsJson(picks);
   std::vector<std::string> idles;
   for (const Pick& p : picks) {

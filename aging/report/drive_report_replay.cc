@@ -3,6 +3,7 @@
 // quantiles, any over 300 ms detrimental.
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/replay.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -41,7 +42,7 @@ std::vector<std::string> Detrimental(const std::vector<Pick>& picks) {
 Json ReplaySection(const Selection& s) {
   Json section = Section("replay", "Workload replay");
   const auto picks = PickRuns(
-      s, [](const Run& r) { return r.kind == "replay" && r.Result("replay_duration_seconds"); });
+      s, [](const Run& r) { return r.kind == config::ReplayParams::kName && r.Result("replay_duration_seconds"); });
   section["runs"] = RunsJson(picks);
   auto result = [](std::string key, std::string older = "") {
     return [key, older](const Run& r) {

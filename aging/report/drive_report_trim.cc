@@ -3,6 +3,7 @@
 // the deallocate.
 #include "aging/report/drive_report_detail.h"
 #include "aging/report/report_format.h"
+#include "config/kinds/trim.h"
 
 namespace drivewatch::aging::drive_report_detail {
 namespace {
@@ -14,7 +15,7 @@ using report_format::Format;
 Json TrimSection(const Selection& s) {
   Json section = Section("trim", "Trim");
   const auto picks = PickRuns(s, [](const Run& r) {
-    return r.kind == "trim" && r.Result("write_before_trim_bytes_per_second");
+    return r.kind == config::TrimParams::kName && r.Result("write_before_trim_bytes_per_second");
   });
   section["runs"] = RunsJson(picks);
   auto result = [](std::string key) {

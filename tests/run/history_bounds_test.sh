@@ -174,9 +174,7 @@ grep -qxF "damaged, so left out (never a result):" "$work/report_text.out" || fa
 pass "report: ${#good[@]} runs, the 3 bad records listed as damaged"
 
 # --- the daemon: phase metrics and drivewatch_history_damaged_records -----------
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" --config.file="$work/dw.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
-pid=$!
+start_daemon "$work/daemon.log" --config.file="$work/dw.toml"
 # Two services read the history on their own threads: the state-health one
 # exports the count, the phase service logs each damaged record. Neither waits
 # for the other, so the test waits for both.
@@ -188,7 +186,7 @@ all_logged() {
 }
 ok=0
 for _ in $(seq 300); do
-  if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
+  if curl -sf "$url" >"$work/metrics.txt" &&
      grep -q '^drivewatch_history_damaged_records 3$' "$work/metrics.txt" && all_logged; then
     ok=1; break
   fi
@@ -205,8 +203,6 @@ done
 hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
 echo "daemon: peak RSS ${hwm_kb} KB"
 bound "the daemon peaked at (KB)" "$hwm_kb" "$rss_limit_kb"
-kill -TERM "$pid"
-wait "$pid" || fail "daemon exit $?"
-pid=""
+stop_daemon
 pass "daemon: drivewatch_history_damaged_records 3, each logged, under the RSS bound"
 echo "all history bounds checks passed"

@@ -22,6 +22,7 @@
 set -euo pipefail
 bin=$(realpath "$1")
 src=$(realpath "$2")
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$src/tests/run/lib.sh"
 peers="$src/tests/run/http_peers.py"
 # The peers hold over a thousand sockets; the daemon raises its own limit.
@@ -57,28 +58,6 @@ directory = "$work/state"
 interval = "1s"
 TOML
 
-start_daemon() {
-  local log=$1
-  shift
-  "$bin" --config.file="$work/dw.toml" --web.listen-address=127.0.0.1:0 "$@" >"$log" 2>&1 &
-  pid=$!
-  url=""
-  for _ in $(seq 100); do
-    url=$(grep -o 'https\?://[^ ]*/metrics' "$log" 2>/dev/null | head -1 || true)
-    [[ -n $url ]] && break
-    kill -0 "$pid" 2>/dev/null || fail "the daemon died at start: $(cat "$log")"
-    sleep 0.1
-  done
-  [[ -n $url ]] || fail "the daemon never said where it serves"
-  url=${url/localhost/127.0.0.1}
-  port=${url##*:}
-  port=${port%%/*}
-}
-stop_daemon() {
-  kill -TERM "$pid"
-  wait "$pid" || fail "the daemon exited $? after SIGTERM"
-  pid=""
-}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; }
 
 # N honest scrapes 50 ms apart; every one must be a 200. Prints the sorted
@@ -114,7 +93,7 @@ starve_run() {
   shift
   local scheme_args=()
   [[ $name == tls ]] && scheme_args=(--cacert server.crt)
-  start_daemon "$work/$name.log" "$@"
+  start_daemon "$work/$name.log" --config.file="$work/dw.toml" "$@"
   local tls_flag=""
   [[ $name == tls ]] && tls_flag=--tls
   python3 "$peers" hold "$port" 1000 64 $tls_flag >"$work/hold.out" 2>"$work/hold.err" &
@@ -146,9 +125,9 @@ printf 'basic_auth_users:\n  alice: %s\n' \
 grep -q '^  alice: \$2b\$12\$' "$work/auth.yml" || fail "no cost-12 hash: $(cat "$work/auth.yml")"
 for setup in plain auth; do
   if [[ $setup == auth ]]; then
-    start_daemon "$work/bomb-$setup.log" --web.config.file="$work/auth.yml"
+    start_daemon "$work/bomb-$setup.log" --config.file="$work/dw.toml" --web.config.file="$work/auth.yml"
   else
-    start_daemon "$work/bomb-$setup.log"
+    start_daemon "$work/bomb-$setup.log" --config.file="$work/dw.toml"
   fi
   curl -fsS -o /dev/null -u alice:wonderland "$url" || fail "$setup: first scrape"
   before=$(rss_kib)
@@ -164,7 +143,7 @@ for setup in plain auth; do
 done
 
 # --- 3. wrong-password flood at cost 12 --------------------------------------
-start_daemon "$work/flood.log" --web.config.file="$work/auth.yml"
+start_daemon "$work/flood.log" --config.file="$work/dw.toml" --web.config.file="$work/auth.yml"
 first=$(curl -fsS -o /dev/null -w '%{time_total}' -u alice:wonderland "$url") \
   || fail "the first correct scrape failed"
 python3 "$peers" flood "$port" 32 alice:wrong >"$work/flood.out" 2>&1 &
@@ -182,7 +161,7 @@ pass "32 wrong-password loops at cost 12: 40 cached correct scrapes, p50 ${p50} 
 stop_daemon
 
 # --- 4. pipelining, content coding, the head deadline ------------------------
-start_daemon "$work/pipe.log"
+start_daemon "$work/pipe.log" --config.file="$work/dw.toml"
 took=$(python3 "$peers" deadline "$port")
 awk -v t="$took" 'BEGIN {exit !(t >= 9 && t < 14)}' \
   || fail "a request head dripping a byte every 0.5 s was closed after ${took} s (expected about 10 s)"
@@ -260,7 +239,7 @@ stop_daemon
 # RSS is read once the daemon has read every byte they sent (the peers
 # check its ends in /proc/net/tcp), and again once it holds no more
 # descriptors than before them, so no reading depends on a sleep.
-start_daemon "$work/stall.log" --web.config.file="$work/tls.yml"
+start_daemon "$work/stall.log" --config.file="$work/dw.toml" --web.config.file="$work/tls.yml"
 curl -fsS --cacert server.crt -o /dev/null "$url" || fail "stall: the first TLS scrape failed"
 descriptors() { ls "/proc/$pid/fd" | wc -l; }
 idle_descriptors=$(descriptors)

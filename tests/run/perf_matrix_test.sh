@@ -135,18 +135,8 @@ block_size = "16KiB"
 queue_depth = 4
 bytes = "2MiB"
 TOML
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" --config.file="$work/daemon.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
-pid=$!
-ok=0
-for _ in $(seq 300); do
-  if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
-     grep -q 'drivewatch_phase_runs_total{.*outcome="completed".*phase="nightly".*} 1' "$work/metrics.txt"; then
-    ok=1; break
-  fi
-  sleep 0.2
-done
-((ok)) || fail "the daemon did not run the scheduled matrix: $(tail -5 "$work/daemon.log")"
+start_daemon "$work/daemon.log" --config.file="$work/daemon.toml"
+scrape_until 60 'drivewatch_phase_runs_total\{.*outcome="completed".*phase="nightly".*\} 1' || fail "the daemon did not run the scheduled matrix: $(tail -5 "$work/daemon.log")"
 for pattern in \
   'drivewatch_phase_result_iops{.*measure="paced_read".*phase="nightly".*}' \
   'drivewatch_phase_result_bytes_per_second{.*measure="mix_70_30".*phase="nightly".*}' \
@@ -159,7 +149,5 @@ done
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
 fi
-kill -TERM "$pid"
-wait "$pid" || fail "daemon exit $?"
-pid=""
+stop_daemon
 pass "the daemon ran the scheduled matrix and exports each cell as measure=\"<cell>\" (promtool clean)"

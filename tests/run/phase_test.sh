@@ -168,25 +168,13 @@ kind = "reclaim"
 target = "scratch"
 reclaim_idle = ["1h"]
 TOML
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" --config.file="$work/daemon.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
-pid=$!
-ok=0
-for _ in $(seq 300); do
-  if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
-     grep -q 'drivewatch_phase_runs_total{.*outcome="completed".*phase="monthly-fill".*} 1' "$work/metrics.txt"; then
-    ok=1; break
-  fi
-  sleep 0.2
-done
-((ok)) || fail "the daemon did not run the due phase: $(tail -5 "$work/daemon.log")"
+start_daemon "$work/daemon.log" --config.file="$work/daemon.toml"
+scrape_until 60 'drivewatch_phase_runs_total\{.*outcome="completed".*phase="monthly-fill".*\} 1' || fail "the daemon did not run the due phase: $(tail -5 "$work/daemon.log")"
 grep -q 'drivewatch_phase_result_bytes{.*measure="written".*phase="monthly-fill".*} 33554432' "$work/metrics.txt" ||
   fail "no result metric: $(grep phase_result "$work/metrics.txt" | head -3)"
 grep -q 'drivewatch_phase_state{.*phase="long".*state="idle".*} 1' "$work/metrics.txt" || fail "manual phase state"
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
 fi
-kill -TERM "$pid"
-wait "$pid" || fail "daemon exit $?"
-pid=""
+stop_daemon
 pass "the daemon ran the due phase once and exports its results (promtool clean)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Retention studies survive SIGKILL: kill `drivewatch phase run` at random
+# Retention studies survive SIGKILL: kill `drivewatch phase run` at fixed
 # moments while it writes a study (and reads its baseline), then while it
 # verifies it; after each kill the study file must parse and be in a
 # consistent state, the next run must resume (write) or start over
@@ -52,19 +52,20 @@ if s["state"] == "active":
 PY
 }
 
-kill_at_random() {  # PHASE MAX_SECONDS
+kill_after() {  # PHASE SECONDS
   "$bin" phase run "$1" --config.file="$work/dw.toml" >/dev/null 2>&1 &
   pid=$!
-  sleep "$(python3 -c "import random; print(round(random.uniform(0.05, $2), 2))")"
+  sleep "$2"
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pid=""
 }
 
-# Measure one full write+baseline on a scratch study to size the kills.
-start=$(date +%s.%N)
-for i in 1 2 3 4 5; do
-  kill_at_random write 2.5
+# Kills at fixed times spread over the write and its baseline (the same
+# points on every run, so a failure is the same failure when repeated):
+# each resumed run goes further, so later kills land in later parts.
+for delay in 0.05 0.6 1.2 1.8 2.5; do
+  kill_after write "$delay"
   [[ -f $study ]] && check_study
 done
 state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$study" 2>/dev/null || echo none)
@@ -93,8 +94,8 @@ print("ok: write killed 5 times, resumed (%s), baseline clean: %d blocks" % (
     json.load(open(sys.argv[2]))["results"].get("resumed_at_bytes", "at 0"), s["baseline"]["ok"]))
 PY
 
-for i in 1 2 3 4; do
-  kill_at_random verify 1.5
+for delay in 0.05 0.5 1.0 1.5; do
+  kill_after verify "$delay"
   check_study
 done
 "$bin" phase run verify --config.file="$work/dw.toml" >/dev/null 2>"$work/verify.err" ||

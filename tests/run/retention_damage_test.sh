@@ -157,22 +157,12 @@ cp "$study" "$work/state2/retention/s.json"
 study=$work/state2/retention/s.json
 sed "s|^directory = \"$work/state\"|directory = \"$work/state2\"|" "$work/dw.toml" >"$work/daemon.toml"
 grep -q state2 "$work/daemon.toml" || fail "daemon config"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" --config.file="$work/daemon.toml" --web.listen-address="127.0.0.1:$port" 2>"$work/daemon.log" &
-pid=$!
-ok=0
-for _ in $(seq 150); do
-  if curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" &&
-     grep -q 'drivewatch_phase_runs_total{.*outcome="failed".*phase="verify".*} 1' "$work/metrics.txt" &&
-     grep -q '^drivewatch_retention_study_damaged{study="s"} 1$' "$work/metrics.txt"; then
-    ok=1; break
-  fi
-  sleep 0.2
-done
-((ok)) || fail "no failed verify and damaged study in /metrics: $(grep -E 'retention_study_damaged|phase_runs_total' "$work/metrics.txt" | head -5); $(tail -5 "$work/daemon.log")"
+start_daemon "$work/daemon.log" --config.file="$work/daemon.toml"
+scrape_until 30 'drivewatch_phase_runs_total\{.*outcome="failed".*phase="verify".*\} 1' \
+  '^drivewatch_retention_study_damaged\{study="s"\} 1$' || fail "no failed verify and damaged study in /metrics: $(grep -E 'retention_study_damaged|phase_runs_total' "$work/metrics.txt" | head -5); $(tail -5 "$work/daemon.log")"
 sleep 1
 kill -0 "$pid" || fail "the daemon died"
-curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt" || fail "the daemon stopped answering"
+curl -sf "$url" >"$work/metrics.txt" || fail "the daemon stopped answering"
 grep -q '^drivewatch_state_directory_writable 1$' "$work/metrics.txt" || fail "state directory gauge"
 grep -q '^drivewatch_history_damaged_records 0$' "$work/metrics.txt" || fail "history gauge"
 grep -q 'damaged retention study record: region.block_size is 0' "$work/daemon.log" ||
@@ -180,7 +170,5 @@ grep -q 'damaged retention study record: region.block_size is 0' "$work/daemon.l
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
 fi
-kill -TERM "$pid"
-wait "$pid" || fail "daemon exit $?"
-pid=""
+stop_daemon
 pass "the daemon's scheduled verify meets the damaged record: it stays up, exports damaged 1"

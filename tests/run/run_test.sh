@@ -6,13 +6,10 @@
 set -euo pipefail
 bin=$(realpath "$1")
 src=$(realpath "$2")
-work=$(mktemp -d /tmp/dw-run-test.XXXXXX)
-pid=""
-cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
+notify_pid=""
+on_exit() { if [[ -n $notify_pid ]]; then kill "$notify_pid" 2>/dev/null || true; fi; }
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$src/tests/run/lib.sh"
 
 fail() {
   echo "FAIL: $*" >&2
@@ -110,8 +107,8 @@ lint=$(promtool check metrics <"$work/collect.prom" 2>&1) || fail "promtool on c
 pass "collect --once prints a clean exposition"
 
 # collect --once with a read latency file target: a burst of 100 real reads.
-mkdir -p /var/tmp/dw-run-test.$$ && lat_dir=/var/tmp/dw-run-test.$$
-trap 'cleanup; rm -rf "$lat_dir"' EXIT
+lat_dir=$work/latency-target  # under /var/tmp: O_DIRECT works there
+mkdir -p "$lat_dir"
 cat >"$work/latency.toml" <<TOML
 [state]
 directory = "$work/state"
@@ -147,17 +144,8 @@ PY
 notify_pid=$!
 for _ in $(seq 50); do [[ -S $work/notify.sock ]] && break; sleep 0.1; done
 NOTIFY_SOCKET=$work/notify.sock WATCHDOG_USEC=400000 \
-  "$bin" --config.file="$work/good.toml" --web.listen-address=127.0.0.1:0 >"$work/daemon.log" 2>&1 &
-pid=$!
-url=""
-for _ in $(seq 100); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/metrics' "$work/daemon.log" | head -1 || true)
-  [[ -n $url ]] && break
-  kill -0 "$pid" 2>/dev/null || fail "the daemon died at start"
-  sleep 0.1
-done
-[[ -n $url ]] || fail "the daemon never said where it serves"
-base=${url%/metrics}
+  start_daemon "$work/daemon.log" --config.file="$work/good.toml"
+[[ $url == http://127.0.0.1:* ]] || fail "expected http://127.0.0.1:PORT/metrics, got $url"
 
 curl -fsS "$url" >"$work/scrape.prom" || fail "curl $url"
 grep -q '^drivewatch_build_info{' "$work/scrape.prom" || fail "no build_info"

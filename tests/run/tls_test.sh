@@ -7,15 +7,8 @@
 set -euo pipefail
 bin=$(realpath "$1")
 src=$(realpath "$2")
-work=$(mktemp -d /tmp/dw-tls-test.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do
-    if kill -0 "$p" 2>/dev/null; then kill -KILL "$p"; fi
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$src/tests/run/lib.sh"
 
 log_to_show=""
 fail() {
@@ -61,27 +54,11 @@ directory = "$work/state"
 interval = "1s"
 TOML
 
-# Starts the daemon; sets $daemon_pid and $url (from the "serving" line).
-start_daemon() {
-  local log=$1
-  shift
-  "$bin" --config.file="$work/dw.toml" "$@" >"$log" 2>&1 &
-  daemon_pid=$!
-  pids+=("$daemon_pid")
-  log_to_show=$log
-  url=""
-  for _ in $(seq 100); do
-    url=$(grep -o 'https\?://[^ ]*/metrics' "$log" | head -1 || true)
-    [[ -n $url ]] && break
-    kill -0 "$daemon_pid" 2>/dev/null || fail "the daemon died at start"
-    sleep 0.1
-  done
-  [[ -n $url ]] || fail "the daemon never said where it serves"
-}
-
-stop_daemon() {
-  kill -TERM "$daemon_pid"
-  wait "$daemon_pid" || fail "the daemon exited $? after SIGTERM"
+# The daemon with this test's config (tests/run/lib.sh's start_daemon; it
+# sets pid and url); its log is the one fail shows.
+serve() {
+  log_to_show=$1
+  start_daemon "$1" --config.file="$work/dw.toml" "${@:2}"
 }
 
 code_of() { curl -s -o /dev/null -w '%{http_code}' "$@" || true; }
@@ -108,10 +85,10 @@ YAML
 grep -qx "$work/etc/web.yml: OK" "$work/out" || fail "check-config did not say OK"
 pass "check-config --web.config.file accepts a good web config"
 
-start_daemon "$work/tls.log" --web.listen-address=127.0.0.1:0 --web.config.file="$work/etc/web.yml"
+serve "$work/tls.log" --web.listen-address=127.0.0.1:0 --web.config.file="$work/etc/web.yml"
 [[ $url == https://* ]] || fail "expected an https URL, got $url"
 https_url=${url/localhost/127.0.0.1}
-tls_pid=$daemon_pid
+tls_pid=$pid
 
 curl -fsS --cacert ca.crt -u alice:wonderland "$https_url" >"$work/scrape.prom" \
   || fail "curl with the right password"
@@ -235,7 +212,7 @@ tls_server_config:
   client_ca_file: ca.crt
   min_version: TLS13
 YAML
-start_daemon "$work/mtls.log" --web.listen-address=127.0.0.1:0 --web.config.file="$work/mtls.yml"
+serve "$work/mtls.log" --web.listen-address=127.0.0.1:0 --web.config.file="$work/mtls.yml"
 murl=${url/localhost/127.0.0.1}
 grep -q '^drivewatch_build_info{' <<<"$(curl -fsS --cacert ca.crt --cert client.crt --key client.key "$murl")" \
   || fail "a client certificate from the CA was refused"
@@ -251,14 +228,14 @@ stop_daemon
 
 # --- IPv6 over TLS ----------------------------------------------------------
 if python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
-  start_daemon "$work/v6.log" '--web.listen-address=[::1]:0' --web.config.file="$work/etc/web.yml"
+  serve "$work/v6.log" '--web.listen-address=[::1]:0' --web.config.file="$work/etc/web.yml"
   [[ $url == "https://[::1]:"* ]] || fail "expected https://[::1]:PORT, got $url"
   grep -q '^drivewatch_build_info{' <<<"$(curl -fsS -g --cacert ca.crt -u alice:wonderland "$url")" \
     || fail "https over IPv6 to [::1]"
   pass "TLS over IPv6: $url"
   stop_daemon
   # Dual stack (":PORT"): the same TLS listener answers on 127.0.0.1 and ::1.
-  start_daemon "$work/dual.log" --web.listen-address=:0 --web.config.file="$work/etc/web.yml"
+  serve "$work/dual.log" --web.listen-address=:0 --web.config.file="$work/etc/web.yml"
   port=${url##*:}
   port=${port%%/*}
   curl -fsS --cacert ca.crt -u alice:wonderland "https://127.0.0.1:$port/metrics" >/dev/null \

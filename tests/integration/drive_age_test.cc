@@ -18,6 +18,7 @@
 #include "aging/runner/phase_runner.h"
 #include "probes/drive/smart_log.h"
 #include "tests/common/recorded_drive_layer.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -30,22 +31,11 @@ void PutLe(Bytes& b, std::size_t at, std::uint64_t v, std::size_t width) {
   for (std::size_t i = 0; i < width; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
 }
 
-class DriveAgeTest : public ::testing::Test {
+class DriveAgeTest : public PhaseRunFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-drive-age-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
-    config::AgingTarget t;
-    t.name = "t";
-    t.directory = (dir_ / "data").string();
-    t.file_size = kTargetBytes;
-    t.min_free_ratio = 0.01;
+    PhaseRunFixture::SetUp();
+    config::AgingTarget t = DataFileTarget("t", kTargetBytes);
     config_.aging.targets = {t};
     config::PhaseConfig c;
     c.name = "fill";
@@ -55,7 +45,6 @@ class DriveAgeTest : public ::testing::Test {
     RecordedDriveLayer layer({std::filesystem::path(DW_FIXTURE_DIR) / "handmade"});
     recording_ = layer.recordings().at(0);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The hand-made log's counters sit above 2^64 to catch decoding bugs;
   // a drive a year into its life reads like this.
@@ -76,9 +65,6 @@ class DriveAgeTest : public ::testing::Test {
     return r ? *r : Json();
   }
 
-  std::filesystem::path dir_;
-  config::Config config_;
-  PhaseRunnerOptions options_;
   RecordedDriveLayer::Recording recording_;
 };
 

@@ -18,6 +18,7 @@
 #include "aging/phases/endurance.h"
 #include "aging/runner/phase_lock.h"
 #include "aging/runner/phase_runner.h"
+#include "tests/integration/phase_run_fixture.h"
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "probes/drive/drive_layer.h"
@@ -84,28 +85,16 @@ class WearingController : public Controller {
   std::shared_ptr<WearingDrive> d_;
 };
 
-class EnduranceWearTest : public ::testing::Test {
+class EnduranceWearTest : public PhaseRunFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-endurance-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
+    PhaseRunFixture::SetUp();
     options_.controller = [this](const std::string&) {
       return std::make_unique<WearingController>(drive_);
     };
-    config::AgingTarget t;
-    t.name = "t";
-    t.directory = (dir_ / "data").string();
-    t.file_size = kTargetBytes;
-    t.min_free_ratio = 0.01;
+    config::AgingTarget t = DataFileTarget("t", kTargetBytes);
     config_.aging.targets = {t};
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The config's one phase: endurance "wear" on target t.
   void UsePhase(const config::EnduranceParams& p) {
@@ -132,10 +121,7 @@ class EnduranceWearTest : public ::testing::Test {
     ASSERT_FALSE(observer.progress_after_1.empty());
   }
 
-  std::filesystem::path dir_;
   std::shared_ptr<WearingDrive> drive_ = std::make_shared<WearingDrive>();
-  config::Config config_;
-  PhaseRunnerOptions options_;
 };
 
 TEST_F(EnduranceWearTest, EachPassRecordsItsWriteAmplificationFromTheOcpLog) {

@@ -21,6 +21,7 @@
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "tests/integration/loop_device.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -42,25 +43,13 @@ class Steps : public PhaseObserver {
   std::function<void(const std::string&)> on_step;
 };
 
-class PerfMatrixTest : public ::testing::Test {
+class PerfMatrixTest : public PhaseRunFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-perf-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
-    config::AgingTarget t;
-    t.name = "t";
-    t.directory = (dir_ / "data").string();
-    t.file_size = 16u << 20;
-    t.min_free_ratio = 0.01;
+    PhaseRunFixture::SetUp();
+    config::AgingTarget t = DataFileTarget("t", 16u << 20);
     config_.aging.targets = {t};
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void AddPerf(const std::string& name, config::PerfParams p) {
     config::PhaseConfig phase;
@@ -90,9 +79,6 @@ class PerfMatrixTest : public ::testing::Test {
     return keys;
   }
 
-  std::filesystem::path dir_;
-  config::Config config_;
-  PhaseRunnerOptions options_;
 };
 
 // preset = "builtin" runs the built-in matrix, with the keys it has always

@@ -21,6 +21,7 @@
 #include "exporter/metric_store.h"
 #include "exporter/phase_service.h"
 #include "tests/integration/loop_device.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -69,28 +70,10 @@ std::vector<config::PhaseConfig> EveryKind(const std::string& target) {
           Phase("trim", config::TrimParams{}, target)};
 }
 
-class PhaseRunnerTest : public ::testing::Test {
+class PhaseRunnerTest : public PhaseRunFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-phase-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  config::AgingTarget FileTarget() {
-    config::AgingTarget t;
-    t.name = "t";
-    t.directory = (dir_ / "data").string();
-    t.file_size = 32u << 20;
-    t.min_free_ratio = 0.01;
-    return t;
-  }
+  config::AgingTarget FileTarget() const { return DataFileTarget("t", 32u << 20); }
 
   Json Run(const std::string& phase, std::stop_token stop = {}) {
     auto r = RunPhase(config_, phase, options_, stop, nullptr);
@@ -210,9 +193,6 @@ class PhaseRunnerTest : public ::testing::Test {
     EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
   }
 
-  std::filesystem::path dir_;
-  config::Config config_;
-  PhaseRunnerOptions options_;
 };
 
 TEST_F(PhaseRunnerTest, EveryKindOnAFileTargetLandsInHistoryAndMetrics) {

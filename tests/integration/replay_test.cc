@@ -31,6 +31,7 @@
 #include "exporter/phase_service.h"
 #include "tests/common/file_text.h"
 #include "tests/integration/loop_device.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -52,19 +53,12 @@ class Progress : public PhaseObserver {
   int between = 0;
 };
 
-class ReplayTest : public ::testing::Test {
+class ReplayTest : public PhaseRunFixture {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-replay-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    state_ = (dir_ / "state").string();
-    options_.state_directory = state_;
-    options_.paths.study_register = state_ + "/register";
+    PhaseRunFixture::SetUp();
+    state_ = config_.state_directory;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Writes a trace with the generator, its summary for a target of
   // kCapacity bytes with `lbs`-byte blocks in *summary. `args` are the
@@ -154,9 +148,7 @@ class ReplayTest : public ::testing::Test {
     EXPECT_GT(checked, 5);
   }
 
-  std::filesystem::path dir_;
   std::string state_;
-  PhaseRunnerOptions options_;
 };
 
 // One workload in each format: what was replayed, folded, aligned and split

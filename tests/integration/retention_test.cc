@@ -21,33 +21,19 @@
 #include "exporter/metric_store.h"
 #include "exporter/retention_service.h"
 #include "tests/integration/loop_device.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
 
 using drivewatch::testing::LoopDevice;
 
-class RetentionTest : public ::testing::Test {
+class RetentionTest : public PhaseRunFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-retention-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // The only target: a file of `size` bytes in dir_/data, named "file".
   config::AgingTarget UseFileTarget(std::uint64_t size) {
-    config::AgingTarget f;
-    f.name = "file";
-    f.directory = (dir_ / "data").string();
-    f.file_size = size;
-    f.min_free_ratio = 0.01;
+    config::AgingTarget f = DataFileTarget("file", size);
     config_.aging.targets = {f};
     return f;
   }
@@ -96,9 +82,6 @@ class RetentionTest : public ::testing::Test {
     return out;
   }
 
-  std::filesystem::path dir_;
-  config::Config config_;
-  PhaseRunnerOptions options_;
 };
 
 // Reads and writes whole 4 KiB blocks of a backing file, under the study.
@@ -124,11 +107,8 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
   t.block_device = loop.device();
   t.serial = loop.serial();
   t.destroy_data = true;
-  config::AgingTarget other;  // a second study, on a file, for stale data
-  other.name = "file";
-  other.directory = (dir_ / "data").string();
-  other.file_size = 32u << 20;
-  other.min_free_ratio = 0.01;
+  // A second study, on a file, for stale data.
+  const config::AgingTarget other = DataFileTarget("file", 32u << 20);
   config_.aging.targets = {t, other};
   AddStudy("lab", "loop");
   AddStudy("old", "file");

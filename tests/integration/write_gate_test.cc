@@ -15,6 +15,7 @@
 #include "aging/runner/phase_runner.h"
 #include "aging/safety/interlocks.h"
 #include "tests/integration/loop_device.h"
+#include "tests/integration/phase_run_fixture.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -27,19 +28,8 @@ std::string Contents(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class WriteGateTest : public ::testing::Test {
+class WriteGateTest : public PhaseRunFixture {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::path("/var/tmp") /
-           ("dw-gate-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_ / "data");
-    config_.state_directory = (dir_ / "state").string();
-    options_.state_directory = config_.state_directory;
-    options_.paths.study_register = config_.state_directory + "/register";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   config::PhaseConfig Phase(std::string name, config::PhaseParams params, std::string target) {
     config::PhaseConfig p;
@@ -71,9 +61,6 @@ class WriteGateTest : public ::testing::Test {
     return r.Find("reason") ? r.Find("reason")->AsString() : "";
   }
 
-  std::filesystem::path dir_;
-  config::Config config_;
-  PhaseRunnerOptions options_;
 };
 
 // The review's case: an ext4 disk image named as block_device, a wrong
@@ -133,11 +120,7 @@ TEST_F(WriteGateTest, TheWritePassGateRefusesWhatTheTargetIsNot) {
   ::close(fd);
 
   // A directory target's file swapped for another after it was opened.
-  config::AgingTarget f;
-  f.name = "f";
-  f.directory = (dir_ / "data").string();
-  f.file_size = 1u << 20;
-  f.min_free_ratio = 0.01;
+  config::AgingTarget f = DataFileTarget("f", 1u << 20);
   auto path = PrepareAgingFile(f, pass, options_.paths);
   ASSERT_TRUE(path) << path.error().message;
   const int ffd = ::open(path->c_str(), O_RDWR | O_CLOEXEC);
@@ -224,11 +207,7 @@ TEST_F(WriteGateTest, AnActiveStudysRegionIsRefusedUntilTheStudyEnds) {
 // A study that appears while a phase runs is honoured at the next write
 // pass: the gate runs before every pass, not only at open.
 TEST_F(WriteGateTest, AStudyThatAppearsMidRunStopsTheNextWritePass) {
-  config::AgingTarget a;
-  a.name = "a";
-  a.directory = (dir_ / "data").string();
-  a.file_size = 16u << 20;
-  a.min_free_ratio = 0.01;
+  config::AgingTarget a = DataFileTarget("a", 16u << 20);
   config::AgingTarget b = a;
   b.name = "b";
   config_.aging.targets = {a, b};
@@ -273,11 +252,7 @@ TEST_F(WriteGateTest, AStudyThatAppearsMidRunStopsTheNextWritePass) {
 // A study record that cannot be read holds every target: what it covers
 // is unknown, so nothing is written until it is repaired or moved away.
 TEST_F(WriteGateTest, AnUnreadableStudyRecordHoldsEveryTarget) {
-  config::AgingTarget a;
-  a.name = "a";
-  a.directory = (dir_ / "data").string();
-  a.file_size = 4u << 20;
-  a.min_free_ratio = 0.01;
+  config::AgingTarget a = DataFileTarget("a", 4u << 20);
   config_.aging.targets = {a};
   config_.aging.phases = {Phase("fill", config::FillParams{}, "a")};
   std::filesystem::create_directories(RetentionDirectory(config_.state_directory));

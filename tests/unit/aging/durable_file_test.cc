@@ -12,19 +12,15 @@
 #include <string>
 
 #include "tests/common/file_text.h"
+#include "tests/common/scratch_dir.h"
 
 namespace drivewatch {
 namespace {
 
 class DurableFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/dw-durable-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  const testing::ScratchDir scratch_{"durable"};
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(DurableFileTest, ReadsAFileUpToItsBound) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "tests/common/file_text.h"
+#include "tests/common/scratch_dir.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -109,9 +110,8 @@ TEST(EnduranceProgress, RoundTripsExactly) {
 }
 
 TEST(EnduranceProgress, LoadsAFileAndRefusesOnePastItsBound) {
-  char tmpl[] = "/tmp/dw-endurance-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::string path = std::string(tmpl) + "/e.progress";
+  const testing::ScratchDir dir("endurance");
+  const std::string path = dir / "e.progress";
   testing::WriteFileText(path, ToJson(Sample()).Dump() + "\n");
   auto loaded = LoadEnduranceProgress(path);
   ASSERT_TRUE(loaded) << loaded.error().message;
@@ -125,7 +125,6 @@ TEST(EnduranceProgress, LoadsAFileAndRefusesOnePastItsBound) {
             path + ": " + std::to_string(kMaxEnduranceProgressBytes + 1) +
                 " bytes, larger than an endurance progress file may be (expected at most " +
                 std::to_string(kMaxEnduranceProgressBytes) + " bytes)");
-  std::filesystem::remove_all(tmpl);
 }
 
 // Each damaged field is named, with what was expected.

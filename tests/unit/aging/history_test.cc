@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "aging/history/history.h"
+#include "tests/common/scratch_dir.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -57,13 +58,6 @@ Json Record(const std::string& phase, const std::string& serial, int start) {
 
 class HistoryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/dw_history_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    path_ = dir_ + "/history.log";
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   HistoryContents MustRead(const std::string& path) {
     Expected<HistoryContents> c = HistoryFile(path).Read();
@@ -71,8 +65,9 @@ class HistoryTest : public ::testing::Test {
     return c.ok() ? std::move(c).value() : HistoryContents{};
   }
 
-  std::string dir_;
-  std::string path_;
+  const testing::ScratchDir scratch_{"history"};
+  const std::string dir_ = scratch_.path();
+  const std::string path_ = dir_ + "/history.log";
 };
 
 // Byte-at-a-time CRC-32C, the definition the fast version must match.

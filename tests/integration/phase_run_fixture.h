@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the tests that run phases through the runner share: a directory of
+// the test's own under /var/tmp (a disk file system: O_DIRECT works there,
+// while /tmp may be tmpfs) holding data/ for file targets and state/ for
+// the state directory, with the config and the runner's options pointing
+// there. A fixture derives from it and, when it has more to set up, calls
+// PhaseRunFixture::SetUp() first.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "aging/runner/phase_runner.h"
+#include "config/config.h"
+#include "tests/common/scratch_dir.h"
+
+namespace drivewatch::aging {
+
+class PhaseRunFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(test->test_suite_name()) + "-" + test->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterized tests
+    dir_ = std::filesystem::path("/var/tmp") /
+           ("dw-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / "data");
+    config_.state_directory = (dir_ / "state").string();
+    options_.state_directory = config_.state_directory;
+    options_.paths.study_register = config_.state_directory + "/register";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A file target `name`: drivewatch's file of `size` bytes in data/.
+  config::AgingTarget DataFileTarget(const std::string& name, std::uint64_t size) const {
+    return testing::FileTarget(name, (dir_ / "data").string(), size);
+  }
+
+  std::filesystem::path dir_;
+  config::Config config_;
+  PhaseRunnerOptions options_;
+};
+
+}  // namespace drivewatch::aging

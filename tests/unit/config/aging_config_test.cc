@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "config/config.h"
+#include "tests/common/kind_lists.h"
 
 namespace drivewatch::config {
 namespace {
@@ -144,9 +145,8 @@ TEST(AgingConfigTest, ErrorsNameTheKeyAndWhatWasExpected) {
        "destroy_data"},
       {std::string(kTargets) +
            "[[aging.phases]]\nname = \"p\"\nkind = \"fil\"\ntarget = \"tmp\"\n",
-       "aging.phases.kind: \"fil\" is not a phase kind (expected one of: "
-       "\"fill\", \"reclaim\", \"perf\", \"trim\", \"retention-write\", "
-       "\"retention-verify\", \"power-states\", \"endurance\", \"replay\")"},
+       "aging.phases.kind: \"fil\" is not a phase kind (expected one of: " +
+           testing::QuotedKindList() + ")"},
       {std::string(kTargets) +
            "[[aging.phases]]\nname = \"p\"\nkind = \"retention-write\"\ntarget = \"tmp\"\n",
        "aging.phases.study: missing study"},

@@ -1,18 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// A test's own directory, and a file target in it: what the tests that
-// write files, histories, studies or run phases share.
+// A test's own directory: what the tests that write files, histories or
+// studies share.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string>
-
-#include "config/config.h"
 
 namespace drivewatch::testing {
 
@@ -44,19 +41,5 @@ class ScratchDir {
  private:
   std::string path_;
 };
-
-// An aging file target: drivewatch's own file of `file_size` bytes in
-// `directory` (made here if missing), with the 1 % free-space reserve the
-// tests' small file systems allow.
-inline config::AgingTarget FileTarget(const std::string& name, const std::string& directory,
-                                      std::uint64_t file_size) {
-  std::filesystem::create_directories(directory);
-  config::AgingTarget t;
-  t.name = name;
-  t.directory = directory;
-  t.file_size = file_size;
-  t.min_free_ratio = 0.01;
-  return t;
-}
 
 }  // namespace drivewatch::testing

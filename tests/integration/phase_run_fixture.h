@@ -17,7 +17,6 @@
 
 #include "aging/runner/phase_runner.h"
 #include "config/config.h"
-#include "tests/common/scratch_dir.h"
 
 namespace drivewatch::aging {
 
@@ -37,9 +36,15 @@ class PhaseRunFixture : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // A file target `name`: drivewatch's file of `size` bytes in data/.
+  // A file target `name`: drivewatch's own file of `size` bytes in data/,
+  // with the 1 % free-space reserve the tests' small file systems allow.
   config::AgingTarget DataFileTarget(const std::string& name, std::uint64_t size) const {
-    return testing::FileTarget(name, (dir_ / "data").string(), size);
+    config::AgingTarget t;
+    t.name = name;
+    t.directory = (dir_ / "data").string();
+    t.file_size = size;
+    t.min_free_ratio = 0.01;
+    return t;
   }
 
   std::filesystem::path dir_;

@@ -28,30 +28,6 @@ struct Buffers {
   std::vector<void*> pointers;
 };
 
-TEST(DataPatternCrc, KnownVectors) {
-  // RFC 3720 B.4 and the usual check value.
-  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
-  unsigned char zeros[32] = {};
-  EXPECT_EQ(Crc32c(zeros, 32), 0x8A9136AAu);
-  unsigned char ones[32];
-  std::memset(ones, 0xff, 32);
-  EXPECT_EQ(Crc32c(ones, 32), 0x62A8AB43u);
-  // Continuing from a previous result equals one pass.
-  const std::string text = "The quick brown fox jumps over the lazy dog";
-  const std::uint32_t whole = Crc32c(text.data(), text.size());
-  const std::uint32_t part = Crc32c(text.data(), 10);
-  EXPECT_EQ(Crc32c(text.data() + 10, text.size() - 10, part), whole);
-  // Odd lengths and alignments take the byte tail.
-  for (std::size_t skip = 0; skip < 8; ++skip) {
-    std::uint32_t table = ~0u;
-    for (std::size_t i = skip; i < text.size(); ++i) {
-      table ^= static_cast<unsigned char>(text[i]);
-      for (int k = 0; k < 8; ++k) table = (table & 1) ? (table >> 1) ^ 0x82F63B78u : table >> 1;
-    }
-    EXPECT_EQ(Crc32c(text.data() + skip, text.size() - skip), ~table) << skip;
-  }
-}
-
 TEST(DataPattern, StampedChunksVerify) {
   Buffers b(2, 16384);
   DataPattern pattern(42, 16384, b.pointers);

@@ -70,38 +70,6 @@ class HistoryTest : public ::testing::Test {
   const std::string path_ = dir_ + "/history.log";
 };
 
-// Byte-at-a-time CRC-32C, the definition the fast version must match.
-std::uint32_t ReferenceCrc32c(const unsigned char* p, std::size_t n) {
-  std::uint32_t crc = 0xFFFFFFFF;
-  while (n--) {
-    crc ^= *p++;
-    for (int k = 0; k < 8; ++k) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78 : crc >> 1;
-  }
-  return ~crc;
-}
-
-TEST(HistoryCrcTest, KnownVectors) {
-  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
-  EXPECT_EQ(Crc32c("", 0), 0u);
-  // RFC 3720 §B.4: 32 bytes of zeros.
-  const std::string zeros(32, '\0');
-  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
-}
-
-TEST(HistoryCrcTest, MatchesBytewiseAtEveryAlignmentAndChains) {
-  unsigned char buf[300];
-  for (int i = 0; i < 300; ++i) buf[i] = static_cast<unsigned char>(i * 7 + 3);
-  for (std::size_t start = 0; start < 9; ++start) {
-    for (std::size_t len = 0; len + start <= 300; len += 13) {
-      ASSERT_EQ(Crc32c(buf + start, len), ReferenceCrc32c(buf + start, len))
-          << start << "+" << len;
-      ASSERT_EQ(detail::Crc32cPortable(buf + start, len), ReferenceCrc32c(buf + start, len))
-          << start << "+" << len;
-    }
-  }
-  EXPECT_EQ(Crc32c(buf + 100, 200, Crc32c(buf, 100)), Crc32c(buf, 300));
-}
-
 TEST_F(HistoryTest, MissingFileIsEmpty) {
   HistoryContents c = MustRead(path_);
   EXPECT_TRUE(c.records.empty());

@@ -11,7 +11,6 @@
 #include <string>
 #include <thread>
 
-#include "exporter/http/basic_auth.h"
 #include "exporter/metric_store.h"
 
 namespace drivewatch {
@@ -19,70 +18,6 @@ namespace {
 
 // alice / wonderland at cost 4, as in web_config_test.cc.
 const std::string kAliceHash = "$2y$04$7XgErvA/q6MDvzDEkYtj7.sL8dpSX8ZqA1ZaZ3VVxlk88.QfWOB7a";
-const std::string kAliceAuth = "Basic YWxpY2U6d29uZGVybGFuZA==";  // alice:wonderland
-const std::string kWrongAuth = "Basic YWxpY2U6d3Jvbmc=";          // alice:wrong
-
-TEST(AcceptsGzipTest, HonoursQValues) {
-  using detail::AcceptsGzip;
-  EXPECT_TRUE(AcceptsGzip("gzip"));
-  EXPECT_TRUE(AcceptsGzip("deflate, gzip;q=0.5"));
-  EXPECT_TRUE(AcceptsGzip("GZIP"));
-  EXPECT_TRUE(AcceptsGzip("*"));
-  EXPECT_FALSE(AcceptsGzip(""));
-  EXPECT_FALSE(AcceptsGzip("identity"));
-  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
-  EXPECT_FALSE(AcceptsGzip("gzip;q=0.000"));
-  EXPECT_FALSE(AcceptsGzip("gzip; q=0, deflate"));
-  EXPECT_FALSE(AcceptsGzip("*;q=1, gzip;q=0"));  // explicit beats *
-  EXPECT_TRUE(AcceptsGzip("*;q=0, gzip"));
-  EXPECT_FALSE(AcceptsGzip("*;q=0"));
-  EXPECT_FALSE(AcceptsGzip("gzip;q=junk"));
-}
-
-TEST(BasicAuthTest, PrepareNeverRunsBcryptAndCachesOnlySuccesses) {
-  BasicAuth auth({{"alice", kAliceHash}});
-  using Result = BasicAuth::Check::Result;
-  EXPECT_EQ(auth.Prepare("").result, Result::kDenied);
-  EXPECT_EQ(auth.Prepare("Bearer x").result, Result::kDenied);
-  auto first = auth.Prepare(kAliceAuth);
-  ASSERT_EQ(first.result, Result::kVerify);
-  EXPECT_TRUE(auth.Verify(first));
-  EXPECT_EQ(auth.Prepare(kAliceAuth).result, Result::kAllowed);
-  auto wrong = auth.Prepare(kWrongAuth);
-  ASSERT_EQ(wrong.result, Result::kVerify);
-  EXPECT_FALSE(auth.Verify(wrong));
-  EXPECT_EQ(auth.Prepare(kWrongAuth).result, Result::kVerify);  // not cached
-  // An unknown user goes to bcrypt (the decoy) too, and never passes.
-  auto mallory = auth.Prepare("Basic bWFsbG9yeTp3b25kZXJsYW5k");  // mallory:wonderland
-  ASSERT_EQ(mallory.result, Result::kVerify);
-  EXPECT_FALSE(mallory.known_user);
-  EXPECT_FALSE(auth.Verify(mallory));
-  BasicAuth open({});
-  EXPECT_EQ(open.Prepare("").result, Result::kAllowed);
-}
-
-TEST(BcryptQueueTest, RefusesPastItsBoundAndRunsInOrder) {
-  BcryptQueue queue(2);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::atomic<int> order{0};
-  int first = -1, second = -1;
-  std::promise<void> started;
-  ASSERT_TRUE(queue.Submit([&] {
-    started.set_value();
-    released.wait();
-  }));
-  started.get_future().wait();  // the worker holds the first job
-  EXPECT_TRUE(queue.Submit([&] { first = order++; }));
-  EXPECT_TRUE(queue.Submit([&] { second = order++; }));
-  EXPECT_FALSE(queue.Submit([] {}));  // two already wait
-  release.set_value();
-  for (int i = 0; i < 1000 && order < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(first, 0);
-  EXPECT_EQ(second, 1);
-}
 
 TEST(HttpServerTest, ReconfigureKeepsTheListeningSocket) {
   MetricStore store;

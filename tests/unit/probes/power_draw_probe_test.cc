@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The power draw probe's windows, with a fake clock: what the read latency
-// probe reports (DriveLoadBoard), the time-weighted average (PowerWindow),
-// the choice of source, and when a window counts as idle or as a clean
-// 10-IOPS window. The controller is the hand-built PM981 (a SMART log
+// The power draw probe's windows, with a fake clock: the choice of
+// source, and when a window counts as idle or as a clean 10-IOPS window. The controller is the hand-built PM981 (a SMART log
 // carrying the NVMe 2.x interval power, 3.5 W; ps3 with only MP 0.07 W,
 // ps4 with IDLP 0.005 W).
 #include "probes/power_draw_probe.h"
@@ -34,91 +32,6 @@ using testing::Handmade;
 using testing::kHandmadeSerial;
 using testing::RecordingSink;
 using testing::Sample;
-
-// --- DriveLoadBoard ---
-
-TEST(DriveLoadBoardTest, AddsUpTheReadersOfOneDrive) {
-  testing::FakeClock clock;
-  DriveLoadBoard board([&] { return clock.Now(); });
-  EXPECT_EQ(board.State("SN").readers, 0);
-  auto a = board.Observe("SN");
-  auto b = board.Observe("SN");
-  auto other = board.Observe("OTHER");
-  EXPECT_EQ(board.State("SN").readers, 2);
-  EXPECT_EQ(board.State("SN").rate, 0u);
-
-  const auto t0 = clock.Now();
-  a->LoadStarted(10, t0);
-  EXPECT_EQ(board.State("SN").rate, 10u);
-  EXPECT_EQ(board.State("SN").since, t0);
-  b->LoadStarted(10, t0 + milliseconds(3));
-  EXPECT_EQ(board.State("SN").rate, 20u);  // two namespaces: 20 IOPS
-  EXPECT_EQ(board.State("SN").since, t0 + milliseconds(3));
-  a->ReadIssued();
-  b->ReadIssued();
-  other->ReadIssued();
-  EXPECT_EQ(board.State("SN").reads, 2u);
-  EXPECT_EQ(board.State("OTHER").reads, 1u);
-
-  // Repeating a stop, or restarting at the same total, keeps `since`.
-  b->LoadStopped(t0 + seconds(1));
-  b->LoadStopped(t0 + seconds(2));
-  EXPECT_EQ(board.State("SN").rate, 10u);
-  EXPECT_EQ(board.State("SN").since, t0 + seconds(1));
-
-  clock.Advance(seconds(5));
-  a.reset();  // the target stopped: its load goes with it
-  EXPECT_EQ(board.State("SN").rate, 0u);
-  EXPECT_EQ(board.State("SN").since, clock.Now());
-  EXPECT_EQ(board.State("SN").readers, 1);
-  EXPECT_EQ(board.State("SN").reads, 2u);  // kept: compared with the drive's
-}
-
-// --- PowerWindow ---
-
-TEST(PowerWindowTest, WeighsEachReadingByHowLongItHeld) {
-  testing::FakeClock clock;
-  const auto t0 = clock.Now();
-  PowerWindow w;
-  EXPECT_FALSE(w.Average(t0).has_value());
-  // psd 1 W for 1 s, 3 W for 2 s, 5 W for the last 1 s: 12 J over 4 s.
-  w.Add({t0, std::nullopt, std::nullopt, 1.0});
-  w.Add({t0 + seconds(1), std::nullopt, std::nullopt, 3.0});
-  w.Add({t0 + seconds(3), std::nullopt, std::nullopt, 5.0});
-  auto avg = w.Average(t0 + seconds(4));
-  ASSERT_TRUE(avg.has_value());
-  EXPECT_EQ(avg->source, PowerSource::kPsdEstimate);
-  EXPECT_DOUBLE_EQ(avg->watts, 3.0);
-  EXPECT_EQ(avg->samples, 3);
-  // An end before the last sample adds nothing for it.
-  EXPECT_DOUBLE_EQ(w.Average(t0 + seconds(3))->watts, 7.0 / 3);
-
-  PowerWindow one;
-  one.Add({t0, std::nullopt, std::nullopt, 2.5});
-  EXPECT_DOUBLE_EQ(one.Average(t0)->watts, 2.5);  // plain mean
-}
-
-TEST(PowerWindowTest, TakesTheBestSourceEverySampleHas) {
-  testing::FakeClock clock;
-  const auto t0 = clock.Now();
-  PowerWindow all;
-  all.Add({t0, 1.0, 2.0, 3.0});
-  all.Add({t0 + seconds(1), 3.0, 4.0, 5.0});
-  EXPECT_EQ(all.Average(t0 + seconds(2))->source, PowerSource::kMeter);
-  EXPECT_DOUBLE_EQ(all.Average(t0 + seconds(2))->watts, 2.0);
-
-  PowerWindow gap;  // the meter missed one reading: never mix sources
-  gap.Add({t0, 1.0, 2.0, 3.0});
-  gap.Add({t0 + seconds(1), std::nullopt, 4.0, 5.0});
-  EXPECT_EQ(gap.Average(t0 + seconds(2))->source, PowerSource::kDrive);
-  EXPECT_DOUBLE_EQ(gap.Average(t0 + seconds(2))->watts, 3.0);
-
-  PowerWindow none;
-  none.Add({t0, 1.0, std::nullopt, std::nullopt});
-  none.Add({t0, std::nullopt, 1.0, std::nullopt});
-  EXPECT_FALSE(none.Average(t0).has_value());
-  EXPECT_STREQ(PowerSourceName(PowerSource::kPsdEstimate), "psd_estimate");
-}
 
 // --- PowerDrawProbe ---
 

@@ -7,9 +7,6 @@
 #include <limits>
 #include <random>
 
-#include "probes/latency/latency_window.h"
-#include "probes/latency/pacing.h"
-#include "probes/latency/read_latency_probe.h"
 
 namespace drivewatch {
 namespace {
@@ -107,104 +104,6 @@ TEST(LatencyHistogramTest, MergeAddsCounts) {
   sparse.MergeSparse(b.NonZero(), b.sum_ns(), b.max_ns());
   EXPECT_EQ(sparse.Quantile(0.999), both.Quantile(0.999));
   EXPECT_EQ(sparse.count(), both.count());
-}
-
-// --- sliding windows -------------------------------------------------------
-
-TEST(LatencyWindowsTest, SliceIsAFifteenthOfTheShortestWindow) {
-  EXPECT_EQ(LatencyWindows::SliceLength({15min, 1h}), LatencyWindows::Duration(1min));
-  EXPECT_EQ(LatencyWindows::SliceLength({1min}), LatencyWindows::Duration(4s));
-  // The ring stays at most 240 slices long.
-  EXPECT_EQ(LatencyWindows::SliceLength({1min, 24h}), LatencyWindows::Duration(6min));
-}
-
-TEST(LatencyWindowsTest, OldSamplesLeaveEachWindowInTurn) {
-  const auto t0 = LatencyWindows::TimePoint(100h);
-  LatencyWindows w({15min, 1h}, t0);
-  // One 1 ms read per minute for two hours, then a 50 ms one.
-  for (int m = 0; m < 120; ++m) w.Add(1'000'000, t0 + m * 1min + 30s);
-  const auto now = t0 + 120min;
-  w.Add(50'000'000, now);
-  const H short_window = w.Window(0, now);
-  const H long_window = w.Window(1, now);
-  EXPECT_EQ(short_window.count(), 15u);  // 14 full minutes + the current one
-  EXPECT_EQ(long_window.count(), 60u);
-  EXPECT_NEAR(short_window.MaxSeconds(), 0.05, 1e-12);
-  // Nothing more arrives: after 15 minutes the 50 ms read has left the
-  // short window but not the long one.
-  const auto later = now + 15min;
-  EXPECT_EQ(w.Window(0, later).count(), 0u);
-  EXPECT_NEAR(w.Window(1, later).MaxSeconds(), 0.05, 1e-12);
-  EXPECT_EQ(w.Window(1, later).count(), 45u);  // minutes 76..119 and the 50 ms read
-  EXPECT_EQ(w.Window(1, now + 61min).count(), 0u);
-}
-
-TEST(LatencyWindowsTest, TimeoutsStayInTheirWindow) {
-  const auto t0 = LatencyWindows::TimePoint(1h);
-  LatencyWindows w({15min}, t0);
-  w.AddTimeout(10'000'000'000, t0 + 1s);
-  EXPECT_TRUE(std::isinf(w.Window(0, t0 + 2s).MaxSeconds()));
-  EXPECT_EQ(w.Window(0, t0 + 16min).count(), 0u);
-}
-
-// --- pacing, on a clock the test moves -------------------------------------
-
-TEST(PacerTest, FixedArrivalsKeepAnAbsoluteSchedule) {
-  const auto t0 = Pacer::TimePoint(5h);
-  Pacer p(100, ArrivalProcess::kFixed, t0);
-  auto now = t0;
-  for (int i = 1; i <= 100'000; ++i) {
-    // Issue a little late each time; the schedule must not drift.
-    now = p.next() + 300us;
-    ASSERT_EQ(p.Advance(now), 0u);
-  }
-  EXPECT_EQ(p.next(), t0 + 1000s);
-}
-
-TEST(PacerTest, SlowReadsSkipMissedArrivalsInsteadOfBursting) {
-  const auto t0 = Pacer::TimePoint(5h);
-  Pacer p(10, ArrivalProcess::kFixed, t0);
-  // The read due at t0 took 450 ms: the arrivals at 100, 200 and 300 ms
-  // are more than one interval late and skipped; 400 ms is issued late.
-  EXPECT_EQ(p.Advance(t0 + 450ms), 3u);
-  EXPECT_EQ(p.next(), t0 + 400ms);
-  EXPECT_EQ(p.Advance(t0 + 460ms), 0u);
-  EXPECT_EQ(p.next(), t0 + 500ms);
-}
-
-TEST(PacerTest, PoissonArrivalsHaveTheConfiguredMeanAndSpread) {
-  const auto t0 = Pacer::TimePoint(5h);
-  Pacer p(10, ArrivalProcess::kPoisson, t0, 42);
-  const int n = 200'000;
-  int under_10ms = 0, over_300ms = 0;
-  auto prev = p.next();
-  for (int i = 0; i < n; ++i) {
-    ASSERT_EQ(p.Advance(prev), 0u);
-    const auto gap = p.next() - prev;
-    under_10ms += gap < 10ms;
-    over_300ms += gap > 300ms;
-    prev = p.next();
-  }
-  const double mean = std::chrono::duration<double>(prev - t0).count() / n;
-  EXPECT_NEAR(mean, 0.1, 0.001);
-  // Exponential: P(gap < 10 ms) = 1 - e^-0.1 = 9.5%, P(> 300 ms) = e^-3 = 5%.
-  EXPECT_NEAR(under_10ms / double(n), 0.0952, 0.005);
-  EXPECT_NEAR(over_300ms / double(n), 0.0498, 0.005);
-}
-
-// --- idle-gap classes ------------------------------------------------------
-
-TEST(IdleGapTest, ClassBoundariesAreLowerInclusive) {
-  EXPECT_EQ(ClassifyIdleGap(0ns), IdleGap::kUnder1ms);
-  EXPECT_EQ(ClassifyIdleGap(999us), IdleGap::kUnder1ms);
-  EXPECT_EQ(ClassifyIdleGap(1ms), IdleGap::k1to10ms);
-  EXPECT_EQ(ClassifyIdleGap(9999us), IdleGap::k1to10ms);
-  EXPECT_EQ(ClassifyIdleGap(10ms), IdleGap::k10to100ms);
-  EXPECT_EQ(ClassifyIdleGap(100ms), IdleGap::k100msTo1s);
-  EXPECT_EQ(ClassifyIdleGap(1s), IdleGap::k1to10s);
-  EXPECT_EQ(ClassifyIdleGap(10s), IdleGap::kOver10s);
-  EXPECT_STREQ(IdleGapName(IdleGap::k100msTo1s), "100ms-1s");
-  EXPECT_STREQ(IdleGapName(IdleGap::kUnder1ms), "0-1ms");
 }
 
 }  // namespace

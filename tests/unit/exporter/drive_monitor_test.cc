@@ -381,21 +381,5 @@ TEST_F(DriveMonitorTest, NoDrivesStillServesExporterMetrics) {
   EXPECT_TRUE(Has("drivewatch_drives{state=\"up\"} 0"));
 }
 
-TEST(KnownDrivesTest, RoundTripsAndSkipsDamagedLines) {
-  const std::vector<KnownDrive> drives = {{"SN1", "nvme0", "Model\tA", "1.0"},
-                                          {"SN2", "nvme1", "Model B", "2.0"}};
-  const std::string text = FormatKnownDrives(drives);
-  std::vector<std::string> problems;
-  auto parsed = ParseKnownDrives(text + "garbage line\n\tno serial\t\t\n", &problems);
-  ASSERT_EQ(parsed.size(), 2u);
-  EXPECT_EQ(parsed[0].model, "Model A");  // the tab could not survive
-  EXPECT_EQ(parsed[1].serial, "SN2");
-  EXPECT_EQ(parsed[1].firmware, "2.0");
-  EXPECT_EQ(problems,
-            (std::vector<std::string>{
-                "line 4: expected 4 tab-separated fields with a serial",
-                "line 5: expected 4 tab-separated fields with a serial"}));
-}
-
 }  // namespace
 }  // namespace drivewatch

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The perf phase's own logic (aging/phases/perf_phase.cc) against a synthetic
-// context: which workloads it asks for, in which order, and how rounds end
-// at steady state. The context is a fake on purpose: no real drive can be
-// told to deliver a chosen IOPS in each round, which is what tests the
-// round logic exactly. tests/integration/perf_matrix_test.cc runs the phase
-// on real files.
+// The perf phase's own logic (aging/phases/perf_phase.cc) against the fake
+// context (fake_phase_context.h): which workloads it asks for, in which
+// order, and how rounds end at steady state. No real drive can be told to
+// deliver a chosen IOPS in each round, which is what tests the round logic
+// exactly. tests/integration/perf_matrix_test.cc runs the phase on real
+// files.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,77 +12,15 @@
 #include <vector>
 
 #include "aging/phases/phase.h"
+#include "tests/unit/aging/fake_phase_context.h"
 
 namespace drivewatch::aging {
 namespace {
 
 using std::chrono::milliseconds;
 
-// Each Run returns a result of one second at the next rate of `rates`
-// (the last one repeats), with every I/O's latency 100 µs; it remembers
-// the specs and steps it was given.
-class SyntheticContext : public PhaseContext {
- public:
-  explicit SyntheticContext(config::PerfParams params, std::vector<double> rates = {1000})
-      : rates_(std::move(rates)) {
-    phase_.name = "perf";
-    phase_.target = "t";
-    phase_.params = std::move(params);
-    target_.name = "t";
-  }
-  const config::PhaseConfig& phase() const override { return phase_; }
-  std::uint64_t capacity() const override { return 64u << 20; }
-  std::uint32_t logical_block_size() const override { return 512; }
-  double fill_ratio() const override { return fill_; }
-  Expected<WorkloadResult> Run(const WorkloadSpec& spec, std::string_view step, double,
-                               double) override {
-    specs.push_back(spec);
-    steps.emplace_back(step);
-    const double rate = rates_[std::min(next_++, rates_.size() - 1)];
-    WorkloadResult r;
-    r.total.seconds = 1;
-    const auto ios = static_cast<std::uint64_t>(rate);
-    const std::uint64_t reads = ios * spec.read_percent / 100;
-    const std::uint64_t trims = ios * spec.trim_percent / 100;
-    r.total.read_ios = reads;
-    r.total.trim_ios = trims;
-    r.total.write_ios = ios - reads - trims;
-    r.total.read_bytes = r.total.read_ios * spec.block_size;
-    r.total.write_bytes = r.total.write_ios * spec.block_size;
-    r.total.trim_bytes = r.total.trim_ios * spec.block_size;
-    for (std::uint64_t i = 0; i < r.total.read_ios; ++i) r.read_latency.Add(100'000);
-    for (std::uint64_t i = 0; i < r.total.write_ios; ++i) r.write_latency.Add(100'000);
-    for (std::uint64_t i = 0; i < r.total.trim_ios; ++i) r.trim_latency.Add(100'000);
-    r.samples.push_back(r.total);
-    r.next_start = (spec.start + r.total.bytes()) % std::max<std::uint64_t>(spec.length, 1);
-    return r;
-  }
-  bool Idle(std::chrono::nanoseconds, std::string_view, double, double) override { return true; }
-  bool stopped() const override { return false; }
-  void Checkpoint(const PhaseReport&) override { ++checkpoints; }
-  const config::AgingTarget& target() const override { return target_; }
-  const std::string& state_directory() const override { return dir_; }
-  int fd() const override { return -1; }
-  bool nvme() const override { return false; }
-  Json DriveFacts() const override { return Json::Object(); }
-
-  std::vector<WorkloadSpec> specs;
-  std::vector<std::string> steps;
-  int checkpoints = 0;
-  double fill_ = 0.5;
-
- private:
-  std::vector<double> rates_;
-  std::size_t next_ = 0;
-  config::PhaseConfig phase_;
-  config::AgingTarget target_;
-  std::string dir_ = "/nonexistent";
-};
-
-double Result(const PhaseReport& r, const std::string& key) {
-  const Json* v = r.results.Find(key);
-  return v ? v->AsDouble(-1) : -1;
-}
+using testing::FakePhaseContext;
+using testing::Result;
 
 TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
   config::PerfParams p;
@@ -91,7 +29,7 @@ TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
   p.steady_state = true;
   // A fresh drive's burst, then a plateau: rounds 3 to 7 are the first
   // steady window.
-  SyntheticContext ctx(p, {500, 300, 100, 101, 99, 100, 100, 100, 100});
+  FakePhaseContext ctx(p, {500, 300, 100, 101, 99, 100, 100, 100, 100});
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   ASSERT_EQ(ctx.specs.size(), 7u);
@@ -124,7 +62,7 @@ TEST(PerfPhaseTest, ACellRunsThreeTimesAndRecordsTheMeanItsStandardErrorAndEvery
   config::PerfParams p;
   p.cells = {
       config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
-  SyntheticContext ctx(p, {100, 101, 99});
+  FakePhaseContext ctx(p, {100, 101, 99});
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   ASSERT_EQ(ctx.specs.size(), 3u);  // SE 0.58 % of the mean: under 2 %, done
@@ -148,7 +86,7 @@ TEST(PerfPhaseTest, ANoisyCellRunsAgainUpToMaxRuns) {
   p.cells = {
       config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
   {
-    SyntheticContext ctx(p, {100, 150, 50, 100});
+    FakePhaseContext ctx(p, {100, 150, 50, 100});
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report));
     // 100, 150, 50, then 100 again and again: the SE falls below 2 % of
@@ -159,7 +97,7 @@ TEST(PerfPhaseTest, ANoisyCellRunsAgainUpToMaxRuns) {
   }
   {
     p.max_standard_error = 0.5;  // 28.9 % after three runs is small enough
-    SyntheticContext ctx(p, {100, 150, 50, 100});
+    FakePhaseContext ctx(p, {100, 150, 50, 100});
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_EQ(ctx.specs.size(), 3u);
@@ -167,7 +105,7 @@ TEST(PerfPhaseTest, ANoisyCellRunsAgainUpToMaxRuns) {
   }
   {
     p.runs = p.max_runs = 1;
-    SyntheticContext ctx(p, {100, 150});
+    FakePhaseContext ctx(p, {100, 150});
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_EQ(ctx.specs.size(), 1u);
@@ -182,7 +120,7 @@ TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
       .name = "sw", .access = "sequential", .operation = "write", .block_size = 128 * 1024}};
   p.steady_state = true;
   p.max_rounds = 6;
-  SyntheticContext ctx(p, {100, 300, 100, 300, 100, 300, 100});
+  FakePhaseContext ctx(p, {100, 300, 100, 300, 100, 300, 100});
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   ASSERT_EQ(ctx.specs.size(), 6u);
@@ -218,7 +156,7 @@ TEST(PerfPhaseTest, EachCellBecomesItsSpecJobsIncluded) {
   p.cells = {mix, paced, trim};
   p.perf_duration = milliseconds{3'000};
   p.runs = 1;  // one run of each: the specs are the subject here
-  SyntheticContext ctx(p);
+  FakePhaseContext ctx(p);
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   ASSERT_EQ(ctx.specs.size(), 3u);
@@ -270,7 +208,7 @@ TEST(PerfPhaseTest, PurgeThenPreconditionTwicePassesThenTheCellsOverTheWholeTarg
   p.purge = true;
   p.precondition = true;
   p.runs = 1;
-  SyntheticContext ctx(p);
+  FakePhaseContext ctx(p);
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   std::vector<std::string> expected = {"purge", "precondition 1/2", "precondition 2/2"};
@@ -305,10 +243,8 @@ TEST(PerfPhaseTest, ABlockSizeTheTargetCannotTakeRefusesBeforeAnyIo) {
   p.cells = {
       config::PerfCell{.name = "ok", .access = "random", .operation = "read", .block_size = 4096},
       config::PerfCell{.name = "odd", .access = "random", .operation = "read", .block_size = 1536}};
-  struct FourKiB : SyntheticContext {
-    using SyntheticContext::SyntheticContext;
-    std::uint32_t logical_block_size() const override { return 4096; }
-  } ctx(p);
+  FakePhaseContext ctx(p);
+  ctx.logical_block = 4096;
   PhaseReport report;
   const Status s = RunKind(p, ctx, report);
   ASSERT_FALSE(s);
@@ -317,6 +253,65 @@ TEST(PerfPhaseTest, ABlockSizeTheTargetCannotTakeRefusesBeforeAnyIo) {
             "cell odd: block_size 1536B is not a multiple of the target's logical block size "
             "4KiB (expected a multiple of 4KiB in [[aging.phases.cells]] of phase perf)");
   EXPECT_TRUE(ctx.specs.empty());
+}
+
+// A stop inside a cell's run leaves that cell out (a partial measurement
+// is no result), and the cells before it in.
+TEST(PerfPhaseTest, AStopMidCellReportsOnlyTheCellsBeforeIt) {
+  config::PerfParams p;
+  p.cells = {
+      config::PerfCell{.name = "a", .access = "random", .operation = "read", .block_size = 4096},
+      config::PerfCell{.name = "b", .access = "random", .operation = "read", .block_size = 4096}};
+  p.runs = 1;
+  FakePhaseContext ctx(p);
+  ctx.stop_at_step = 2;
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  EXPECT_EQ(ctx.steps, (std::vector<std::string>{"a", "b"}));
+  EXPECT_DOUBLE_EQ(Result(report, "a_iops"), 1000);
+  EXPECT_EQ(report.results.Find("b_iops"), nullptr);
+  EXPECT_EQ(ctx.checkpoints.size(), 1u);
+}
+
+// I/O errors in a cell: the cell is reported, then the phase fails naming
+// it; a step that cannot run at all ends the phase with its error.
+TEST(PerfPhaseTest, IoErrorsNameTheCellOrThePreparationStep) {
+  config::PerfParams p;
+  p.cells = {
+      config::PerfCell{.name = "rw", .access = "random", .operation = "write", .block_size = 4096},
+      config::PerfCell{.name = "rr", .access = "random", .operation = "read", .block_size = 4096}};
+  {
+    FakePhaseContext ctx(p);
+    ctx.io_errors.emplace("rw", 3);
+    PhaseReport report;
+    const Status s = RunKind(p, ctx, report);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().errnum, EIO);
+    EXPECT_EQ(s.error().message, "rw: 3 I/O errors, first: write at offset 0: Input/output error");
+    EXPECT_EQ(ctx.specs.size(), 1u);  // no second run, no second cell
+    EXPECT_EQ(Result(report, "rw_runs"), 1);
+  }
+  {
+    config::PerfParams prepared = p;
+    prepared.precondition = true;
+    FakePhaseContext ctx(prepared);
+    ctx.io_errors.emplace("precondition 2/2", 1);
+    PhaseReport report;
+    const Status s = RunKind(prepared, ctx, report);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().message,
+              "precondition 2/2: 1 I/O errors, first: write at offset 0: Input/output error");
+    EXPECT_EQ(Result(report, "preconditioned_bytes"), 2 * (64u << 20));
+  }
+  {
+    FakePhaseContext ctx(p);
+    ctx.failing_steps.emplace("rr", Error{EPERM, -1, "rr: refused"});
+    PhaseReport report;
+    const Status s = RunKind(p, ctx, report);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().message, "rr: refused");
+    EXPECT_GT(Result(report, "rw_iops"), 0);
+  }
 }
 
 }  // namespace

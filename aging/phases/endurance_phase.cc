@@ -191,19 +191,14 @@ Status Save(const EnduranceProgress& p, PhaseContext& ctx, PhaseReport& report) 
   return Ok{};
 }
 
-}  // namespace
+Error Refuse(const PhaseContext& ctx, const std::string& why) {
+  return Error{EPERM, -1, "endurance " + ctx.phase().name + ": " + why};
+}
 
-Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report) {
-  const std::string& name = ctx.phase().name;
-  const auto refuse = [&](const std::string& why) {
-    return Error{EPERM, -1, "endurance " + name + ": " + why};
-  };
-  if (phase.drive_writes == 0 && !phase.percentage_used && phase.bytes_written == 0) {
-    return refuse("no end set (expected drive_writes above 0, percentage_used or bytes_written)");
-  }
-  if (phase.percentage_used && ctx.controller() == nullptr) {
-    return refuse("percentage_used needs an NVMe namespace target, whose SMART log reports it");
-  }
+// The workload of every chunk, over the target's whole blocks (its length):
+// sequential at block_size, or JESD219's enterprise mix; paced to
+// max_drive_writes_per_day when set.
+WorkloadSpec EnduranceSpec(const config::EnduranceParams& phase, const PhaseContext& ctx) {
   const bool jesd = phase.workload == "jesd219";
   WorkloadSpec spec;
   spec.queue_depth = phase.queue_depth;
@@ -226,44 +221,20 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     }
     spec.rate_iops = *phase.max_drive_writes_per_day * static_cast<double>(capacity) / 86400.0 / mean;
   }
+  return spec;
+}
 
-  // The test so far, if one was begun and not ended.
+// The test so far, if one was begun and not ended (`resumed`), on this
+// storage, with this workload over `capacity`; else a new one.
+Expected<EnduranceProgress> LoadOrBegin(const config::EnduranceParams& phase, PhaseContext& ctx,
+                                        std::uint64_t capacity, bool& resumed) {
+  const std::string& name = ctx.phase().name;
   const std::string dir = ctx.state_directory() + "/endurance";
   const std::string path = EnduranceProgressPath(ctx.state_directory(), name);
-  if (Status s = EnsureDirectory(dir); !s) return refuse(s.error().message);
+  if (Status s = EnsureDirectory(dir); !s) return Refuse(ctx, s.error().message);
   EnduranceProgress p;
-  bool resumed = false;
-  if (access(path.c_str(), F_OK) == 0) {
-    auto loaded = LoadEnduranceProgress(path);
-    if (!loaded) {
-      return refuse(loaded.error().message + " (`drivewatch endurance reset " + name +
-                    "` starts the test over)");
-    }
-    if (loaded->workload != phase.workload || loaded->capacity != capacity) {
-      return refuse(path + " is a test of workload \"" + loaded->workload + "\" over " +
-                    std::to_string(loaded->capacity) + " bytes, and the phase is now \"" +
-                    phase.workload + "\" over " + std::to_string(capacity) +
-                    " (expected the same; `drivewatch endurance reset " + name +
-                    "` starts the test over)");
-    }
-    // The progress is this storage's: the target's name or serial may
-    // reach other bytes now (SIGHUP moved it to another loop device).
-    const auto here = ctx.storage().Map(0, capacity);
-    if (!loaded->storage.empty() && !here.empty() && !RecordedSame(loaded->storage, here)) {
-      return refuse(path + " is the progress of a test on " +
-                    DescribeIdentities(loaded->storage) + ", and target " + ctx.target().name +
-                    " now reaches " + ctx.storage().DescribeReach(here) +
-                    " (expected the same storage; `drivewatch endurance reset " + name +
-                    "` starts the test over here)");
-    }
-    if (loaded->ended) {
-      return refuse("the test already ended (" + loaded->end_reason + "); `drivewatch endurance "
-                    "reset " + name + "` starts a new one");
-    }
-    p = std::move(*loaded);
-    if (p.storage.empty()) p.storage = here;  // a file from before storage was kept
-    resumed = true;
-  } else {
+  resumed = false;
+  if (access(path.c_str(), F_OK) != 0) {
     p.workload = phase.workload;
     p.capacity = capacity;
     p.seed = static_cast<std::uint64_t>(
@@ -271,7 +242,125 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
     p.started = UnixNow();
     p.storage = ctx.storage().Map(0, capacity);
     p.pass_start_physical_bytes = ReadPhysicalMediaBytesWritten(ctx);
+    return p;
   }
+  auto loaded = LoadEnduranceProgress(path);
+  if (!loaded) {
+    return Refuse(ctx, loaded.error().message + " (`drivewatch endurance reset " + name +
+                           "` starts the test over)");
+  }
+  if (loaded->workload != phase.workload || loaded->capacity != capacity) {
+    return Refuse(ctx, path + " is a test of workload \"" + loaded->workload + "\" over " +
+                           std::to_string(loaded->capacity) + " bytes, and the phase is now \"" +
+                           phase.workload + "\" over " + std::to_string(capacity) +
+                           " (expected the same; `drivewatch endurance reset " + name +
+                           "` starts the test over)");
+  }
+  // The progress is this storage's: the target's name or serial may
+  // reach other bytes now (SIGHUP moved it to another loop device).
+  const auto here = ctx.storage().Map(0, capacity);
+  if (!loaded->storage.empty() && !here.empty() && !RecordedSame(loaded->storage, here)) {
+    return Refuse(ctx, path + " is the progress of a test on " +
+                           DescribeIdentities(loaded->storage) + ", and target " +
+                           ctx.target().name + " now reaches " + ctx.storage().DescribeReach(here) +
+                           " (expected the same storage; `drivewatch endurance reset " + name +
+                           "` starts the test over here)");
+  }
+  if (loaded->ended) {
+    return Refuse(ctx, "the test already ended (" + loaded->end_reason +
+                           "); `drivewatch endurance reset " + name + "` starts a new one");
+  }
+  p = std::move(*loaded);
+  if (p.storage.empty()) p.storage = here;  // a file from before storage was kept
+  resumed = true;
+  return p;
+}
+
+// Before each chunk: whether the test is over, saved as ended. An Error
+// when the drive's spare ran down (the test aborts); true when an end was
+// reached.
+Expected<bool> TestOver(const config::EnduranceParams& phase, PhaseContext& ctx,
+                        EnduranceProgress& p, const std::optional<SmartLog>& wear,
+                        std::uint64_t run_bytes, double run_seconds, PhaseReport& report) {
+  const std::string& name = ctx.phase().name;
+  if (const std::string spare = SpareExhausted(wear); !spare.empty()) {
+    p.ended = true;
+    p.end_reason = spare;
+    Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
+    if (Status s = Save(p, ctx, report); !s) return s.error();
+    return Error{EIO, -1, "endurance " + name + ": aborted: " + spare};
+  }
+  const std::string end = EndReached(phase, p, wear);
+  if (end.empty()) return false;
+  p.ended = true;
+  p.end_reason = end;
+  Report(p, wear, 1.0, run_bytes, run_seconds, report);
+  if (Status s = Save(p, ctx, report); !s) return s.error();
+  log::Info("phase " + name + ": the endurance test ended: " + end);
+  return true;
+}
+
+// Writes the next chunk of the pass: at most kChunkTime and a 16th of the
+// pass, and no more than bytes_written leaves. Moves the progress on, and
+// past the pass when it completes it (`pass_done`, its record added).
+Expected<WorkloadResult> WriteChunk(const config::EnduranceParams& phase, PhaseContext& ctx,
+                                    const WorkloadSpec& spec, EnduranceProgress& p,
+                                    std::optional<SmartLog>& wear, bool& pass_done) {
+  const std::uint64_t capacity = spec.length;
+  WorkloadSpec chunk = spec;
+  const std::uint64_t most = std::max<std::uint64_t>(
+      spec.block_size, capacity / kChunksPerPass / spec.block_size * spec.block_size);
+  std::uint64_t bytes = std::min(capacity - p.pass_bytes, most);
+  if (phase.bytes_written > 0) bytes = std::min(bytes, phase.bytes_written - p.host_bytes);
+  chunk.max_bytes = bytes;
+  chunk.max_time = kChunkTime;
+  chunk.data_seed = p.seed + p.pass;
+  if (phase.workload == "jesd219") {
+    std::uint64_t mix = p.seed ^ (p.pass * 0x9e3779b97f4a7c15ULL) ^ (p.chunk + 1);
+    chunk.seed = aging::detail::SplitMix64(mix);
+  } else {
+    chunk.start = p.pass_bytes;
+  }
+  const double from = Fraction(phase, p, 0);
+  auto r = ctx.Run(chunk, "pass " + std::to_string(p.pass + 1), from, Fraction(phase, p, bytes));
+  if (!r) return r.error();
+  const std::uint64_t written = r->total.write_bytes;
+  p.pass_bytes += written;
+  p.host_bytes += written;
+  ++p.chunk;
+  wear = ReadWear(ctx);
+  if (wear) p.critical_warning = wear->critical_warning;
+  pass_done = p.pass_bytes >= capacity;
+  if (pass_done) {
+    const std::optional<double> physical = ReadPhysicalMediaBytesWritten(ctx);
+    ++p.pass;
+    p.passes.Push(PassRecord(p, wear, physical));
+    p.pass_bytes = 0;
+    p.chunk = 0;
+    p.pass_start_host_bytes = p.host_bytes;
+    p.pass_start_physical_bytes = physical;
+  }
+  return r;
+}
+
+}  // namespace
+
+Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report) {
+  const std::string& name = ctx.phase().name;
+  if (phase.drive_writes == 0 && !phase.percentage_used && phase.bytes_written == 0) {
+    return Refuse(ctx,
+                  "no end set (expected drive_writes above 0, percentage_used or bytes_written)");
+  }
+  if (phase.percentage_used && ctx.controller() == nullptr) {
+    return Refuse(ctx,
+                  "percentage_used needs an NVMe namespace target, whose SMART log reports it");
+  }
+  const WorkloadSpec spec = EnduranceSpec(phase, ctx);
+  const std::uint64_t capacity = spec.length;
+  bool resumed = false;
+  auto begun = LoadOrBegin(phase, ctx, capacity, resumed);
+  if (!begun) return begun.error();
+  EnduranceProgress p = std::move(*begun);
   std::optional<SmartLog> wear = ReadWear(ctx);
   if (resumed && wear && (wear->critical_warning & ~p.critical_warning) != 0) {
     p.ended = true;
@@ -300,59 +389,15 @@ Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseRep
   std::uint64_t run_bytes = 0;
   double run_seconds = 0;
   for (;;) {
-    if (const std::string spare = SpareExhausted(wear); !spare.empty()) {
-      p.ended = true;
-      p.end_reason = spare;
-      Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
-      if (Status s = Save(p, ctx, report); !s) return s.error();
-      return Error{EIO, -1, "endurance " + name + ": aborted: " + spare};
-    }
-    const std::string end = EndReached(phase, p, wear);
-    if (!end.empty()) {
-      p.ended = true;
-      p.end_reason = end;
-      Report(p, wear, 1.0, run_bytes, run_seconds, report);
-      if (Status s = Save(p, ctx, report); !s) return s.error();
-      log::Info("phase " + name + ": the endurance test ended: " + end);
-      return Ok{};
-    }
+    auto over = TestOver(phase, ctx, p, wear, run_bytes, run_seconds, report);
+    if (!over) return over.error();
+    if (*over) return Ok{};
     if (ctx.stopped()) return Ok{};
 
-    WorkloadSpec chunk = spec;
-    const std::uint64_t most = std::max<std::uint64_t>(
-        spec.block_size, capacity / kChunksPerPass / spec.block_size * spec.block_size);
-    std::uint64_t bytes = std::min(capacity - p.pass_bytes, most);
-    if (phase.bytes_written > 0) bytes = std::min(bytes, phase.bytes_written - p.host_bytes);
-    chunk.max_bytes = bytes;
-    chunk.max_time = kChunkTime;
-    chunk.data_seed = p.seed + p.pass;
-    if (jesd) {
-      std::uint64_t mix = p.seed ^ (p.pass * 0x9e3779b97f4a7c15ULL) ^ (p.chunk + 1);
-      chunk.seed = aging::detail::SplitMix64(mix);
-    } else {
-      chunk.start = p.pass_bytes;
-    }
-    const double from = Fraction(phase, p, 0);
-    auto r = ctx.Run(chunk, "pass " + std::to_string(p.pass + 1), from,
-                     Fraction(phase, p, bytes));
+    bool pass_done = false;
+    auto r = WriteChunk(phase, ctx, spec, p, wear, pass_done);
     if (!r) return r.error();
-    const std::uint64_t written = r->total.write_bytes;
-    p.pass_bytes += written;
-    p.host_bytes += written;
-    run_bytes += written;
-    ++p.chunk;
-    wear = ReadWear(ctx);
-    if (wear) p.critical_warning = wear->critical_warning;
-    const bool pass_done = p.pass_bytes >= capacity;
-    if (pass_done) {
-      const std::optional<double> physical = ReadPhysicalMediaBytesWritten(ctx);
-      ++p.pass;
-      p.passes.Push(PassRecord(p, wear, physical));
-      p.pass_bytes = 0;
-      p.chunk = 0;
-      p.pass_start_host_bytes = p.host_bytes;
-      p.pass_start_physical_bytes = physical;
-    }
+    run_bytes += r->total.write_bytes;
     run_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
     Report(p, wear, Fraction(phase, p, 0), run_bytes, run_seconds, report);
     if (Status s = Save(p, ctx, report); !s) return s.error();

@@ -276,6 +276,80 @@ Status Prepare(const config::PerfParams& phase, PhaseContext& ctx, double to,
   return Ok{};
 }
 
+// A cell's rounds (runs, or rounds to steady state) as they ran.
+struct CellRounds {
+  std::vector<WorkloadResult> rounds;
+  std::vector<double> tracked;
+  std::optional<SteadyStateWindow> window;
+  WorkloadSpec spec;  // the last round's
+  Status io = Ok{};   // I/O errors: the cell is reported, then the run fails
+  bool stopped = false;  // the phase was stopped in a round
+};
+
+// Runs cell `index` of the matrix over [0, region) between progress `from`
+// and `to`: without steady_state `runs` times, and again while the standard
+// error of its mean is over max_standard_error of it, up to max_runs (the
+// Phoronix Test Suite's way); with it, until the last five rounds are
+// steady or max_rounds. An Error: a round could not run.
+Status RunRounds(const config::PerfParams& phase, PhaseContext& ctx, const Cell& cell,
+                 std::size_t index, std::uint64_t region, double from, double to,
+                 CellRounds& out) {
+  const std::size_t runs_min = phase.steady_state ? 1 : phase.runs;
+  const std::size_t rounds_max =
+      phase.steady_state ? phase.max_rounds : std::max(phase.runs, phase.max_runs);
+  std::uint64_t start = 0;
+  for (std::size_t round = 0; round < rounds_max && out.io; ++round) {
+    out.spec = SpecOf(cell.def, index, round, region, phase.perf_duration);
+    out.spec.start = start < out.spec.length ? start : 0;
+    auto r = ctx.Run(out.spec, cell.def.name,
+                     from + (to - from) * static_cast<double>(round) / rounds_max,
+                     from + (to - from) * static_cast<double>(round + 1) / rounds_max);
+    if (!r) return r.error();
+    if (ctx.stopped()) {
+      out.stopped = true;
+      return Ok{};
+    }
+    out.io = IoErrors(cell.def.name, *r);
+    start = r->next_start;
+    out.tracked.push_back(Tracked(cell.def, *r));
+    out.rounds.push_back(std::move(*r));
+    if (!out.io) break;
+    if (phase.steady_state) {
+      out.window = CheckSteadyState(out.tracked);
+      if (out.window && out.window->steady) break;
+      continue;
+    }
+    if (out.rounds.size() < runs_min) continue;
+    const Spread spread = SpreadOf(out.tracked);
+    if (!spread.se || *spread.se <= phase.max_standard_error * spread.mean) break;
+  }
+  return Ok{};
+}
+
+// With steady_state: whether the cell reached it, and its rounds'
+// values in series.steady_state; `first` is the window's first round.
+void ReportSteadyState(const Cell& cell, const CellRounds& c, std::size_t first,
+                       PhaseReport& report) {
+  const bool steady = c.window && c.window->steady;
+  report.results[cell.def.name + "_steady_state_ratio"] = steady ? 1.0 : 0.0;
+  Json s = Json::Object();
+  s["name"] = cell.def.name;
+  s["tracked"] = cell.def.access == "sequential" ? "bytes_per_second" : "iops";
+  s["steady"] = steady;
+  s["rounds"] = c.rounds.size();
+  Json values = Json::Array();
+  for (double v : c.tracked) values.Push(v);
+  s["values"] = values;
+  s["window_first_round"] = first + 1;
+  if (c.window) {
+    s["average"] = c.window->average;
+    s["range"] = c.window->range;
+    s["slope"] = c.window->slope;
+    s["excursion"] = c.window->excursion;
+  }
+  report.series["steady_state"].Push(s);
+}
+
 }  // namespace
 
 Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& report) {
@@ -323,79 +397,29 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
   if (fill >= 0) report.results["fill_ratio"] = fill;
   report.results["region_bytes"] = region;
 
-  // Without steady_state, each cell runs `runs` times, and again while the
-  // standard error of its mean is over max_standard_error of it, up to
-  // max_runs (the Phoronix Test Suite's way).
-  const std::size_t runs_min = phase.steady_state ? 1 : phase.runs;
-  const std::size_t rounds_max =
-      phase.steady_state ? phase.max_rounds : std::max(phase.runs, phase.max_runs);
   report.series["runs"] = Json::Array();
   const std::size_t n = matrix.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Cell& cell = matrix[i];
     const double from = prepared + (1 - prepared) * static_cast<double>(i) / n;
     const double to = prepared + (1 - prepared) * static_cast<double>(i + 1) / n;
-    std::vector<WorkloadResult> rounds;
-    std::vector<double> tracked;
-    std::optional<SteadyStateWindow> window;
-    WorkloadSpec spec;
-    std::uint64_t start = 0;
-    Status io = Ok{};  // I/O errors: the cell is reported, then the run fails
-    for (std::size_t round = 0; round < rounds_max && io; ++round) {
-      spec = SpecOf(cell.def, i, round, region, phase.perf_duration);
-      spec.start = start < spec.length ? start : 0;
-      auto r = ctx.Run(spec, cell.def.name,
-                       from + (to - from) * static_cast<double>(round) / rounds_max,
-                       from + (to - from) * static_cast<double>(round + 1) / rounds_max);
-      if (!r) return r.error();
-      if (ctx.stopped()) return Ok{};  // a partial measurement is no result
-      io = IoErrors(cell.def.name, *r);
-      start = r->next_start;
-      tracked.push_back(Tracked(cell.def, *r));
-      rounds.push_back(std::move(*r));
-      if (!io) break;
-      if (phase.steady_state) {
-        window = CheckSteadyState(tracked);
-        if (window && window->steady) break;
-        continue;
-      }
-      if (rounds.size() < runs_min) continue;
-      const Spread spread = SpreadOf(tracked);
-      if (!spread.se || *spread.se <= phase.max_standard_error * spread.mean) break;
-    }
+    CellRounds c;
+    if (Status s = RunRounds(phase, ctx, cell, i, region, from, to, c); !s) return s;
+    if (c.stopped) return Ok{};  // a partial measurement is no result
 
     // The measurement window: the last five rounds with steady state (all
     // of them when fewer ran), else every run.
     Measured m;
     const std::size_t first =
-        phase.steady_state ? rounds.size() - std::min(rounds.size(), kSteadyStateWindow) : 0;
+        phase.steady_state ? c.rounds.size() - std::min(c.rounds.size(), kSteadyStateWindow) : 0;
     std::vector<const WorkloadResult*> window_runs;
-    for (std::size_t k = first; k < rounds.size(); ++k) {
-      m.Add(rounds[k]);
-      window_runs.push_back(&rounds[k]);
+    for (std::size_t k = first; k < c.rounds.size(); ++k) {
+      m.Add(c.rounds[k]);
+      window_runs.push_back(&c.rounds[k]);
     }
-    Report(cell, spec, m, window_runs, report.results, report.series["runs"]);
-    if (phase.steady_state) {
-      const bool steady = window && window->steady;
-      report.results[cell.def.name + "_steady_state_ratio"] = steady ? 1.0 : 0.0;
-      Json s = Json::Object();
-      s["name"] = cell.def.name;
-      s["tracked"] = cell.def.access == "sequential" ? "bytes_per_second" : "iops";
-      s["steady"] = steady;
-      s["rounds"] = rounds.size();
-      Json values = Json::Array();
-      for (double v : tracked) values.Push(v);
-      s["values"] = values;
-      s["window_first_round"] = first + 1;
-      if (window) {
-        s["average"] = window->average;
-        s["range"] = window->range;
-        s["slope"] = window->slope;
-        s["excursion"] = window->excursion;
-      }
-      report.series["steady_state"].Push(s);
-    }
-    if (!io) return io;
+    Report(cell, c.spec, m, window_runs, report.results, report.series["runs"]);
+    if (phase.steady_state) ReportSteadyState(cell, c, first, report);
+    if (!c.io) return c.io;
     ctx.Checkpoint(report);
   }
   return Ok{};

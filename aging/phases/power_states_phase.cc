@@ -266,6 +266,157 @@ Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore
   return PutBack(ctrl, *saved);
 }
 
+namespace {
+
+// The settings the phase changes, as the drive has them now: its power
+// state (Get Features 02h) and, when it has APST, the APST table (0Ch).
+Expected<Saved> ReadSettings(Controller& ctrl, const IdentifyController& id,
+                             const std::string& target) {
+  const int states = id.PowerStateCount();
+  Saved saved;
+  saved.serial = id.serial;
+  auto pm = ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
+  if (!pm) return pm.error();
+  saved.power_state = DecodePowerManagement(pm->result).power_state;
+  if (saved.power_state >= states) {
+    return Error{EBADMSG, -1,
+                 "target " + target + ": Get Features 02h reports power state " +
+                     std::to_string(saved.power_state) + ", but Identify Controller lists " +
+                     std::to_string(states) + " (NPSS " + std::to_string(id.npss) +
+                     "; expected a state below NPSS + 1)"};
+  }
+  if ((id.apsta & 1) != 0) {
+    auto apst = ctrl.GetFeature(kFeatureAutonomousPowerStateTransition, 0, kApstTableSize);
+    if (!apst && !apst.error().Unsupported()) return apst.error();
+    if (apst) {
+      if (auto table = DecodeApstTable(apst->result, apst->data); !table) {
+        return Error{EBADMSG, -1, "target " + target + ": " + table.error().message};
+      } else {
+        saved.has_apst = true;
+        saved.apst_enabled = table->enabled;
+        saved.apst_table.assign(apst->data.begin(), apst->data.begin() + kApstTableSize);
+      }
+    }
+  }
+  return saved;
+}
+
+// What the drive and the run have that every state's measurement uses.
+struct Measuring {
+  const config::PowerStatesParams& phase;
+  PhaseContext& ctx;
+  Controller& ctrl;
+  const IdentifyController& id;
+  const std::optional<PowerMeterSpec>& meter;
+  std::uint64_t blocks;  // kReadSize blocks of the target, for the timed reads
+};
+
+enum class StateOutcome { kMeasured, kUnsupported, kStopped };
+
+// Power state `s`, in [from, from + per_state) of the progress: its
+// declared figures, then (entered with Set Features 02h) its power over
+// the dwell, and its exit latency: one timed read after entering it again
+// and waiting `settle`, exit_samples times. Into `entry` and the report;
+// a state the drive refuses is kUnsupported, with entry["error"].
+Expected<StateOutcome> MeasureState(const Measuring& m, int s, double from, double per_state,
+                                    Json& entry, PhaseReport& report) {
+  PhaseContext& ctx = m.ctx;
+  const PowerStateDescriptor& psd = m.id.power_states[static_cast<std::size_t>(s)];
+  entry["state"] = std::uint64_t(s);
+  entry["operational"] = !psd.NonOperational();
+  if (auto mp = psd.MaxPowerWatts()) {
+    entry["max_power_watts"] = *mp;
+    report.results[Ps(s) + "_max_power_declared_watts"] = *mp;
+  }
+  entry["entry_latency_seconds"] = psd.entry_latency_us * 1e-6;
+  entry["exit_latency_seconds"] = psd.exit_latency_us * 1e-6;
+  report.results[Ps(s) + "_entry_latency_declared_seconds"] = psd.entry_latency_us * 1e-6;
+  report.results[Ps(s) + "_exit_latency_declared_seconds"] = psd.exit_latency_us * 1e-6;
+  auto set = m.ctrl.SetFeature(kFeaturePowerManagement, std::uint32_t(s));
+  if (!set) {
+    entry["supported"] = false;
+    entry["error"] = set.error().message;
+    return StateOutcome::kUnsupported;
+  }
+  entry["supported"] = true;
+  auto power = MeasurePower(ctx, m.ctrl, m.id, m.meter, m.phase.dwell, Ps(s) + " power", from,
+                            from + per_state / 2);
+  if (!power) return power.error();
+  if (ctx.stopped()) return StateOutcome::kStopped;
+  ReportPower(report, Ps(s), *power, &entry);
+  auto now = m.ctrl.GetFeature(kFeaturePowerManagement, 0, 0);
+  if (!now) return now.error();
+  const int in = DecodePowerManagement(now->result).power_state;
+  entry["confirmed"] = in == s;
+  entry["reported_state"] = std::uint64_t(in);
+  if (in != s) {
+    log::Warn("phase " + ctx.phase().name + ": set power state " + std::to_string(s) +
+              ", but Get Features 02h reports " + std::to_string(in) + " after the dwell");
+  }
+
+  std::vector<double> exits;
+  for (std::uint32_t i = 0; i < m.phase.exit_samples && !ctx.stopped(); ++i) {
+    if (auto again = m.ctrl.SetFeature(kFeaturePowerManagement, std::uint32_t(s)); !again) {
+      return Error{again.error().errnum, again.error().nvme_status,
+                   "set power state " + std::to_string(s) + " again: " + again.error().message};
+    }
+    const double f = from + per_state / 2 + per_state / 2 * i / m.phase.exit_samples;
+    if (!ctx.Idle(m.phase.settle, Ps(s) + " exit latency", f, f)) break;
+    const std::uint64_t block = (std::uint64_t(s) * 104'729 + i * 7'919) % m.blocks;
+    auto took = ctx.TimedRead(block * kReadSize, kReadSize);
+    if (!took) return took.error();
+    exits.push_back(std::chrono::duration<double>(*took).count());
+  }
+  if (!exits.empty()) {
+    const double p50 = Quantile(exits, 0.5);
+    const double max = *std::max_element(exits.begin(), exits.end());
+    report.results[Ps(s) + "_exit_latency_p50_seconds"] = p50;
+    report.results[Ps(s) + "_exit_latency_max_seconds"] = max;
+    entry["exit_latency_p50_seconds"] = p50;
+    entry["exit_latency_max_seconds"] = max;
+    entry["exit_samples"] = std::uint64_t(exits.size());
+  }
+  return StateOutcome::kMeasured;
+}
+
+// With the drive's own settings back: its power at idle, then under 4 KiB
+// random reads at the power draw probe's 10 IOPS, sampled on a thread while
+// the workload runs here. The last fifth of the progress.
+Status MeasureIdleAndLoad(const Measuring& m, PhaseReport& report) {
+  PhaseContext& ctx = m.ctx;
+  auto idle = MeasurePower(ctx, m.ctrl, m.id, m.meter, m.phase.dwell, "idle power", 0.8, 0.9);
+  if (!idle) return idle.error();
+  if (ctx.stopped()) return Ok{};
+  ReportPower(report, "idle", *idle, nullptr);
+
+  WorkloadSpec spec;
+  spec.access = Access::kRandom;
+  spec.read_percent = 100;
+  spec.write_percent = 0;
+  spec.block_size = kReadSize;
+  spec.queue_depth = 1;
+  spec.rate_iops = PowerDrawProbe::kLoadRate;
+  spec.max_time = m.phase.dwell;
+  Expected<std::optional<PowerWindow::Estimate>> loaded = std::optional<PowerWindow::Estimate>{};
+  std::stop_source sampling;
+  {
+    std::jthread sampler([&] {
+      loaded = MeasurePower(ctx, m.ctrl, m.id, m.meter, m.phase.dwell, "", 0, 0,
+                            sampling.get_token(), /*sample_only=*/true);
+    });
+    auto r = ctx.Run(spec, "10 IOPS power", 0.9, 1.0);
+    sampling.request_stop();
+    sampler.join();
+    if (!r) return r.error();
+    report.results["at_10_iops_iops"] = r->total.iops();
+  }
+  if (!loaded) return loaded.error();
+  ReportPower(report, "at_10_iops", *loaded, nullptr);
+  return Ok{};
+}
+
+}  // namespace
+
 Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseReport& report) {
   const std::string& name = ctx.phase().name;
   Controller* ctrl = ctx.controller();
@@ -287,41 +438,17 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseR
                      id->serial + "\", not \"" + serial + "\" (aging.targets.serial)"};
   }
   const int states = id->PowerStateCount();
-
-  Saved saved;
-  saved.serial = id->serial;
-  auto pm = ctrl->GetFeature(kFeaturePowerManagement, 0, 0);
-  if (!pm) return pm.error();
-  saved.power_state = DecodePowerManagement(pm->result).power_state;
-  if (saved.power_state >= states) {
-    return Error{EBADMSG, -1,
-                 "target " + ctx.target().name + ": Get Features 02h reports power state " +
-                     std::to_string(saved.power_state) + ", but Identify Controller lists " +
-                     std::to_string(states) + " (NPSS " + std::to_string(id->npss) +
-                     "; expected a state below NPSS + 1)"};
-  }
-  if ((id->apsta & 1) != 0) {
-    auto apst = ctrl->GetFeature(kFeatureAutonomousPowerStateTransition, 0, kApstTableSize);
-    if (!apst && !apst.error().Unsupported()) return apst.error();
-    if (apst) {
-      if (auto table = DecodeApstTable(apst->result, apst->data); !table) {
-        return Error{EBADMSG, -1, "target " + ctx.target().name + ": " + table.error().message};
-      } else {
-        saved.has_apst = true;
-        saved.apst_enabled = table->enabled;
-        saved.apst_table.assign(apst->data.begin(), apst->data.begin() + kApstTableSize);
-      }
-    }
-  }
+  auto saved = ReadSettings(*ctrl, *id, ctx.target().name);
+  if (!saved) return saved.error();
   // On record before anything changes: a crash from here on is restored.
-  report.restore = ToJson(saved);
+  report.restore = ToJson(*saved);
   ctx.Checkpoint(report);
   if (ctx.stopped()) return Ok{};
-  Restorer restorer(*ctrl, saved, name);
-  if (saved.has_apst) {
+  Restorer restorer(*ctrl, *saved, name);
+  if (saved->has_apst) {
     // APSTE off, the table kept: the drive stays where it is put.
     if (auto r = ctrl->SetFeatureWithData(kFeatureAutonomousPowerStateTransition, 0,
-                                          saved.apst_table);
+                                          saved->apst_table);
         !r) {
       return Error{r.error().errnum, r.error().nvme_status,
                    "cannot disable APST (Set Features 0Ch): " + r.error().message};
@@ -329,74 +456,24 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseR
   }
 
   const std::optional<PowerMeterSpec> meter = ctx.power_meter();
+  const Measuring m{phase, ctx, *ctrl, *id, meter,
+                    std::max<std::uint64_t>(1, ctx.capacity() / kReadSize)};
   Json entries = Json::Array();
   std::vector<std::string> unsupported;
   std::string first_failure;
-  const std::uint64_t blocks = std::max<std::uint64_t>(1, ctx.capacity() / kReadSize);
   // Progress: the states take 80%, idle and 10 IOPS the rest.
   const double per_state = 0.8 / states;
   for (int s = 0; s < states && !ctx.stopped(); ++s) {
-    const PowerStateDescriptor& psd = id->power_states[static_cast<std::size_t>(s)];
-    const double from = per_state * s;
     Json entry = Json::Object();
-    entry["state"] = std::uint64_t(s);
-    entry["operational"] = !psd.NonOperational();
-    if (auto mp = psd.MaxPowerWatts()) {
-      entry["max_power_watts"] = *mp;
-      report.results[Ps(s) + "_max_power_declared_watts"] = *mp;
-    }
-    entry["entry_latency_seconds"] = psd.entry_latency_us * 1e-6;
-    entry["exit_latency_seconds"] = psd.exit_latency_us * 1e-6;
-    report.results[Ps(s) + "_entry_latency_declared_seconds"] = psd.entry_latency_us * 1e-6;
-    report.results[Ps(s) + "_exit_latency_declared_seconds"] = psd.exit_latency_us * 1e-6;
-    auto set = ctrl->SetFeature(kFeaturePowerManagement, std::uint32_t(s));
-    if (!set) {
+    auto outcome = MeasureState(m, s, per_state * s, per_state, entry, report);
+    if (!outcome) return outcome.error();
+    if (*outcome == StateOutcome::kStopped) break;
+    entries.Push(entry);
+    if (*outcome == StateOutcome::kUnsupported) {
       unsupported.push_back(Ps(s));
-      if (first_failure.empty()) first_failure = set.error().message;
-      entry["supported"] = false;
-      entry["error"] = set.error().message;
-      entries.Push(entry);
+      if (first_failure.empty()) first_failure = entry.Find("error")->AsString();
       continue;
     }
-    entry["supported"] = true;
-    auto power = MeasurePower(ctx, *ctrl, *id, meter, phase.dwell, Ps(s) + " power", from,
-                              from + per_state / 2);
-    if (!power) return power.error();
-    if (ctx.stopped()) break;
-    ReportPower(report, Ps(s), *power, &entry);
-    auto now = ctrl->GetFeature(kFeaturePowerManagement, 0, 0);
-    if (!now) return now.error();
-    const int in = DecodePowerManagement(now->result).power_state;
-    entry["confirmed"] = in == s;
-    entry["reported_state"] = std::uint64_t(in);
-    if (in != s) {
-      log::Warn("phase " + name + ": set power state " + std::to_string(s) +
-                ", but Get Features 02h reports " + std::to_string(in) + " after the dwell");
-    }
-
-    std::vector<double> exits;
-    for (std::uint32_t i = 0; i < phase.exit_samples && !ctx.stopped(); ++i) {
-      if (auto again = ctrl->SetFeature(kFeaturePowerManagement, std::uint32_t(s)); !again) {
-        return Error{again.error().errnum, again.error().nvme_status,
-                     "set power state " + std::to_string(s) + " again: " + again.error().message};
-      }
-      const double f = from + per_state / 2 + per_state / 2 * i / phase.exit_samples;
-      if (!ctx.Idle(phase.settle, Ps(s) + " exit latency", f, f)) break;
-      const std::uint64_t block = (std::uint64_t(s) * 104'729 + i * 7'919) % blocks;
-      auto took = ctx.TimedRead(block * kReadSize, kReadSize);
-      if (!took) return took.error();
-      exits.push_back(std::chrono::duration<double>(*took).count());
-    }
-    if (!exits.empty()) {
-      const double p50 = Quantile(exits, 0.5);
-      const double max = *std::max_element(exits.begin(), exits.end());
-      report.results[Ps(s) + "_exit_latency_p50_seconds"] = p50;
-      report.results[Ps(s) + "_exit_latency_max_seconds"] = max;
-      entry["exit_latency_p50_seconds"] = p50;
-      entry["exit_latency_max_seconds"] = max;
-      entry["exit_samples"] = std::uint64_t(exits.size());
-    }
-    entries.Push(entry);
     report.series["power_states"] = entries;
     ctx.Checkpoint(report);
   }
@@ -415,38 +492,7 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseR
   if (Status r = restorer.Restore(); !r) return r.error();
   report.restore = Json();
   ctx.Checkpoint(report);
-
-  auto idle = MeasurePower(ctx, *ctrl, *id, meter, phase.dwell, "idle power", 0.8, 0.9);
-  if (!idle) return idle.error();
-  if (ctx.stopped()) return Ok{};
-  ReportPower(report, "idle", *idle, nullptr);
-
-  // 4 KiB random reads at the power draw probe's 10 IOPS, sampled on a
-  // thread while the workload runs here.
-  WorkloadSpec spec;
-  spec.access = Access::kRandom;
-  spec.read_percent = 100;
-  spec.write_percent = 0;
-  spec.block_size = kReadSize;
-  spec.queue_depth = 1;
-  spec.rate_iops = PowerDrawProbe::kLoadRate;
-  spec.max_time = phase.dwell;
-  Expected<std::optional<PowerWindow::Estimate>> loaded = std::optional<PowerWindow::Estimate>{};
-  std::stop_source sampling;
-  {
-    std::jthread sampler([&] {
-      loaded = MeasurePower(ctx, *ctrl, *id, meter, phase.dwell, "", 0, 0,
-                            sampling.get_token(), /*sample_only=*/true);
-    });
-    auto r = ctx.Run(spec, "10 IOPS power", 0.9, 1.0);
-    sampling.request_stop();
-    sampler.join();
-    if (!r) return r.error();
-    report.results["at_10_iops_iops"] = r->total.iops();
-  }
-  if (!loaded) return loaded.error();
-  ReportPower(report, "at_10_iops", *loaded, nullptr);
-  return Ok{};
+  return MeasureIdleAndLoad(m, report);
 }
 
 }  // namespace drivewatch::aging

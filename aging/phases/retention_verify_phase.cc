@@ -29,6 +29,86 @@ double Now() {
 
 }  // namespace
 
+namespace {
+
+// The verifying pass: the region read in `io` blocks at `queue_depth`,
+// every block checked by `verifier`. A read that fails is read again block
+// by block, so that one bad LBA does not mark its whole 128 KiB
+// neighbourhood unreadable. True when every block was checked.
+Expected<bool> VerifyPass(PhaseContext& ctx, const RetentionPattern& pattern, std::uint64_t offset,
+                          std::uint64_t length, std::uint32_t io, std::uint32_t queue_depth,
+                          RetentionVerifier& verifier, double from, double to) {
+  WorkloadSpec spec;
+  spec.access = Access::kSequential;
+  spec.read_percent = 100;
+  spec.write_percent = 0;
+  spec.block_size = io;
+  spec.queue_depth = queue_depth;
+  spec.offset = offset;
+  spec.length = length;
+  spec.max_errors = 0;  // an unreadable block is a result, not a reason to stop
+  void* block = nullptr;
+  if (posix_memalign(&block, 4096, pattern.block_size) != 0) {
+    return Error{ENOMEM, -1, "verify: no memory for a block buffer"};
+  }
+  std::unique_ptr<void, decltype(&std::free)> block_owner(block, &std::free);
+  spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
+                     std::uint64_t latency_ns) {
+    if (result == static_cast<int>(size) || size == pattern.block_size) {
+      verifier.OnRead(at, data, size, result, latency_ns);
+      return;
+    }
+    verifier.OnRead(at, data, 0, 0, latency_ns);  // timed as the failed read it was
+    for (std::uint64_t o = at; o < at + size; o += pattern.block_size) {
+      const ssize_t n = ::pread(ctx.fd(), block, pattern.block_size, static_cast<off_t>(o));
+      verifier.OnRetry(o, block, pattern.block_size, n < 0 ? -errno : static_cast<int>(n));
+    }
+  };
+  auto r = ctx.Run(spec, "verify", from, to);
+  if (!r) return r.error();
+  return r->end != WorkloadResult::End::kStopped &&
+         verifier.blocks_checked() * pattern.block_size == length;
+}
+
+// The latency distribution, as the reference report takes it: one block
+// at a time at QD1, at random over the region (`samples` of its blocks,
+// each once). The pass has verified every block; these reads are timed
+// only (one that fails is counted, not timed).
+struct LatencySample {
+  LatencyHistogram reads;
+  std::uint64_t over_10ms = 0, over_100ms = 0, failed = 0;
+};
+// False when the phase was stopped in it.
+Expected<bool> SampleLatency(PhaseContext& ctx, const RetentionPattern& pattern,
+                             std::uint64_t offset, std::uint64_t length, std::uint64_t samples,
+                             double from, double to, LatencySample& out) {
+  WorkloadSpec timed;
+  timed.access = Access::kRandom;
+  timed.read_percent = 100;
+  timed.write_percent = 0;
+  timed.block_size = pattern.block_size;
+  timed.queue_depth = 1;
+  timed.offset = offset;
+  timed.length = length;
+  timed.max_bytes = samples * pattern.block_size;
+  timed.max_errors = 0;
+  timed.on_read = [&](std::uint64_t, const void*, std::uint32_t size, int result,
+                      std::uint64_t latency_ns) {
+    if (result != static_cast<int>(size)) {
+      ++out.failed;
+      return;
+    }
+    out.reads.Add(latency_ns);
+    if (latency_ns > 10'000'000) ++out.over_10ms;
+    if (latency_ns > 100'000'000) ++out.over_100ms;
+  };
+  auto t = ctx.Run(timed, "latency sample", from, to);
+  if (!t) return t.error();
+  return t->end != WorkloadResult::End::kStopped;
+}
+
+}  // namespace
+
 Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std::uint32_t io,
                                  std::uint32_t queue_depth, const Json& study, double progress_from,
                                  double progress_to, bool* completed) {
@@ -52,76 +132,21 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
                      std::to_string(length) + " bytes) (aging.phases.block_size)"};
   }
   RetentionVerifier verifier(pattern, length / pattern.block_size);
-  WorkloadSpec spec;
-  spec.access = Access::kSequential;
-  spec.read_percent = 100;
-  spec.write_percent = 0;
-  spec.block_size = io;
-  spec.queue_depth = queue_depth;
-  spec.offset = offset;
-  spec.length = length;
-  spec.max_errors = 0;  // an unreadable block is a result, not a reason to stop
-  // A read that fails is read again block by block, so that one bad LBA
-  // does not mark its whole 128 KiB neighbourhood unreadable.
-  void* block = nullptr;
-  if (posix_memalign(&block, 4096, pattern.block_size) != 0) {
-    return Error{ENOMEM, -1, "verify: no memory for a block buffer"};
-  }
-  std::unique_ptr<void, decltype(&std::free)> block_owner(block, &std::free);
-  std::uint64_t retried = 0;
-  spec.on_read = [&](std::uint64_t at, const void* data, std::uint32_t size, int result,
-                     std::uint64_t latency_ns) {
-    if (result == static_cast<int>(size) || size == pattern.block_size) {
-      verifier.OnRead(at, data, size, result, latency_ns);
-      return;
-    }
-    verifier.OnRead(at, data, 0, 0, latency_ns);  // timed as the failed read it was
-    for (std::uint64_t o = at; o < at + size; o += pattern.block_size) {
-      ++retried;
-      const ssize_t n = ::pread(ctx.fd(), block, pattern.block_size, static_cast<off_t>(o));
-      verifier.OnRetry(o, block, pattern.block_size, n < 0 ? -errno : static_cast<int>(n));
-    }
-  };
   const double start = Now();
   // Nine tenths of the progress for the pass, the rest for the sample.
   const double pass_to = progress_from + (progress_to - progress_from) * 0.9;
-  auto r = ctx.Run(spec, "verify", progress_from, pass_to);
-  if (!r) return r.error();
-  *completed = r->end != WorkloadResult::End::kStopped && verifier.blocks_checked() * pattern.block_size == length;
-  (void)retried;
+  auto passed = VerifyPass(ctx, pattern, offset, length, io, queue_depth, verifier, progress_from,
+                           pass_to);
+  if (!passed) return passed.error();
+  *completed = *passed;
 
-  // The latency distribution, as the reference report takes it: one
-  // block at a time at QD1, at random over the region (kLatencySampleReads
-  // of its blocks, each once). The pass above has verified every block;
-  // these reads are timed only (one that fails is counted, not timed).
   const std::uint64_t region_blocks = length / pattern.block_size;
   const std::uint64_t samples = std::min(kLatencySampleReads, region_blocks);
-  LatencyHistogram sample;
-  std::uint64_t over_10ms = 0, over_100ms = 0, failed = 0;
+  LatencySample sample;
   if (*completed && samples > 0) {
-    WorkloadSpec timed;
-    timed.access = Access::kRandom;
-    timed.read_percent = 100;
-    timed.write_percent = 0;
-    timed.block_size = pattern.block_size;
-    timed.queue_depth = 1;
-    timed.offset = offset;
-    timed.length = length;
-    timed.max_bytes = samples * pattern.block_size;
-    timed.max_errors = 0;
-    timed.on_read = [&](std::uint64_t, const void*, std::uint32_t size, int result,
-                        std::uint64_t latency_ns) {
-      if (result != static_cast<int>(size)) {
-        ++failed;
-        return;
-      }
-      sample.Add(latency_ns);
-      if (latency_ns > 10'000'000) ++over_10ms;
-      if (latency_ns > 100'000'000) ++over_100ms;
-    };
-    auto t = ctx.Run(timed, "latency sample", pass_to, progress_to);
-    if (!t) return t.error();
-    if (t->end == WorkloadResult::End::kStopped) *completed = false;
+    auto sampled = SampleLatency(ctx, pattern, offset, length, samples, pass_to, progress_to, sample);
+    if (!sampled) return sampled.error();
+    if (!*sampled) *completed = false;
   }
   Json v = verifier.Finish(start, Now(), *completed);
   if (!*completed || samples == 0) return v;  // the pass's latencies, as it was
@@ -137,11 +162,11 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
   method["block_size"] = std::uint64_t{pattern.block_size};
   method["queue_depth"] = std::uint64_t{1};
   method["access"] = "random";
-  method["reads"] = sample.count();
-  method["failed_reads"] = failed;
+  method["reads"] = sample.reads.count();
+  method["failed_reads"] = sample.failed;
   method["region_blocks"] = region_blocks;
   v["latency_method"] = std::move(method);
-  PutLatency(v, sample, over_10ms, over_100ms);
+  PutLatency(v, sample.reads, sample.over_10ms, sample.over_100ms);
   return v;
 }
 

@@ -54,126 +54,121 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
                                  std::uint32_t queue_depth, const Json& study, double progress_from,
                                  double progress_to, bool* completed);
 
-Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, PhaseReport& report) {
-  const std::string& state = ctx.state_directory();
-  const std::uint32_t io = phase.block_size;
-  if (io % kRetentionBlockSize != 0) {
-    return Error{EINVAL, -1,
-                 "phase " + ctx.phase().name + ": block_size " + std::to_string(io) +
-                     " is not a multiple of the study's 4 KiB block (aging.phases.block_size)"};
-  }
-  const std::uint64_t capacity = ctx.capacity();
-  const std::uint64_t offset = phase.region_offset;
-  std::uint64_t length = phase.region_length != 0 ? phase.region_length
-                                                  : (capacity > offset ? capacity - offset : 0);
-  length = length / io * io;
-  if (offset + length > capacity || length == 0) {
-    return Error{EINVAL, -1,
-                 "phase " + ctx.phase().name + ": the region [" + std::to_string(offset) + ", +" +
-                     std::to_string(phase.region_length) + ") does not fit the target's " +
-                     std::to_string(capacity) + " bytes (aging.phases.offset and length)"};
-  }
+namespace {
 
-  auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
-  if (!lock) return Error{EPERM, -1, lock.error().message};  // refused: busy
-  Json study;
+// A new study of `length` bytes at the phase's offset, as its record
+// begins: nothing written yet.
+Json NewStudy(const config::RetentionWriteParams& phase, PhaseContext& ctx, const Json& facts,
+              std::uint64_t length) {
+  const std::uint64_t offset = phase.region_offset;
+  const std::uint64_t id = Random64();
+  Json study = Json::Object();
+  study["version"] = 2;
+  study["study"] = phase.study;
+  study["id"] = StudyIdHex(id);
+  study["state"] = "writing";
+  study["target"] = ctx.target().name;
+  for (const char* k : {"serial", "nsid", "model", "firmware", "device"}) {
+    if (const Json* v = facts.Find(k)) study[k] = *v;
+  }
+  Json region = Json::Object();
+  region["offset"] = offset;
+  region["length"] = length;
+  region["block_size"] = std::uint64_t{kRetentionBlockSize};
+  study["region"] = region;
+  Json pattern = Json::Object();
+  pattern["version"] = 1;
+  pattern["seed"] = Random64();
+  pattern["study_id"] = StudyIdHex(id);
+  study["pattern"] = pattern;
+  Json written = Json::Object();
+  written["start"] = Now();
+  written["next_offset"] = offset;
+  study["written"] = written;
+  if (ctx.nvme()) {
+    if (auto smart = ReadSmartSnapshot(ctx.fd())) study["smart_at_write"] = *smart;
+  }
+  Json accounting = Json::Object();
+  accounting["reference_temperature_k"] = phase.reference_temperature + 273.15;
+  accounting["activation_energy_ev"] = phase.activation_energy;
+  accounting["powered_on_sampled_seconds"] = 0.0;
+  accounting["powered_on_equivalent_seconds"] = 0.0;
+  study["accounting"] = accounting;
+  study["events"] = Json::Array();
+  study["verifies"] = Json::Array();
+  // Which bytes of which storage the region is: what every other
+  // writer's gate compares, whatever name it reaches them by.
+  if (const auto storage = ctx.storage().Map(offset, length); !storage.empty()) {
+    study["storage"] = ToJson(storage);
+  }
+  return study;
+}
+
+// The study's record: the one a run cut short left, when it is this
+// study's write on the same target, drive, region and storage (its write
+// resumes), or a new one, saved. Any other study of the name refuses.
+Expected<Json> OpenStudy(const config::RetentionWriteParams& phase, PhaseContext& ctx,
+                         std::uint64_t length, PhaseReport& report) {
+  const std::string& state = ctx.state_directory();
+  const std::uint64_t offset = phase.region_offset;
   const Json facts = ctx.DriveFacts();
   auto existing = LoadStudy(state, phase.study);
-  if (existing) {
-    study = *existing;
-    const std::string st = study.Find("state") ? study.Find("state")->AsString() : "";
-    bool same_place =
-        study.Find("target") && study.Find("target")->AsString() == ctx.target().name &&
-        study.Find("serial") && study.Find("serial")->AsString() == facts.Find("serial")->AsString() &&
-        study.Find("region") && study.Find("region")->Find("offset")->AsUint() == offset &&
-        study.Find("region")->Find("length")->AsUint() == length;
-    // A write resumes only on the storage it began on: the same target name
-    // and serial may reach other bytes now (another loop device, another
-    // partition, the directory moved).
-    if (same_place && study.Find("storage") != nullptr) {
-      auto recorded = StorageFromJson(*study.Find("storage"), "");
-      const auto now = ctx.storage().Map(offset, length);
-      if (!recorded || !RecordedSame(*recorded, now)) {
-        const std::string was =
-            recorded ? DescribeIdentities(*recorded)
-                     : "storage its record does not name (" + recorded.error().message + ")";
-        return Error{EPERM, -1,
-                     "retention study " + Quote(phase.study) + " was begun on " + was +
-                         ", and target " + Quote(ctx.target().name) + " now reaches " +
-                         ctx.storage().DescribeReach(now) +
-                         " (expected the same storage to resume its write; give the new "
-                         "study a new name, aging.phases.study)"};
-      }
-    }
-    if ((st != "writing" && st != "baseline") || !same_place) {
-      return Error{EPERM, -1,
-                   "retention study " + Quote(phase.study) + " already exists (state " + st +
-                       ", " + StudyPath(state, phase.study) +
-                       "); a study is written once: give this one a new name "
-                       "(aging.phases.study)"};
-    }
-    report.results["resumed_at_bytes"] = study.Find("written")->Find("next_offset")->AsUint() - offset;
-  } else if (existing.error().errnum != ENOENT) {
-    return existing.error();
-  } else {
-    const std::uint64_t id = Random64();
-    study = Json::Object();
-    study["version"] = 2;
-    study["study"] = phase.study;
-    study["id"] = StudyIdHex(id);
-    study["state"] = "writing";
-    study["target"] = ctx.target().name;
-    for (const char* k : {"serial", "nsid", "model", "firmware", "device"}) {
-      if (const Json* v = facts.Find(k)) study[k] = *v;
-    }
-    Json region = Json::Object();
-    region["offset"] = offset;
-    region["length"] = length;
-    region["block_size"] = std::uint64_t{kRetentionBlockSize};
-    study["region"] = region;
-    Json pattern = Json::Object();
-    pattern["version"] = 1;
-    pattern["seed"] = Random64();
-    pattern["study_id"] = StudyIdHex(id);
-    study["pattern"] = pattern;
-    Json written = Json::Object();
-    written["start"] = Now();
-    written["next_offset"] = offset;
-    study["written"] = written;
-    if (ctx.nvme()) {
-      if (auto smart = ReadSmartSnapshot(ctx.fd())) study["smart_at_write"] = *smart;
-    }
-    Json accounting = Json::Object();
-    accounting["reference_temperature_k"] = phase.reference_temperature + 273.15;
-    accounting["activation_energy_ev"] = phase.activation_energy;
-    accounting["powered_on_sampled_seconds"] = 0.0;
-    accounting["powered_on_equivalent_seconds"] = 0.0;
-    study["accounting"] = accounting;
-    study["events"] = Json::Array();
-    study["verifies"] = Json::Array();
-    // Which bytes of which storage the region is: what every other
-    // writer's gate compares, whatever name it reaches them by.
-    if (const auto storage = ctx.storage().Map(offset, length); !storage.empty()) {
-      study["storage"] = ToJson(storage);
-    }
+  if (!existing) {
+    if (existing.error().errnum != ENOENT) return existing.error();
+    Json study = NewStudy(phase, ctx, facts, length);
     if (Status s = SaveStudy(state, study); !s) return s.error();
+    return study;
   }
-  // Entered in the host's register before the first byte is written (and
-  // again on resume, should the entry have been lost), so a config with
-  // another state directory sees the region held too.
-  if (study.Find("storage") != nullptr) {
-    if (Status s = RegisterStudy(ctx.study_register(), state, study); !s) {
-      return Error{EPERM, -1, s.error().message};
+  Json study = *existing;
+  const std::string st = study.Find("state") ? study.Find("state")->AsString() : "";
+  bool same_place =
+      study.Find("target") && study.Find("target")->AsString() == ctx.target().name &&
+      study.Find("serial") && study.Find("serial")->AsString() == facts.Find("serial")->AsString() &&
+      study.Find("region") && study.Find("region")->Find("offset")->AsUint() == offset &&
+      study.Find("region")->Find("length")->AsUint() == length;
+  // A write resumes only on the storage it began on: the same target name
+  // and serial may reach other bytes now (another loop device, another
+  // partition, the directory moved).
+  if (same_place && study.Find("storage") != nullptr) {
+    auto recorded = StorageFromJson(*study.Find("storage"), "");
+    const auto now = ctx.storage().Map(offset, length);
+    if (!recorded || !RecordedSame(*recorded, now)) {
+      const std::string was =
+          recorded ? DescribeIdentities(*recorded)
+                   : "storage its record does not name (" + recorded.error().message + ")";
+      return Error{EPERM, -1,
+                   "retention study " + Quote(phase.study) + " was begun on " + was +
+                       ", and target " + Quote(ctx.target().name) + " now reaches " +
+                       ctx.storage().DescribeReach(now) +
+                       " (expected the same storage to resume its write; give the new "
+                       "study a new name, aging.phases.study)"};
     }
   }
-  const RetentionPattern pattern = PatternOf(study);
-  report.results["region_bytes"] = length;
+  if ((st != "writing" && st != "baseline") || !same_place) {
+    return Error{EPERM, -1,
+                 "retention study " + Quote(phase.study) + " already exists (state " + st +
+                     ", " + StudyPath(state, phase.study) +
+                     "); a study is written once: give this one a new name "
+                     "(aging.phases.study)"};
+  }
+  report.results["resumed_at_bytes"] = study.Find("written")->Find("next_offset")->AsUint() - offset;
+  return study;
+}
 
-  // Write what is left, a chunk at a time.
+// Writes what is left of the study's region, a chunk at a time, each on
+// the media (fdatasync) before the study says so. `stopped`: the phase was
+// stopped inside a chunk, which is written again on resume.
+Status WriteRegion(const config::RetentionWriteParams& phase, PhaseContext& ctx, Json& study,
+                   std::uint64_t length, PhaseReport& report, bool& stopped) {
+  const std::string& state = ctx.state_directory();
+  const std::uint32_t io = phase.block_size;
+  const std::uint64_t offset = phase.region_offset;
+  const RetentionPattern pattern = PatternOf(study);
   std::uint64_t next = study["written"]["next_offset"].AsUint();
   double write_seconds = 0;
   std::uint64_t written_bytes = 0;
   const auto write_time_ns = static_cast<std::uint64_t>(Now() * 1e9);
+  stopped = false;
   while (study.Find("state")->AsString() == "writing" && next < offset + length) {
     WorkloadSpec spec;
     spec.access = Access::kSequential;
@@ -198,6 +193,7 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
     if (result->end != WorkloadResult::End::kCompleted) {
       // Stopped inside the chunk: it is written again on resume.
       report.results["written_bytes"] = written_bytes;
+      stopped = true;
       return Ok{};
     }
     // The chunk is on the media before the study says so.
@@ -210,6 +206,47 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   }
   report.results["written_bytes"] = written_bytes;
   if (write_seconds > 0) report.results["write_bytes_per_second"] = written_bytes / write_seconds;
+  return Ok{};
+}
+
+}  // namespace
+
+Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, PhaseReport& report) {
+  const std::string& state = ctx.state_directory();
+  const std::uint32_t io = phase.block_size;
+  if (io % kRetentionBlockSize != 0) {
+    return Error{EINVAL, -1,
+                 "phase " + ctx.phase().name + ": block_size " + std::to_string(io) +
+                     " is not a multiple of the study's 4 KiB block (aging.phases.block_size)"};
+  }
+  const std::uint64_t capacity = ctx.capacity();
+  const std::uint64_t offset = phase.region_offset;
+  std::uint64_t length = phase.region_length != 0 ? phase.region_length
+                                                  : (capacity > offset ? capacity - offset : 0);
+  length = length / io * io;
+  if (offset + length > capacity || length == 0) {
+    return Error{EINVAL, -1,
+                 "phase " + ctx.phase().name + ": the region [" + std::to_string(offset) + ", +" +
+                     std::to_string(phase.region_length) + ") does not fit the target's " +
+                     std::to_string(capacity) + " bytes (aging.phases.offset and length)"};
+  }
+
+  auto lock = LockStudy(state, phase.study, std::chrono::seconds{30});
+  if (!lock) return Error{EPERM, -1, lock.error().message};  // refused: busy
+  auto opened = OpenStudy(phase, ctx, length, report);
+  if (!opened) return opened.error();
+  Json study = std::move(*opened);
+  // Entered in the host's register before the first byte is written (and
+  // again on resume, should the entry have been lost), so a config with
+  // another state directory sees the region held too.
+  if (study.Find("storage") != nullptr) {
+    if (Status s = RegisterStudy(ctx.study_register(), state, study); !s) {
+      return Error{EPERM, -1, s.error().message};
+    }
+  }
+  report.results["region_bytes"] = length;
+  bool stopped = false;
+  if (Status s = WriteRegion(phase, ctx, study, length, report, stopped); !s || stopped) return s;
   if (study.Find("state")->AsString() == "writing") {
     study["written"]["end"] = Now();
     study["state"] = "baseline";

@@ -17,7 +17,7 @@ namespace {
 
 using testing::FakePhaseContext;
 using testing::Result;
-using testing::ScratchDirectory;
+using testing::ScratchDir;
 
 constexpr std::uint64_t kChunk = (64u << 20) / 16;  // a 16th of the 64 MiB target
 
@@ -25,10 +25,10 @@ class EndurancePhaseTest : public ::testing::Test {
  protected:
   FakePhaseContext Context(const config::EnduranceParams& p) {
     FakePhaseContext ctx(p);
-    ctx.state_dir = dir_.path().string();
+    ctx.state_dir = dir_.path();
     return ctx;
   }
-  ScratchDirectory dir_;
+  const ScratchDir dir_{"endurance-phase"};
 };
 
 TEST_F(EndurancePhaseTest, OnePassInSixteenChunksEachSavedThenOnTheHistoryOnce) {

@@ -40,6 +40,7 @@
 #include <gtest/gtest.h>
 
 #include "aging/phases/phase.h"
+#include "tests/common/scratch_dir.h"
 
 namespace drivewatch::testing {
 
@@ -263,35 +264,13 @@ class FakePhaseContext : public PhaseContext {
   std::size_t steps_taken_ = 0;
 };
 
-// A directory of its own under /var/tmp (a file system that takes
-// O_DIRECT, which tmpfs does not), removed with everything in it.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::path("/var/tmp") /
-            ("dw-unit-" + std::to_string(::getpid()) + "-" +
-             (test ? std::string(test->test_suite_name()) + "." + test->name() : "scratch"));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchDirectory() { std::filesystem::remove_all(path_); }
-  ScratchDirectory(const ScratchDirectory&) = delete;
-  ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-  // A file of `bytes` zeros (sparse), for UseFile.
-  std::string File(const std::string& name, std::uint64_t bytes) const {
-    const std::string p = *this / name;
-    std::ofstream(p).close();
-    std::filesystem::resize_file(p, bytes);
-    return p;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+// A file of `bytes` zeros (sparse) in `dir`, for UseFile.
+inline std::string ZeroFile(const ScratchDir& dir, const std::string& name, std::uint64_t bytes) {
+  const std::string p = dir / name;
+  std::ofstream(p).close();
+  std::filesystem::resize_file(p, bytes);
+  return p;
+}
 
 // A result of the report, or -1 when it has none.
 inline double Result(const PhaseReport& r, const std::string& key) {

@@ -17,7 +17,7 @@ namespace {
 
 using testing::FakePhaseContext;
 using testing::Result;
-using testing::ScratchDirectory;
+using testing::ScratchDir;
 
 // Three reads (one unaligned, one past the 64 MiB target), two writes (one
 // of 4 MiB, split at 2 MiB), a trim and a flush over 4 ms.
@@ -43,7 +43,7 @@ class ReplayPhaseTest : public ::testing::Test {
     p.replay_speed.max = true;
     return p;
   }
-  ScratchDirectory dir_;
+  const ScratchDir dir_{"replay-phase"};
 };
 
 TEST_F(ReplayPhaseTest, TheTracesIoMappedOntoTheTargetAndCounted) {

@@ -21,8 +21,8 @@ class RetentionStudyTest : public ::testing::Test {
   static constexpr std::uint64_t kLength = 2u << 20;
 
   void SetUp() override {
-    file_ = dir_.File("target", 4u << 20);
-    std::filesystem::create_directories(dir_.path() / "state");
+    file_ = ZeroFile(dir_, "target", 4u << 20);
+    std::filesystem::create_directories(dir_ / "state");
   }
   void Prepare(FakePhaseContext& ctx) {
     ctx.UseFile(file_);
@@ -61,7 +61,7 @@ class RetentionStudyTest : public ::testing::Test {
     return s ? *s : Json();
   }
 
-  ScratchDirectory dir_;
+  const ScratchDir dir_{"retention-phase"};
   std::string file_;
 };
 

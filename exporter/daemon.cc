@@ -285,16 +285,11 @@ int RunCollectOnce(const CommandLine& cli) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
-int RunDaemon(const CommandLine& cli) {
-  auto cfg = LoadConfig(cli);
-  if (!cfg) return 2;
-  auto web = LoadWebConfig(cli, /*to_log=*/false);
-  if (!web) return 2;
-  log::SetLevel(ToLogLevel(cfg->log_level));
-  RaiseOpenFileLimit();
+namespace {
 
-  // Signals are taken by one thread with sigwait; every other thread,
-  // including those libraries start, inherits this mask.
+// Signals are taken by one thread with sigwait; every other thread,
+// including those libraries start, inherits this mask.
+sigset_t BlockSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -302,6 +297,170 @@ int RunDaemon(const CommandLine& cli) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  return signals;
+}
+
+void LogServing(const CommandLine& cli, const WebConfig& web, const HttpServer& http) {
+  log::Info(std::string("drivewatch ") + kVersion + " serving metrics at " +
+            http.MetricsUrl() +
+            (cli.config_file ? " with config " + *cli.config_file
+                             : std::string(" with the built-in default config")) +
+            (cli.web_config_file
+                 ? " and web config " + *cli.web_config_file + " (TLS " +
+                       (web.tls ? "on" : "off") + ", basic auth " +
+                       (web.users.empty() ? "off" : "on") + ")"
+                 : std::string()));
+}
+
+// Flushes the instant alerts' log summaries on their own interval.
+void ScheduleAsyncEventLogFlush(Scheduler& scheduler, AsyncEventRelay& relay) {
+  scheduler.Add("async_event_log_summaries", "exporter",
+                std::chrono::duration_cast<Scheduler::Duration>(
+                    AsyncEventRelay::kLogFlushInterval),
+                [&relay] { relay.FlushLogs(); },
+                std::chrono::duration_cast<Scheduler::Duration>(
+                    AsyncEventRelay::kLogFlushInterval));
+}
+
+// What a SIGHUP reload reads, replaces and reports to; the running
+// daemon's own objects, by reference.
+struct Reloadable {
+  const CommandLine& cli;
+  config::Config& config;
+  std::unique_ptr<HttpServer>& http;
+  MetricStore& store;
+  const Clock& clock;
+  DriveMonitor& monitor;
+  const std::vector<Service*>& services;
+  double last_reload;
+};
+
+void RefuseReload(Reloadable& d, const std::string& file, bool out_of_descriptors) {
+  // Not "invalid": the file could not even be opened.
+  if (out_of_descriptors) {
+    log::Error("SIGHUP: cannot open " + file +
+               ": drivewatch has run out of file descriptors (open-file limit " +
+               OpenFileLimit() + "); the file was not checked; keeping the "
+               "running config");
+  } else {
+    log::Error("SIGHUP: " + file + " is invalid (errors above); keeping the "
+               "running config");
+  }
+  PublishReload(d.store, false, d.last_reload);
+}
+
+// Hands the HTTP server the new address or web config; false (logged and
+// published) when it cannot take them, and the running one stays.
+bool ReconfigureHttp(Reloadable& d, const config::Config& next, const WebConfig& next_web) {
+  // With a web config the server is always given the new one, so a
+  // SIGHUP also picks up renewed certificates.
+  if (next.listen_address != d.config.listen_address) {
+    auto replacement = std::make_unique<HttpServer>(d.store, LandingPage(), next_web);
+    if (Status s = replacement->Start(next.listen_address); !s) {
+      log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
+      PublishReload(d.store, false, d.last_reload);
+      return false;
+    }
+    d.http->Stop();
+    d.http = std::move(replacement);
+    log::Info("now serving metrics at " + d.http->MetricsUrl());
+  } else if (d.cli.web_config_file) {
+    // Same address: the listening socket stays open and only new
+    // connections and requests see the new config.
+    if (Status s = d.http->Reconfigure(next_web); !s) {
+      log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
+      PublishReload(d.store, false, d.last_reload);
+      return false;
+    }
+  }
+  return true;
+}
+
+// One SIGHUP: both files read and checked before anything changes; on
+// any error the running config stays, as does the listening socket.
+void Reload(Reloadable& d) {
+  const CommandLine& cli = d.cli;
+  bool out_of_descriptors = false;
+  if (!cli.config_file && !cli.web_config_file) {
+    log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
+    return;
+  }
+  auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : d.config;
+  if (!next) return RefuseReload(d, *cli.config_file, out_of_descriptors);
+  const auto next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
+  if (!next_web) return RefuseReload(d, *cli.web_config_file, out_of_descriptors);
+  if (!ReconfigureHttp(d, *next, *next_web)) return;
+  d.config = *next;
+  log::SetLevel(ToLogLevel(d.config.log_level));
+  d.monitor.Reconfigure(d.config);
+  for (Service* s : d.services) s->Reconfigure(d.config);
+  d.last_reload = ToUnixSeconds(d.clock.WallNow());
+  PublishReload(d.store, true, d.last_reload);
+  log::Info("SIGHUP: reloaded " + (cli.config_file ? *cli.config_file : *cli.web_config_file) +
+            (cli.config_file && cli.web_config_file ? " and " + *cli.web_config_file
+                                                    : std::string()));
+}
+
+// The signal thread: SIGHUP reloads, anything else stops the scheduler.
+void TakeSignals(const sigset_t& signals, Scheduler& scheduler, Reloadable& d) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    if (sig != SIGHUP) {
+      log::Info(std::string("received ") + strsignal(sig) + ", stopping");
+      scheduler.Stop();
+      return;
+    }
+    systemd::Notify("RELOADING=1");
+    Reload(d);
+    systemd::Notify("READY=1");
+  }
+}
+
+// Runs the scheduler until a signal stops it. The watchdog is pinged from
+// the scheduler loop, so a wedged scheduler gets the daemon restarted.
+void Serve(Scheduler& scheduler, const HttpServer& http) {
+  const auto watchdog = systemd::WatchdogInterval();
+  const Scheduler::Duration beat =
+      watchdog ? std::chrono::duration_cast<Scheduler::Duration>(*watchdog / 2)
+               : std::chrono::seconds(10);
+  systemd::Notify("READY=1\nSTATUS=serving " + http.MetricsUrl());
+  scheduler.Loop(
+      [&] {
+        if (watchdog) systemd::Notify("WATCHDOG=1");
+      },
+      beat);
+}
+
+// Stops what RunDaemon started, services in reverse; returns the exit status.
+int Shutdown(HttpServer& http, const std::vector<Service*>& services,
+             StrandExecutor& executor, DriveMonitor& monitor) {
+  http.Stop();
+  // Phase runs end as "aborted", recorded in the history.
+  for (auto s = services.rbegin(); s != services.rend(); ++s) (*s)->Stop();
+  const int busy = executor.Shutdown(std::chrono::seconds(5));
+  if (busy > 0) {
+    // Threads stuck in a drive's ioctl cannot be joined; leave without them.
+    log::Warn(std::to_string(busy) +
+              " drive(s) still busy in the kernel; exiting without waiting");
+    std::fflush(nullptr);
+    ::_exit(0);
+  }
+  monitor.StopProbes();
+  log::Info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int RunDaemon(const CommandLine& cli) {
+  auto cfg = LoadConfig(cli);
+  if (!cfg) return 2;
+  auto web = LoadWebConfig(cli, /*to_log=*/false);
+  if (!web) return 2;
+  log::SetLevel(ToLogLevel(cfg->log_level));
+  RaiseOpenFileLimit();
+  const sigset_t signals = BlockSignals();
 
   MetricStore store;
   SystemClock clock;
@@ -317,23 +476,15 @@ int RunDaemon(const CommandLine& cli) {
       MakeProbeRegistry(&load_board, &busy_board, /*durable_state=*/true);
   DriveMonitor monitor(*drive_layer, store, scheduler, clock, probes);
   PublishBuildInfo(store);
-  double last_reload = ToUnixSeconds(clock.WallNow());
-  PublishReload(store, true, last_reload);
+  const double started = ToUnixSeconds(clock.WallNow());
+  PublishReload(store, true, started);
 
   auto http = std::make_unique<HttpServer>(store, LandingPage(), *web);
   if (Status s = http->Start(cfg->listen_address); !s) {
     log::Error(s.error().message);
     return 1;
   }
-  log::Info(std::string("drivewatch ") + kVersion + " serving metrics at " +
-            http->MetricsUrl() +
-            (cli.config_file ? " with config " + *cli.config_file
-                             : std::string(" with the built-in default config")) +
-            (cli.web_config_file
-                 ? " and web config " + *cli.web_config_file + " (TLS " +
-                       (web->tls ? "on" : "off") + ", basic auth " +
-                       (web->users.empty() ? "off" : "on") + ")"
-                 : std::string()));
+  LogServing(cli, *web, *http);
   // Per-target read threads follow discovery (hot-plug) and reloads.
   ReadLatencyService read_latency(store, scheduler);
   read_latency.SetLoadBoard(&load_board);
@@ -355,12 +506,7 @@ int RunDaemon(const CommandLine& cli) {
   // Instant alerts. Declared after the monitor so it stops before the
   // monitor goes.
   AsyncEventRelay relay(monitor, store, clock);
-  scheduler.Add("async_event_log_summaries", "exporter",
-                std::chrono::duration_cast<Scheduler::Duration>(
-                    AsyncEventRelay::kLogFlushInterval),
-                [&relay] { relay.FlushLogs(); },
-                std::chrono::duration_cast<Scheduler::Duration>(
-                    AsyncEventRelay::kLogFlushInterval));
+  ScheduleAsyncEventLogFlush(scheduler, relay);
   AsyncEventSwitch async_events(relay);
   // Started in this order, before the drive monitor (whose discovery tells
   // the read latency service the drives); reconfigured in it, after the
@@ -371,105 +517,12 @@ int RunDaemon(const CommandLine& cli) {
   for (Service* s : services) s->Start(*cfg);
   monitor.Start(*cfg);
 
-  // One SIGHUP: both files read and checked before anything changes; on
-  // any error the running config stays, as does the listening socket.
-  const auto reload = [&] {
-    bool out_of_descriptors = false;
-    // Not "invalid": the file could not even be opened.
-    const auto refuse_reload = [&](const std::string& file) {
-      if (out_of_descriptors) {
-        log::Error("SIGHUP: cannot open " + file +
-                   ": drivewatch has run out of file descriptors (open-file limit " +
-                   OpenFileLimit() + "); the file was not checked; keeping the "
-                   "running config");
-      } else {
-        log::Error("SIGHUP: " + file + " is invalid (errors above); keeping the "
-                   "running config");
-      }
-      PublishReload(store, false, last_reload);
-    };
-    if (!cli.config_file && !cli.web_config_file) {
-      log::Info("SIGHUP: no --config.file given; the built-in defaults stay");
-      return;
-    }
-    auto next = cli.config_file ? LoadConfig(cli, &out_of_descriptors) : cfg;
-    if (!next) return refuse_reload(*cli.config_file);
-    const auto next_web = LoadWebConfig(cli, /*to_log=*/true, &out_of_descriptors);
-    if (!next_web) return refuse_reload(*cli.web_config_file);
-    // With a web config the server is always given the new one, so a
-    // SIGHUP also picks up renewed certificates.
-    if (next->listen_address != cfg->listen_address) {
-      auto replacement = std::make_unique<HttpServer>(store, LandingPage(), *next_web);
-      if (Status s = replacement->Start(next->listen_address); !s) {
-        log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
-        return PublishReload(store, false, last_reload);
-      }
-      http->Stop();
-      http = std::move(replacement);
-      log::Info("now serving metrics at " + http->MetricsUrl());
-    } else if (cli.web_config_file) {
-      // Same address: the listening socket stays open and only new
-      // connections and requests see the new config.
-      if (Status s = http->Reconfigure(*next_web); !s) {
-        log::Error("SIGHUP: " + s.error().message + "; keeping the running config");
-        return PublishReload(store, false, last_reload);
-      }
-    }
-    *cfg = *next;
-    log::SetLevel(ToLogLevel(cfg->log_level));
-    monitor.Reconfigure(*cfg);
-    for (Service* s : services) s->Reconfigure(*cfg);
-    last_reload = ToUnixSeconds(clock.WallNow());
-    PublishReload(store, true, last_reload);
-    log::Info("SIGHUP: reloaded " + (cli.config_file ? *cli.config_file : *cli.web_config_file) +
-              (cli.config_file && cli.web_config_file ? " and " + *cli.web_config_file
-                                                      : std::string()));
-  };
-
-  std::thread signal_thread([&] {
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&signals, &sig) != 0) continue;
-      if (sig != SIGHUP) {
-        log::Info(std::string("received ") + strsignal(sig) + ", stopping");
-        scheduler.Stop();
-        return;
-      }
-      systemd::Notify("RELOADING=1");
-      reload();
-      systemd::Notify("READY=1");
-    }
-  });
-
-  // The watchdog is pinged from the scheduler loop, so a wedged scheduler
-  // gets the daemon restarted.
-  const auto watchdog = systemd::WatchdogInterval();
-  const Scheduler::Duration beat =
-      watchdog ? std::chrono::duration_cast<Scheduler::Duration>(*watchdog / 2)
-               : std::chrono::seconds(10);
-  systemd::Notify("READY=1\nSTATUS=serving " + http->MetricsUrl());
-  scheduler.Loop(
-      [&] {
-        if (watchdog) systemd::Notify("WATCHDOG=1");
-      },
-      beat);
-
+  Reloadable reloadable{cli, *cfg, http, store, clock, monitor, services, started};
+  std::thread signal_thread([&] { TakeSignals(signals, scheduler, reloadable); });
+  Serve(scheduler, *http);
   systemd::Notify("STOPPING=1");
   signal_thread.join();
-  http->Stop();
-  // Phase runs end as "aborted", recorded in the history.
-  for (auto s = services.rbegin(); s != services.rend(); ++s) (*s)->Stop();
-  const int busy = executor.Shutdown(std::chrono::seconds(5));
-  if (busy > 0) {
-    // Threads stuck in a drive's ioctl cannot be joined; leave without them.
-    log::Warn(std::to_string(busy) +
-              " drive(s) still busy in the kernel; exiting without waiting");
-    std::fflush(nullptr);
-    ::_exit(0);
-  }
-  monitor.StopProbes();
-  log::Info("stopped");
-  return 0;
+  return Shutdown(*http, services, executor, monitor);
 }
 
 }  // namespace drivewatch

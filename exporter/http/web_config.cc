@@ -260,120 +260,148 @@ class Validator {
     return std::nullopt;
   }
 
+  // What the tls_server_config keys said, as Tls reads them.
+  struct TlsSeen {
+    TlsServerConfig tls;
+    bool enabled = false;  // any TLS setting given
+    bool have_auth_type = false;
+    WebConfigLocation auth_at;
+    WebConfigLocation max_at;
+  };
+
   void Tls(const YamlNode& section, WebConfig* out) {
     const std::string base = "tls_server_config";
     if (!Expect(section, base, Kind::kMapping)) return;
     const size_t errors_before = errors_.size();
-    TlsServerConfig tls;
-    bool enabled = false;
-    bool have_auth_type = false;
-    WebConfigLocation auth_at = section.key_at;
-    WebConfigLocation max_at = section.key_at;
+    TlsSeen seen{.auth_at = section.key_at, .max_at = section.key_at};
     for (const auto& [key, node] : section.entries) {
-      const std::string path = JoinPath(base, key);
-      if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
-        auto s = String(node, path);
-        if (!s || s->empty()) continue;
-        enabled = true;
-        if (key == "cert_file") {
-          tls.cert_file = Resolve(*s);
-          tls.cert_file_at = node.at;
-        } else if (key == "key_file") {
-          tls.key_file = Resolve(*s);
-          tls.key_file_at = node.at;
-        } else {
-          tls.client_ca_file = Resolve(*s);
-          tls.client_ca_file_at = node.at;
-        }
-      } else if (key == "client_auth_type") {
-        auto s = String(node, path);
-        if (!s || s->empty()) continue;
-        enabled = true;
-        have_auth_type = true;
-        auth_at = node.at;
-        if (*s == "RequireClientCert") *s = "RequireAnyClientCert";  // old name
-        const auto it = std::find(std::begin(kClientAuthNames),
-                                  std::end(kClientAuthNames), *s);
-        if (it == std::end(kClientAuthNames)) {
-          std::string what = Quote(*s) + " is not a client auth type";
-          if (auto near = ClosestMatch(*s, kClientAuthNames)) {
-            what += " (did you mean " + Quote(*near) + "?)";
-          } else {
-            what += " (expected " + OneOf(kClientAuthNames) + ")";
-          }
-          Report(node.at, path, what);
-          continue;
-        }
-        tls.client_auth = static_cast<ClientAuth>(it - std::begin(kClientAuthNames));
-      } else if (key == "min_version") {
-        if (auto v = Version(node, path)) tls.min_version = *v;
-      } else if (key == "max_version") {
-        max_at = node.at;
-        if (auto v = Version(node, path)) tls.max_version = *v;
-      } else if (key == "prefer_server_cipher_suites") {
-        if (auto b = Bool(node, path)) tls.prefer_server_cipher_suites = *b;
-      } else if (key == "cipher_suites" || key == "curve_preferences" ||
-                 key == "client_allowed_sans") {
-        if (!Expect(node, path, Kind::kSequence)) continue;
-        if (node.items.empty()) continue;  // empty means the defaults
-        Report(node.at, path,
-               key == "client_allowed_sans"
-                   ? std::string("is not supported by drivewatch (issue client "
-                                 "certificates from a CA of their own instead)")
-                   : "is not supported by drivewatch (OpenSSL's defaults apply: "
-                     "TLS 1.3 suites and ECDHE with AEAD ciphers for TLS 1.2)");
-      } else if (key == "cert" || key == "key" || key == "client_ca") {
-        Report(node.key_at, path,
-               "inline PEM is not supported by drivewatch; put it in a file and "
-               "use " + key + "_file");
-      } else {
-        Unknown(node, base, key, kTlsKeys);
-      }
+      TlsKey(key, node, base, &seen);
     }
-    if (!enabled) return;  // exporter-toolkit: no TLS setting means plain HTTP
+    if (!seen.enabled) return;  // exporter-toolkit: no TLS setting means plain HTTP
+    CheckTlsCombination(section, base, seen);
+    if (errors_.size() == errors_before && check_files_) {
+      CheckTlsFiles(section, base, seen.tls);
+    }
+    out->tls = std::move(seen.tls);
+  }
+
+  void TlsKey(const std::string& key, const YamlNode& node, const std::string& base,
+              TlsSeen* seen) {
+    const std::string path = JoinPath(base, key);
+    TlsServerConfig& tls = seen->tls;
+    if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
+      auto s = String(node, path);
+      if (!s || s->empty()) return;
+      seen->enabled = true;
+      if (key == "cert_file") {
+        tls.cert_file = Resolve(*s);
+        tls.cert_file_at = node.at;
+      } else if (key == "key_file") {
+        tls.key_file = Resolve(*s);
+        tls.key_file_at = node.at;
+      } else {
+        tls.client_ca_file = Resolve(*s);
+        tls.client_ca_file_at = node.at;
+      }
+    } else if (key == "client_auth_type") {
+      ClientAuthType(node, path, seen);
+    } else if (key == "min_version") {
+      if (auto v = Version(node, path)) tls.min_version = *v;
+    } else if (key == "max_version") {
+      seen->max_at = node.at;
+      if (auto v = Version(node, path)) tls.max_version = *v;
+    } else if (key == "prefer_server_cipher_suites") {
+      if (auto b = Bool(node, path)) tls.prefer_server_cipher_suites = *b;
+    } else if (key == "cipher_suites" || key == "curve_preferences" ||
+               key == "client_allowed_sans") {
+      if (!Expect(node, path, Kind::kSequence)) return;
+      if (node.items.empty()) return;  // empty means the defaults
+      Report(node.at, path,
+             key == "client_allowed_sans"
+                 ? std::string("is not supported by drivewatch (issue client "
+                               "certificates from a CA of their own instead)")
+                 : "is not supported by drivewatch (OpenSSL's defaults apply: "
+                   "TLS 1.3 suites and ECDHE with AEAD ciphers for TLS 1.2)");
+    } else if (key == "cert" || key == "key" || key == "client_ca") {
+      Report(node.key_at, path,
+             "inline PEM is not supported by drivewatch; put it in a file and "
+             "use " + key + "_file");
+    } else {
+      Unknown(node, base, key, kTlsKeys);
+    }
+  }
+
+  void ClientAuthType(const YamlNode& node, const std::string& path, TlsSeen* seen) {
+    auto s = String(node, path);
+    if (!s || s->empty()) return;
+    seen->enabled = true;
+    seen->have_auth_type = true;
+    seen->auth_at = node.at;
+    if (*s == "RequireClientCert") *s = "RequireAnyClientCert";  // old name
+    const auto it = std::find(std::begin(kClientAuthNames), std::end(kClientAuthNames), *s);
+    if (it == std::end(kClientAuthNames)) {
+      std::string what = Quote(*s) + " is not a client auth type";
+      if (auto near = ClosestMatch(*s, kClientAuthNames)) {
+        what += " (did you mean " + Quote(*near) + "?)";
+      } else {
+        what += " (expected " + OneOf(kClientAuthNames) + ")";
+      }
+      Report(node.at, path, what);
+      return;
+    }
+    seen->tls.client_auth = static_cast<ClientAuth>(it - std::begin(kClientAuthNames));
+  }
+
+  // The settings that only make sense together.
+  void CheckTlsCombination(const YamlNode& section, const std::string& base,
+                           const TlsSeen& seen) {
+    const TlsServerConfig& tls = seen.tls;
     if (tls.cert_file.empty()) Report(section.key_at, base, "cert_file is missing");
     if (tls.key_file.empty()) Report(section.key_at, base, "key_file is missing");
     if (tls.max_version < tls.min_version) {
-      Report(max_at, base + ".max_version",
+      Report(seen.max_at, base + ".max_version",
              "TLS13 minimum with a TLS12 maximum leaves no version (max_version must "
              "not be below min_version)");
     }
     const bool verifies = tls.client_auth == ClientAuth::kVerifyClientCertIfGiven ||
                           tls.client_auth == ClientAuth::kRequireAndVerifyClientCert;
     if (!tls.client_ca_file.empty() && tls.client_auth == ClientAuth::kNoClientCert) {
-      Report(have_auth_type ? auth_at : tls.client_ca_file_at,
-             base + (have_auth_type ? ".client_auth_type" : ".client_ca_file"),
+      Report(seen.have_auth_type ? seen.auth_at : tls.client_ca_file_at,
+             base + (seen.have_auth_type ? ".client_auth_type" : ".client_ca_file"),
              "client_ca_file is set but client_auth_type is NoClientCert (set "
              "client_auth_type to RequireAndVerifyClientCert)");
     }
     if (verifies && tls.client_ca_file.empty()) {
-      Report(auth_at, base + ".client_auth_type",
+      Report(seen.auth_at, base + ".client_auth_type",
              std::string(kClientAuthNames[static_cast<int>(tls.client_auth)]) +
                  " needs client_ca_file (the CA that signs client certificates)");
     }
-    if (errors_.size() == errors_before && check_files_) {
-      if (auto problem = CheckTlsServerConfig(tls)) {
-        WebConfigLocation at = section.key_at;
-        if (problem->key == "cert_file") at = tls.cert_file_at;
-        if (problem->key == "key_file") at = tls.key_file_at;
-        if (problem->key == "client_ca_file") at = tls.client_ca_file_at;
-        Report(at, problem->key.empty() ? base : JoinPath(base, problem->key),
-               problem->message);
-      } else if (struct stat st {}; ::stat(tls.key_file.c_str(), &st) == 0 &&
-                                    (st.st_mode & S_IROTH) != 0) {
-        // Not an error: Go's exporters take such a key too, and a test
-        // setup may want it. But anyone on the machine can impersonate
-        // the endpoint with it.
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        warnings_.push_back({file_, tls.key_file_at.line, tls.key_file_at.column,
-                             base + ".key_file",
-                             Quote(tls.key_file) + " is readable by every user (mode " +
-                                 mode + "; expected 0600, or 0640 with a group only "
-                                 "drivewatch is in)"});
-      }
+  }
+
+  // The certificate, key and CA files load and match; a key every user
+  // can read is a warning.
+  void CheckTlsFiles(const YamlNode& section, const std::string& base,
+                     const TlsServerConfig& tls) {
+    if (auto problem = CheckTlsServerConfig(tls)) {
+      WebConfigLocation at = section.key_at;
+      if (problem->key == "cert_file") at = tls.cert_file_at;
+      if (problem->key == "key_file") at = tls.key_file_at;
+      if (problem->key == "client_ca_file") at = tls.client_ca_file_at;
+      Report(at, problem->key.empty() ? base : JoinPath(base, problem->key),
+             problem->message);
+    } else if (struct stat st {}; ::stat(tls.key_file.c_str(), &st) == 0 &&
+                                  (st.st_mode & S_IROTH) != 0) {
+      // Not an error: Go's exporters take such a key too, and a test
+      // setup may want it. But anyone on the machine can impersonate
+      // the endpoint with it.
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      warnings_.push_back({file_, tls.key_file_at.line, tls.key_file_at.column,
+                           base + ".key_file",
+                           Quote(tls.key_file) + " is readable by every user (mode " +
+                               mode + "; expected 0600, or 0640 with a group only "
+                               "drivewatch is in)"});
     }
-    out->tls = std::move(tls);
   }
 
   void Http(const YamlNode& section, WebConfig* out) {

@@ -49,11 +49,8 @@ std::optional<std::string> UnreadableFile(const std::string& path) {
 
 int AcceptAnyClientCert(int, X509_STORE_CTX*) { return 1; }
 
-}  // namespace
-
-std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& tls,
-                                                         SSL_CTX* ctx) {
-  ERR_clear_error();
+// Protocol versions, TLS 1.2 cipher suites and the connection options.
+std::optional<TlsSetupProblem> SetProtocol(const TlsServerConfig& tls, SSL_CTX* ctx) {
   const auto version = [](TlsVersion v) {
     return v == TlsVersion::kTls13 ? TLS1_3_VERSION : TLS1_2_VERSION;
   };
@@ -75,6 +72,12 @@ std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& 
                                (tls.prefer_server_cipher_suites
                                     ? SSL_OP_CIPHER_SERVER_PREFERENCE
                                     : 0));
+  return std::nullopt;
+}
+
+// The server's certificate chain and its private key, which must match.
+std::optional<TlsSetupProblem> LoadCertificateAndKey(const TlsServerConfig& tls,
+                                                     SSL_CTX* ctx) {
   if (auto why = UnreadableFile(tls.cert_file)) return TlsSetupProblem{"cert_file", *why};
   if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
     return TlsSetupProblem{"cert_file", Quote(tls.cert_file) +
@@ -101,9 +104,40 @@ std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& 
                                            " does not match the certificate in " +
                                            Quote(tls.cert_file)};
   }
+  return std::nullopt;
+}
+
+// The CAs client certificates are verified against, also named in the
+// CertificateRequest.
+std::optional<TlsSetupProblem> LoadClientCa(const TlsServerConfig& tls, SSL_CTX* ctx) {
+  if (auto why = UnreadableFile(tls.client_ca_file)) {
+    return TlsSetupProblem{"client_ca_file", *why};
+  }
+  if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
+    return TlsSetupProblem{"client_ca_file", Quote(tls.client_ca_file) +
+                                                 " holds no usable PEM certificate: " +
+                                                 OpenSslError()};
+  }
+  // The CA names sent in the CertificateRequest, so clients pick the
+  // right certificate.
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
+  if (names == nullptr || sk_X509_NAME_num(names) == 0) {
+    if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
+    ERR_clear_error();
+    return TlsSetupProblem{"client_ca_file",
+                           Quote(tls.client_ca_file) + " holds no PEM certificate"};
+  }
+  SSL_CTX_set_client_CA_list(ctx, names);
+  return std::nullopt;
+}
+
+// Asks for client certificates as client_auth_type says: Go's
+// RequestClientCert and RequireAnyClientCert take any certificate;
+// OpenSSL verifies whatever it gets unless the callback says yes.
+void SetClientVerification(ClientAuth client_auth, SSL_CTX* ctx) {
   int mode = SSL_VERIFY_NONE;
   bool verify = false;
-  switch (tls.client_auth) {
+  switch (client_auth) {
     case ClientAuth::kNoClientCert:
       break;
     case ClientAuth::kRequestClientCert:
@@ -121,33 +155,23 @@ std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& 
       verify = true;
       break;
   }
-  if (!tls.client_ca_file.empty()) {
-    if (auto why = UnreadableFile(tls.client_ca_file)) {
-      return TlsSetupProblem{"client_ca_file", *why};
-    }
-    if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
-      return TlsSetupProblem{"client_ca_file", Quote(tls.client_ca_file) +
-                                                   " holds no usable PEM certificate: " +
-                                                   OpenSslError()};
-    }
-    // The CA names sent in the CertificateRequest, so clients pick the
-    // right certificate.
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
-    if (names == nullptr || sk_X509_NAME_num(names) == 0) {
-      if (names) sk_X509_NAME_pop_free(names, X509_NAME_free);
-      ERR_clear_error();
-      return TlsSetupProblem{"client_ca_file",
-                             Quote(tls.client_ca_file) + " holds no PEM certificate"};
-    }
-    SSL_CTX_set_client_CA_list(ctx, names);
-  }
-  // Go's RequestClientCert and RequireAnyClientCert take any certificate;
-  // OpenSSL verifies whatever it gets unless the callback says yes.
   SSL_CTX_set_verify(ctx, mode, verify ? nullptr : AcceptAnyClientCert);
+}
+
+}  // namespace
+
+std::optional<TlsSetupProblem> ConfigureTlsServerContext(const TlsServerConfig& tls,
+                                                         SSL_CTX* ctx) {
+  ERR_clear_error();
+  if (auto problem = SetProtocol(tls, ctx)) return problem;
+  if (auto problem = LoadCertificateAndKey(tls, ctx)) return problem;
+  if (!tls.client_ca_file.empty()) {
+    if (auto problem = LoadClientCa(tls, ctx)) return problem;
+  }
+  SetClientVerification(tls.client_auth, ctx);
   ERR_clear_error();
   return std::nullopt;
 }
-
 
 std::optional<TlsSetupProblem> CheckTlsServerConfig(const TlsServerConfig& tls) {
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_server_method()),

@@ -220,6 +220,88 @@ void PersistentEventLogProbe::Save(const std::string& serial) {
   save_failing_ = !s;
 }
 
+namespace {
+
+// With the context the header's read established: the whole log (up to
+// kPersistentEventLogMaxBytes), then the context released, whatever
+// happened in between.
+Expected<Bytes> ReadAndRelease(Controller& ctrl, const Bytes& header) {
+  Expected<Bytes> whole = header;
+  const std::uint64_t tll = LoadLe<std::uint64_t>(header, 8);
+  if (tll > kPersistentEventLogHeaderSize) {
+    std::size_t length =
+        static_cast<std::size_t>(std::min<std::uint64_t>(tll, kPersistentEventLogMaxBytes));
+    length = (length + 3) / 4 * 4;
+    whole = ctrl.GetLogPageAt(kPersistentEventLogId, kNsidAll, length,
+                              kPelLspRead, 0);
+  }
+  auto released = ctrl.GetLogPageAt(kPersistentEventLogId, kNsidAll,
+                                    kPersistentEventLogHeaderSize,
+                                    kPelLspRelease, 0);
+  if (!whole) return whole.error();
+  if (!released) return released.error();
+  return whole;
+}
+
+// The counts since drivewatch first saw the drive, what the log holds now
+// by type, its newest thermal excursion, and how far it was read.
+void ExportEvents(SampleSink& sink, const std::string& serial_number,
+                  const PersistentEventLog& log,
+                  const std::map<std::string, std::uint64_t>& counts,
+                  std::uint64_t last_ms) {
+  std::map<std::string, std::uint64_t> in_log;
+  const PersistentEvent* excursion = nullptr;
+  for (const PersistentEvent& e : log.events) {
+    ++in_log[std::string(PersistentEventTypeName(e.type))];
+    if (e.type == kPelThermalExcursion && DecodeThermalExcursion(e.data) &&
+        (excursion == nullptr || e.timestamp_ms >= excursion->timestamp_ms)) {
+      excursion = &e;
+    }
+  }
+  const Labels serial{{"serial", serial_number}};
+  for (const auto& [type, n] : counts) {
+    sink.Add(kEventsTotal, {{"serial", serial_number}, {"type", type}},
+             static_cast<double>(n));
+  }
+  if (counts.find("thermal_excursion") == counts.end()) {
+    sink.Add(kEventsTotal,
+             {{"serial", serial_number}, {"type", "thermal_excursion"}}, 0);
+  }
+  for (const auto& [type, n] : in_log) {
+    sink.Add(kEvents, {{"serial", serial_number}, {"type", type}},
+             static_cast<double>(n));
+  }
+  if (excursion != nullptr) {
+    const ThermalExcursion t = *DecodeThermalExcursion(excursion->data);
+    sink.Add(kExcursionTemp, serial, t.threshold_celsius + t.over_celsius);
+    sink.Add(kExcursionThreshold, serial, t.threshold_celsius);
+    if (excursion->timestamp_ms != 0) {
+      sink.Add(kExcursionTime, serial, excursion->timestamp_ms / 1000.0);
+    }
+  }
+  if (last_ms != 0) sink.Add(kLastProcessed, serial, last_ms / 1000.0);
+  sink.Add(kProblems, serial, static_cast<double>(log.problems.size()));
+}
+
+}  // namespace
+
+void PersistentEventLogProbe::TakeNewEvents(const PersistentEventLog& log,
+                                            const std::string& serial) {
+  std::uint64_t newest = last_ms_;
+  for (const PersistentEvent& e : log.events) {
+    // Events without a timestamp cannot be placed, so are never counted.
+    if (known_ && e.timestamp_ms > last_ms_) {
+      ++counts_[std::string(PersistentEventTypeName(e.type))];
+    }
+    newest = std::max(newest, e.timestamp_ms);
+  }
+  if (!known_ || newest != last_ms_) {
+    known_ = true;
+    last_ms_ = newest;
+    Save(serial);
+  }
+}
+
 Status PersistentEventLogProbe::Run(Controller& ctrl,
                                     const ControllerInfo& info,
                                     SampleSink& sink) {
@@ -244,21 +326,8 @@ Status PersistentEventLogProbe::Run(Controller& ctrl,
     return Ok{};
   }
   support_.Report(sink, info.serial, kFeature, kDescription, true, "");
-  // The context stays until released, whatever happens in between.
-  Expected<Bytes> whole = *header;
-  const std::uint64_t tll = LoadLe<std::uint64_t>(*header, 8);
-  if (tll > kPersistentEventLogHeaderSize) {
-    std::size_t length =
-        static_cast<std::size_t>(std::min<std::uint64_t>(tll, kPersistentEventLogMaxBytes));
-    length = (length + 3) / 4 * 4;
-    whole = ctrl.GetLogPageAt(kPersistentEventLogId, kNsidAll, length,
-                              kPelLspRead, 0);
-  }
-  auto released = ctrl.GetLogPageAt(kPersistentEventLogId, kNsidAll,
-                                    kPersistentEventLogHeaderSize,
-                                    kPelLspRelease, 0);
+  auto whole = ReadAndRelease(ctrl, *header);
   if (!whole) return whole.error();
-  if (!released) return released.error();
 
   const PersistentEventLog log = DecodePersistentEventLog(*whole);
   for (std::size_t i = problems_logged_; i < log.problems.size(); ++i) {
@@ -267,50 +336,8 @@ Status PersistentEventLogProbe::Run(Controller& ctrl,
   }
   problems_logged_ = std::max(problems_logged_, log.problems.size());
   if (!loaded_) Load(info.serial);
-
-  std::uint64_t newest = last_ms_;
-  std::map<std::string, std::uint64_t> in_log;
-  const PersistentEvent* excursion = nullptr;
-  for (const PersistentEvent& e : log.events) {
-    const std::string type(PersistentEventTypeName(e.type));
-    ++in_log[type];
-    if (e.type == kPelThermalExcursion && DecodeThermalExcursion(e.data) &&
-        (excursion == nullptr || e.timestamp_ms >= excursion->timestamp_ms)) {
-      excursion = &e;
-    }
-    // Events without a timestamp cannot be placed, so are never counted.
-    if (known_ && e.timestamp_ms > last_ms_) ++counts_[type];
-    newest = std::max(newest, e.timestamp_ms);
-  }
-  if (!known_ || newest != last_ms_) {
-    known_ = true;
-    last_ms_ = newest;
-    Save(info.serial);
-  }
-
-  const Labels serial{{"serial", info.serial}};
-  for (const auto& [type, n] : counts_) {
-    sink.Add(kEventsTotal, {{"serial", info.serial}, {"type", type}},
-             static_cast<double>(n));
-  }
-  if (counts_.find("thermal_excursion") == counts_.end()) {
-    sink.Add(kEventsTotal,
-             {{"serial", info.serial}, {"type", "thermal_excursion"}}, 0);
-  }
-  for (const auto& [type, n] : in_log) {
-    sink.Add(kEvents, {{"serial", info.serial}, {"type", type}},
-             static_cast<double>(n));
-  }
-  if (excursion != nullptr) {
-    const ThermalExcursion t = *DecodeThermalExcursion(excursion->data);
-    sink.Add(kExcursionTemp, serial, t.threshold_celsius + t.over_celsius);
-    sink.Add(kExcursionThreshold, serial, t.threshold_celsius);
-    if (excursion->timestamp_ms != 0) {
-      sink.Add(kExcursionTime, serial, excursion->timestamp_ms / 1000.0);
-    }
-  }
-  if (last_ms_ != 0) sink.Add(kLastProcessed, serial, last_ms_ / 1000.0);
-  sink.Add(kProblems, serial, static_cast<double>(log.problems.size()));
+  TakeNewEvents(log, info.serial);
+  ExportEvents(sink, info.serial, log, counts_, last_ms_);
   return Ok{};
 }
 

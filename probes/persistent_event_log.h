@@ -96,6 +96,9 @@ class PersistentEventLogProbe : public DriveProbe {
  private:
   void Load(const std::string& serial);
   void Save(const std::string& serial);
+  // Counts the events newer than the last one processed (none on the first
+  // sight of the drive) and saves how far the log was read.
+  void TakeNewEvents(const PersistentEventLog& log, const std::string& serial);
 
   FeatureSupport support_;
   std::mutex mu_;

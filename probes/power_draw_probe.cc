@@ -181,18 +181,7 @@ void PowerDrawProbe::Close(const Window& w, TimePoint end, bool load_changed) {
   ++windows_[{w.rate, result}];
 }
 
-Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
-                           SampleSink& sink) {
-  const TimePoint now = now_();
-  const DriveLoadState load = load_ ? load_->State(info.serial) : DriveLoadState{};
-  std::chrono::milliseconds unread_interval, at_load_max_age;
-  {
-    std::lock_guard lock(mu_);
-    unread_interval = unread_interval_;
-    at_load_max_age = at_load_max_age_;
-    if (!meter_) meter_ok_.reset();
-  }
-
+void PowerDrawProbe::FollowLoad(const DriveLoadState& load, TimePoint now) {
   if (window_) {
     if (load.rate != window_->rate || load.since != window_->since ||
         load.readers != window_->readers) {
@@ -203,49 +192,56 @@ Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
       window_->seen = now;
     }
   }
-  if (load.rate == 0 || load.rate == kLoadRate) {
-    if (!window_) {
-      window_ = Window{};  // not emplace(): clang 14 sees Window as incomplete there
-      window_->rate = load.rate;
-      window_->since = load.since;
-      window_->readers = load.readers;
-      // A window begins when the load did, unless that was before this
-      // probe could see it.
-      window_->start = load.since > TimePoint{} && load.since <= now ? load.since : now;
-      window_->seen = now;
-    }
-    const auto cadence = load.readers > 0
-                             ? std::chrono::steady_clock::duration(kTick)
-                             : std::chrono::steady_clock::duration(unread_interval);
-    if (window_->power.samples() == 0 ||
-        now - window_->last_sample >= cadence - std::chrono::milliseconds(kTick) / 2) {
-      auto taken = Sample(ctrl, info, *window_, load, now);
-      if (!taken) {
-        window_.reset();  // a gap in the samples: start over
-        return taken.error();
-      }
-      const bool full =
-          load.readers == 0 ? window_->power.samples() >= 2
-                            : now - window_->start >= kMaxWindow;
-      if (*taken && full) {
-        // Report it, and go on with its last sample as the next one's first.
-        Window next;
-        next.rate = window_->rate;
-        next.since = window_->since;
-        next.readers = window_->readers;
-        next.start = window_->last_sample_at;
-        next.seen = now;
-        next.last_sample = window_->last_sample;
-        next.last_sample_at = window_->last_sample_at;
-        next.other_first = next.other_last = window_->other_last;
-        next.power.Add(window_->power.last());
-        Close(*window_, window_->last_sample_at, /*load_changed=*/false);
-        window_ = std::move(next);
-      }
-    }
+  if ((load.rate == 0 || load.rate == kLoadRate) && !window_) {
+    window_ = Window{};  // not emplace(): clang 14 sees Window as incomplete there
+    window_->rate = load.rate;
+    window_->since = load.since;
+    window_->readers = load.readers;
+    // A window begins when the load did, unless that was before this
+    // probe could see it.
+    window_->start = load.since > TimePoint{} && load.since <= now ? load.since : now;
+    window_->seen = now;
   }
+}
 
-  const Labels serial = {{"serial", info.serial}};
+Status PowerDrawProbe::SampleWindow(Controller& ctrl, const ControllerInfo& info,
+                                    const DriveLoadState& load, TimePoint now,
+                                    std::chrono::milliseconds unread_interval) {
+  const auto cadence = load.readers > 0
+                           ? std::chrono::steady_clock::duration(kTick)
+                           : std::chrono::steady_clock::duration(unread_interval);
+  if (window_->power.samples() != 0 &&
+      now - window_->last_sample < cadence - std::chrono::milliseconds(kTick) / 2) {
+    return Ok{};
+  }
+  auto taken = Sample(ctrl, info, *window_, load, now);
+  if (!taken) {
+    window_.reset();  // a gap in the samples: start over
+    return taken.error();
+  }
+  const bool full = load.readers == 0 ? window_->power.samples() >= 2
+                                      : now - window_->start >= kMaxWindow;
+  if (*taken && full) {
+    // Report it, and go on with its last sample as the next one's first.
+    Window next;
+    next.rate = window_->rate;
+    next.since = window_->since;
+    next.readers = window_->readers;
+    next.start = window_->last_sample_at;
+    next.seen = now;
+    next.last_sample = window_->last_sample;
+    next.last_sample_at = window_->last_sample_at;
+    next.other_first = next.other_last = window_->other_last;
+    next.power.Add(window_->power.last());
+    Close(*window_, window_->last_sample_at, /*load_changed=*/false);
+    window_ = std::move(next);
+  }
+  return Ok{};
+}
+
+void PowerDrawProbe::Export(const std::string& serial_number, TimePoint now,
+                            std::chrono::milliseconds at_load_max_age, SampleSink& sink) {
+  const Labels serial = {{"serial", serial_number}};
   auto with = [&](Labels extra) {
     Labels labels = serial;
     for (auto& l : extra) labels.push_back(std::move(l));
@@ -274,6 +270,24 @@ Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
              static_cast<double>(n));
   }
   if (meter_ok_) sink.Add(kMeterSuccess, serial, *meter_ok_ ? 1 : 0);
+}
+
+Status PowerDrawProbe::Run(Controller& ctrl, const ControllerInfo& info,
+                           SampleSink& sink) {
+  const TimePoint now = now_();
+  const DriveLoadState load = load_ ? load_->State(info.serial) : DriveLoadState{};
+  std::chrono::milliseconds unread_interval, at_load_max_age;
+  {
+    std::lock_guard lock(mu_);
+    unread_interval = unread_interval_;
+    at_load_max_age = at_load_max_age_;
+    if (!meter_) meter_ok_.reset();
+  }
+  FollowLoad(load, now);
+  if (load.rate == 0 || load.rate == kLoadRate) {
+    if (Status s = SampleWindow(ctrl, info, load, now, unread_interval); !s) return s;
+  }
+  Export(info.serial, now, at_load_max_age, sink);
   return Ok{};
 }
 

@@ -123,6 +123,17 @@ class PowerDrawProbe : public DriveProbe {
                         Window& w, const DriveLoadState& before, TimePoint run);
   // Reports `w`, ended at `end` by a change of load or by its length.
   void Close(const Window& w, TimePoint end, bool load_changed);
+  // Run's steps. Closes the window when the load changed since the last
+  // run, and opens one when the load is one a window is measured at.
+  void FollowLoad(const DriveLoadState& load, TimePoint now);
+  // Samples the open window when its cadence is due, and reports it once
+  // it is full; an error leaves no window.
+  Status SampleWindow(Controller& ctrl, const ControllerInfo& info,
+                      const DriveLoadState& load, TimePoint now,
+                      std::chrono::milliseconds unread_interval);
+  // The last window of each rate, the window counts and the meter's state.
+  void Export(const std::string& serial, TimePoint now,
+              std::chrono::milliseconds at_load_max_age, SampleSink& sink);
 
   const DriveLoadBoard* load_;
   NowFn now_;

@@ -55,17 +55,14 @@ std::string FormatTimeout(std::chrono::milliseconds ms) {
   return std::to_string(ms.count()) + "ms";
 }
 
-Expected<double> RunCommand(const PowerMeterSpec& spec) {
-  const std::string what = "meter command " + util::Quote(spec.command.at(0));
-  const auto deadline = Steady::now() + spec.timeout;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return SysError(errno, what, "pipe");
-
+// Starts `command` with its stdout on `stdout_fd` and stdin and stderr on
+// /dev/null; posix_spawn's error number, 0 when it started.
+int Spawn(const std::vector<std::string>& command, int stdout_fd, pid_t* pid) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
                                    O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null",
                                    O_WRONLY, 0);
   posix_spawnattr_t attr;
@@ -80,61 +77,50 @@ Expected<double> RunCommand(const PowerMeterSpec& spec) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<char*> argv;
-  for (const auto& a : spec.command) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  const int rc = posix_spawn(pid, argv[0], &actions, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return SysError(rc, what, "start");
-  }
+  return rc;
+}
 
-  auto remaining_ms = [&] {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - Steady::now());
-    return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-  };
-  std::string out;
-  bool timed_out = false;
+int RemainingMs(Steady::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
+  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+// Reads the command's stdout until it closes it or has printed more than
+// kMaxOutput; false when the deadline came first.
+bool ReadOutput(int fd, Steady::time_point deadline, std::string* out) {
   for (;;) {
-    pollfd p{pipe_fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, remaining_ms());
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, RemainingMs(deadline));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = true;
-      break;
-    }
+    if (ready <= 0) return false;
     char buf[512];
-    const ssize_t n = read(pipe_fds[0], buf, sizeof(buf));
+    const ssize_t n = read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the command closed its stdout
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > kMaxOutput) break;
+    if (n <= 0) return true;  // EOF: the command closed its stdout
+    out->append(buf, static_cast<std::size_t>(n));
+    if (out->size() > kMaxOutput) return true;
   }
-  close(pipe_fds[0]);
+}
 
-  int status = 0;
-  while (!timed_out) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) break;
-    if (remaining_ms() == 0) {
-      timed_out = true;
-      break;
-    }
+// Waits for the command to exit; false when the deadline came first.
+bool AwaitExit(pid_t pid, Steady::time_point deadline, int* status) {
+  for (;;) {
+    const pid_t r = waitpid(pid, status, WNOHANG);
+    if (r == pid) return true;
+    if (r < 0 && errno != EINTR) return true;
+    if (RemainingMs(deadline) == 0) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (timed_out) {
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return Error{ETIMEDOUT, -1,
-                 what + ": timed out after " + FormatTimeout(spec.timeout) +
-                     ", killed"};
-  }
+}
+
+// The watts an exited command printed, or why it gave none.
+Expected<double> Outcome(const std::string& what, const std::string& out, int status) {
   if (out.size() > kMaxOutput) {
     return Error{EBADMSG, -1,
                  what + ": printed more than " + std::to_string(kMaxOutput) +
@@ -150,6 +136,34 @@ Expected<double> RunCommand(const PowerMeterSpec& spec) {
                      ", expected 0"};
   }
   return ParseWatts(out, what);
+}
+
+Expected<double> RunCommand(const PowerMeterSpec& spec) {
+  const std::string what = "meter command " + util::Quote(spec.command.at(0));
+  const auto deadline = Steady::now() + spec.timeout;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return SysError(errno, what, "pipe");
+  pid_t pid = 0;
+  const int rc = Spawn(spec.command, pipe_fds[1], &pid);
+  close(pipe_fds[1]);
+  if (rc != 0) {
+    close(pipe_fds[0]);
+    return SysError(rc, what, "start");
+  }
+  std::string out;
+  bool timed_out = !ReadOutput(pipe_fds[0], deadline, &out);
+  close(pipe_fds[0]);
+  int status = 0;
+  if (!timed_out) timed_out = !AwaitExit(pid, deadline, &status);
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return Error{ETIMEDOUT, -1,
+                 what + ": timed out after " + FormatTimeout(spec.timeout) +
+                     ", killed"};
+  }
+  return Outcome(what, out, status);
 }
 
 }  // namespace

@@ -251,6 +251,181 @@ void SelfTestProbe::SaveState(const std::string& serial) {
   save_failing_ = !s;
 }
 
+namespace {
+
+// How many results at the front of the log are new. The current log,
+// newest first, lines up with what was seen before after `fresh` new
+// entries were pushed in front. The log keeps the newest kResultCount
+// results, so the remembered list must fit behind the new ones exactly,
+// or be cut off by that limit.
+std::size_t CountFresh(const std::vector<std::string>& ids,
+                       const std::vector<std::pair<std::string, std::int64_t>>& seen) {
+  std::size_t fresh = ids.empty() ? 0 : ids.size();
+  for (std::size_t k = 0; k <= ids.size(); ++k) {
+    const std::size_t overlap = std::min(seen.size(), ids.size() - k);
+    const bool fits = k + seen.size() == ids.size() ||
+                      (ids.size() == kResultCount && k + seen.size() > kResultCount);
+    bool match = fits;
+    for (std::size_t i = 0; i < overlap && match; ++i) {
+      match = ids[k + i] == seen[i].first;
+    }
+    if (match) {
+      fresh = k;
+      break;
+    }
+  }
+  return fresh;
+}
+
+// The log line that announces a new result.
+std::string ResultLine(const std::string& serial, const SelfTestResult& r) {
+  std::string line = "drive serial=" + serial + ": " + std::string(SelfTestTypeName(r.code)) +
+                     " self-test " + std::string(SelfTestResultName(r.result)) + " at " +
+                     std::to_string(r.power_on_hours) + " power-on hours";
+  if (r.result == 0x7) line += ", segment " + std::to_string(r.segment);
+  if (r.NsidValid()) line += ", nsid " + std::to_string(r.nsid);
+  if (r.LbaValid()) line += ", failing LBA " + std::to_string(r.failing_lba);
+  return line;
+}
+
+// A sample labelled with the drive's serial, then `extra`.
+void AddSample(SampleSink& sink, const MetricDesc& d, const std::string& serial, double v,
+               Labels extra) {
+  Labels labels{{"serial", serial}};
+  for (auto& l : extra) labels.push_back(std::move(l));
+  sink.Add(d, std::move(labels), v);
+}
+
+}  // namespace
+
+bool SelfTestProbe::TakeResults(const SelfTestLog& log, const std::string& serial,
+                                std::int64_t now_s) {
+  std::vector<std::string> ids;
+  for (const SelfTestResult& r : log.results) ids.push_back(r.Identity());
+  // Before any memory of the drive, everything in the log is history.
+  const bool first_sight = !known_;
+  const std::size_t fresh = first_sight ? 0 : CountFresh(ids, seen_);
+  std::vector<std::pair<std::string, std::int64_t>> seen;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::int64_t at = now_s;
+    if (i >= fresh && !first_sight) {
+      for (const auto& [identity, when] : seen_) {
+        if (identity == ids[i]) {
+          at = when;
+          break;
+        }
+      }
+    }
+    seen.emplace_back(ids[i], at);
+  }
+  // Oldest first, so the log reads in order.
+  for (std::size_t i = fresh; i-- > 0;) {
+    const SelfTestResult& r = log.results[i];
+    const bool failed = SelfTestFailed(r.result);
+    if (failed) ++Type(r.code).failures;
+    const std::string line = ResultLine(serial, r);
+    if (failed) {
+      log::Warn(line);
+    } else {
+      log_(line);
+    }
+  }
+  const bool changed = first_sight || fresh > 0 || seen.size() != seen_.size();
+  seen_ = std::move(seen);
+  known_ = true;
+  return changed;
+}
+
+void SelfTestProbe::ExportLog(const SelfTestLog& log, const std::string& serial,
+                              SampleSink& sink) {
+  for (std::uint8_t code : kTypeCodes) {
+    const std::string type(SelfTestTypeName(code));
+    AddSample(sink, kInProgress, serial, log.current_operation == code ? 1 : 0,
+              {{"type", type}});
+    AddSample(sink, kFailures, serial, static_cast<double>(Type(code).failures),
+              {{"type", type}});
+    for (std::size_t i = 0; i < log.results.size(); ++i) {
+      const SelfTestResult& r = log.results[i];
+      if (r.code != code) continue;
+      AddSample(sink, kLastResult, serial, 1,
+                {{"type", type}, {"result", std::string(SelfTestResultName(r.result))}});
+      AddSample(sink, kLastPowerOnHours, serial, static_cast<double>(r.power_on_hours) * 3600,
+                {{"type", type}});
+      AddSample(sink, kLastSeen, serial, static_cast<double>(seen_[i].second),
+                {{"type", type}});
+      if (r.LbaValid()) {
+        AddSample(sink, kFailingLba, serial, static_cast<double>(r.failing_lba),
+                  {{"type", type}, {"nsid", r.NsidValid() ? std::to_string(r.nsid) : "unknown"}});
+      }
+      if (r.result == 0x7) {
+        AddSample(sink, kFailingSegment, serial, r.segment, {{"type", type}});
+      }
+      break;
+    }
+  }
+  if (log.current_operation != 0) {
+    sink.Add(kCompletion, Labels{{"serial", serial}}, log.completion_percent / 100.0);
+  } else {
+    started_running_ = false;
+  }
+}
+
+bool SelfTestProbe::StartDueTest(Controller& ctrl, const std::string& serial,
+                                 const SelfTestLog& log,
+                                 std::chrono::system_clock::time_point now) {
+  SelfTestSettings settings;
+  const DriveBusyBoard* busy = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    settings = settings_;
+    busy = busy_;
+  }
+  bool changed = false;
+  // Extended first, since it covers what short tests.
+  for (std::uint8_t code : {kSelfTestExtended, kSelfTestShort}) {
+    const config::Schedule& schedule =
+        code == kSelfTestExtended ? settings.extended_test : settings.short_test;
+    const auto slot = config::LatestSlot(schedule, now);
+    if (!slot) continue;
+    const std::int64_t slot_s = UnixSeconds(*slot);
+    TypeState& t = Type(code);
+    if (slot_s <= t.attempted || now - *slot > kSelfTestCatchUp) continue;
+    const std::string type(SelfTestTypeName(code));
+    if (log.current_operation != 0) {
+      // The running test ends first; extended then short at the same slot
+      // is pointless, so a slot that finds a test running is given up on
+      // only when its catch-up window ends.
+      continue;
+    }
+    const std::string why = busy != nullptr ? busy->Busy(serial) : "";
+    if (!why.empty()) {
+      if (busy_logged_ != why) {
+        log_("drive serial=" + serial + ": scheduled " + type +
+             " self-test waits: the drive is busy (" + why + ")");
+        busy_logged_ = why;
+      }
+      continue;
+    }
+    busy_logged_.clear();
+    t.attempted = slot_s;
+    changed = true;
+    Status s = ctrl.DeviceSelfTest(code, kNsidAll);
+    if (!s) {
+      log::Warn("drive serial=" + serial + ": cannot start the scheduled " + type +
+                " self-test: " + s.error().message);
+      continue;
+    }
+    ++t.started;
+    started_running_ = true;
+    log_("drive serial=" + serial + ": started the scheduled " + type + " self-test (" +
+         config::FormatSchedule(schedule) + ")");
+    // One slot handled per run: a test is now running.
+    if (code == kSelfTestExtended) Type(kSelfTestShort).attempted = slot_s;
+    break;
+  }
+  return changed;
+}
+
 Status SelfTestProbe::Run(Controller& ctrl, const ControllerInfo& info,
                           SampleSink& sink) {
   auto id_bytes = ctrl.Identify(kIdentifyCnsController, 0);
@@ -275,160 +450,14 @@ Status SelfTestProbe::Run(Controller& ctrl, const ControllerInfo& info,
   auto log = DecodeSelfTestLog(*bytes);
   if (!log) return OnDevice(info, log.error());
   const auto now = now_();
-  const std::int64_t now_s = UnixSeconds(now);
   if (!loaded_) LoadState(info.serial);
-  bool changed = false;
-
-  // New results: the current log, newest first, lines up with what was
-  // seen before after `fresh` new entries were pushed in front.
-  std::vector<std::string> ids;
-  for (const SelfTestResult& r : log->results) ids.push_back(r.Identity());
-  // Before any memory of the drive, everything in the log is history.
-  const bool first_sight = !known_;
-  // The log keeps the newest kResultCount results, so the remembered list
-  // must fit behind the new ones exactly, or be cut off by that limit.
-  std::size_t fresh = 0;
-  if (!first_sight) {
-    fresh = ids.empty() ? 0 : ids.size();
-    for (std::size_t k = 0; k <= ids.size(); ++k) {
-      const std::size_t overlap = std::min(seen_.size(), ids.size() - k);
-      const bool fits = k + seen_.size() == ids.size() ||
-                        (ids.size() == kResultCount &&
-                         k + seen_.size() > kResultCount);
-      bool match = fits;
-      for (std::size_t i = 0; i < overlap && match; ++i) {
-        match = ids[k + i] == seen_[i].first;
-      }
-      if (match) {
-        fresh = k;
-        break;
-      }
-    }
-  }
-  std::vector<std::pair<std::string, std::int64_t>> seen;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    std::int64_t at = now_s;
-    if (i >= fresh && !first_sight) {
-      for (const auto& [identity, when] : seen_) {
-        if (identity == ids[i]) {
-          at = when;
-          break;
-        }
-      }
-    }
-    seen.emplace_back(ids[i], at);
-  }
-  // Oldest first, so the log reads in order.
-  for (std::size_t i = fresh; i-- > 0;) {
-    const SelfTestResult& r = log->results[i];
-    const bool failed = SelfTestFailed(r.result);
-    if (failed) ++Type(r.code).failures;
-    std::string line = "drive serial=" + info.serial + ": " +
-                       std::string(SelfTestTypeName(r.code)) +
-                       " self-test " + std::string(SelfTestResultName(r.result)) +
-                       " at " + std::to_string(r.power_on_hours) +
-                       " power-on hours";
-    if (r.result == 0x7) line += ", segment " + std::to_string(r.segment);
-    if (r.NsidValid()) line += ", nsid " + std::to_string(r.nsid);
-    if (r.LbaValid()) line += ", failing LBA " + std::to_string(r.failing_lba);
-    if (failed) {
-      log::Warn(line);
-    } else {
-      log_(line);
-    }
-  }
-  if (first_sight || fresh > 0 || seen.size() != seen_.size()) changed = true;
-  seen_ = std::move(seen);
-  known_ = true;
-
-  const Labels serial{{"serial", info.serial}};
-  auto add = [&](const MetricDesc& d, double v, Labels extra) {
-    Labels labels = serial;
-    for (auto& l : extra) labels.push_back(std::move(l));
-    sink.Add(d, std::move(labels), v);
-  };
-  for (std::uint8_t code : kTypeCodes) {
-    const std::string type(SelfTestTypeName(code));
-    add(kInProgress, log->current_operation == code ? 1 : 0, {{"type", type}});
-    add(kFailures, static_cast<double>(Type(code).failures), {{"type", type}});
-    for (std::size_t i = 0; i < log->results.size(); ++i) {
-      const SelfTestResult& r = log->results[i];
-      if (r.code != code) continue;
-      add(kLastResult, 1,
-          {{"type", type}, {"result", std::string(SelfTestResultName(r.result))}});
-      add(kLastPowerOnHours, static_cast<double>(r.power_on_hours) * 3600,
-          {{"type", type}});
-      add(kLastSeen, static_cast<double>(seen_[i].second), {{"type", type}});
-      if (r.LbaValid()) {
-        add(kFailingLba, static_cast<double>(r.failing_lba),
-            {{"type", type},
-             {"nsid", r.NsidValid() ? std::to_string(r.nsid) : "unknown"}});
-      }
-      if (r.result == 0x7) {
-        add(kFailingSegment, r.segment, {{"type", type}});
-      }
-      break;
-    }
-  }
-  if (log->current_operation != 0) {
-    sink.Add(kCompletion, serial, log->completion_percent / 100.0);
-  } else {
-    started_running_ = false;
-  }
-
-  // The schedule: extended first, since it covers what short tests.
-  SelfTestSettings settings;
-  const DriveBusyBoard* busy = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    settings = settings_;
-    busy = busy_;
-  }
-  for (std::uint8_t code : {kSelfTestExtended, kSelfTestShort}) {
-    const config::Schedule& schedule = code == kSelfTestExtended
-                                           ? settings.extended_test
-                                           : settings.short_test;
-    const auto slot = config::LatestSlot(schedule, now);
-    if (!slot) continue;
-    const std::int64_t slot_s = UnixSeconds(*slot);
-    TypeState& t = Type(code);
-    if (slot_s <= t.attempted || now - *slot > kSelfTestCatchUp) continue;
-    const std::string type(SelfTestTypeName(code));
-    if (log->current_operation != 0) {
-      // The running test ends first; extended then short at the same slot
-      // is pointless, so a slot that finds a test running is given up on
-      // only when its catch-up window ends.
-      continue;
-    }
-    const std::string why = busy != nullptr ? busy->Busy(info.serial) : "";
-    if (!why.empty()) {
-      if (busy_logged_ != why) {
-        log_("drive serial=" + info.serial + ": scheduled " + type +
-             " self-test waits: the drive is busy (" + why + ")");
-        busy_logged_ = why;
-      }
-      continue;
-    }
-    busy_logged_.clear();
-    t.attempted = slot_s;
-    changed = true;
-    Status s = ctrl.DeviceSelfTest(code, kNsidAll);
-    if (!s) {
-      log::Warn("drive serial=" + info.serial + ": cannot start the scheduled " +
-                type + " self-test: " + s.error().message);
-      continue;
-    }
-    ++t.started;
-    started_running_ = true;
-    log_("drive serial=" + info.serial + ": started the scheduled " + type +
-         " self-test (" + config::FormatSchedule(schedule) + ")");
-    // One slot handled per run: a test is now running.
-    if (code == kSelfTestExtended) Type(kSelfTestShort).attempted = slot_s;
-    break;
-  }
+  bool changed = TakeResults(*log, info.serial, UnixSeconds(now));
+  ExportLog(*log, info.serial, sink);
+  // The schedule: a due test starts once nothing else has the drive.
+  if (StartDueTest(ctrl, info.serial, *log, now)) changed = true;
   for (std::uint8_t code : {kSelfTestShort, kSelfTestExtended}) {
-    add(kStarted, static_cast<double>(Type(code).started),
-        {{"type", std::string(SelfTestTypeName(code))}});
+    AddSample(sink, kStarted, info.serial, static_cast<double>(Type(code).started),
+              {{"type", std::string(SelfTestTypeName(code))}});
   }
   if (changed) SaveState(info.serial);
   return Ok{};

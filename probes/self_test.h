@@ -125,6 +125,15 @@ class SelfTestProbe : public DriveProbe {
   void LoadState(const std::string& serial);
   void SaveState(const std::string& serial);
   TypeState& Type(std::uint8_t code);
+  // Run's steps. New results in the log: counted, logged and remembered
+  // with when they were first seen; true when the state changed.
+  bool TakeResults(const SelfTestLog& log, const std::string& serial, std::int64_t now_s);
+  // Progress and the newest result per type as samples.
+  void ExportLog(const SelfTestLog& log, const std::string& serial, SampleSink& sink);
+  // Starts the scheduled test that is due, if the drive is free; true when
+  // a slot was attempted.
+  bool StartDueTest(Controller& ctrl, const std::string& serial, const SelfTestLog& log,
+                    std::chrono::system_clock::time_point now);
 
   WallNowFn now_;
   FeatureSupport support_;

@@ -222,27 +222,26 @@ Status ThermalProbe::RunFromHwmon(const ControllerInfo& info,
   return Ok{};
 }
 
-Status ThermalProbe::RunAdmin(Controller& ctrl, const ControllerInfo& info,
+namespace {
+
+// A sample labelled with the drive's serial, then `extra`.
+void AddSample(SampleSink& sink, const std::string& serial, const MetricDesc& desc,
+               double value, Labels extra = {}) {
+  Labels labels{{"serial", serial}};
+  for (auto& label : extra) labels.push_back(std::move(label));
+  sink.Add(desc, std::move(labels), value);
+}
+
+// Feature 04h, per sensor the SMART log reports (NVMe 2.0 §5.27.1.4: a
+// sensor that is not implemented reads 0 there): the over and under
+// thresholds, and whether the feature is there.
+Status ExportSensorThresholds(Controller& ctrl, const std::string& serial,
+                              const SmartLog& log, FeatureSupport& support,
                               SampleSink& sink) {
-  auto id = ReadIdentifyController(ctrl, info);
-  if (!id) return id.error();
-  auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
-  if (!log_bytes) return log_bytes.error();
-  auto log = DecodeSmartLog(*log_bytes);
-  if (!log) return OnDevice(info, log.error());
-
   const MetricDesc& threshold = HealthProbe::TemperatureThresholdMetric();
-  auto add = [&](const MetricDesc& desc, double value, Labels extra = {}) {
-    Labels labels{{"serial", info.serial}};
-    for (auto& label : extra) labels.push_back(std::move(label));
-    sink.Add(desc, std::move(labels), value);
-  };
-
-  // Feature 04h, per sensor the SMART log reports (NVMe 2.0 §5.27.1.4: a
-  // sensor that is not implemented reads 0 there).
   std::vector<int> sensors = {kCompositeSensor};
-  for (std::size_t i = 0; i < log->temperature_sensors_k.size(); ++i) {
-    if (log->temperature_sensors_k[i] != 0) {
+  for (std::size_t i = 0; i < log.temperature_sensors_k.size(); ++i) {
+    if (log.temperature_sensors_k[i] != 0) {
       sensors.push_back(static_cast<int>(i) + 1);
     }
   }
@@ -263,47 +262,75 @@ Status ThermalProbe::RunAdmin(Controller& ctrl, const ControllerInfo& info,
         }
         break;
       }
-      add(threshold, ThresholdCelsius(DecodeTemperatureThresholdKelvin(r->result)),
-          {{"threshold", type == ThresholdType::kOver ? "over" : "under"},
-           {"sensor", sensor == kCompositeSensor ? "composite"
-                                                 : std::to_string(sensor)}});
+      AddSample(sink, serial, threshold,
+                ThresholdCelsius(DecodeTemperatureThresholdKelvin(r->result)),
+                {{"threshold", type == ThresholdType::kOver ? "over" : "under"},
+                 {"sensor", sensor == kCompositeSensor ? "composite"
+                                                       : std::to_string(sensor)}});
     }
     if (!thresholds_supported) break;
   }
-  support_.Report(sink, info.serial, "temperature_threshold",
-                  "temperature thresholds (feature 04h)", thresholds_supported,
-                  why);
+  support.Report(sink, serial, "temperature_threshold",
+                 "temperature thresholds (feature 04h)", thresholds_supported, why);
+  return Ok{};
+}
 
-  // Host controlled thermal management: Identify HCTMA bit 0, feature 10h.
-  HostThermalManagement hctm;
-  if ((id->hctma & 1) == 0) {
-    support_.Report(sink, info.serial, "host_thermal_management",
-                    "host controlled thermal management (feature 10h)", false,
-                    "Identify Controller HCTMA bit 0 is clear");
-  } else {
-    auto r = ctrl.GetFeature(kFeatureHostThermalManagement, 0, 0);
-    if (!r && !r.error().Unsupported()) return r.error();
-    support_.Report(sink, info.serial, "host_thermal_management",
-                    "host controlled thermal management (feature 10h)",
-                    r.ok(), r.ok() ? "" : r.error().message);
-    if (r) {
-      hctm = DecodeHostThermalManagement(r->result);
-      if (hctm.tmt1_k != 0) {
-        add(threshold, ThresholdCelsius(hctm.tmt1_k), {{"threshold", "tmt1"}});
-      }
-      if (hctm.tmt2_k != 0) {
-        add(threshold, ThresholdCelsius(hctm.tmt2_k), {{"threshold", "tmt2"}});
-      }
+// Host controlled thermal management: Identify HCTMA bit 0, feature 10h.
+// Its TMT1 and TMT2 go to *hctm (left 0 without the feature).
+Status ExportHostThermalManagement(Controller& ctrl, const std::string& serial,
+                                   const IdentifyController& id, FeatureSupport& support,
+                                   SampleSink& sink, HostThermalManagement* hctm) {
+  const MetricDesc& threshold = HealthProbe::TemperatureThresholdMetric();
+  if ((id.hctma & 1) == 0) {
+    support.Report(sink, serial, "host_thermal_management",
+                   "host controlled thermal management (feature 10h)", false,
+                   "Identify Controller HCTMA bit 0 is clear");
+    return Ok{};
+  }
+  auto r = ctrl.GetFeature(kFeatureHostThermalManagement, 0, 0);
+  if (!r && !r.error().Unsupported()) return r.error();
+  support.Report(sink, serial, "host_thermal_management",
+                 "host controlled thermal management (feature 10h)",
+                 r.ok(), r.ok() ? "" : r.error().message);
+  if (r) {
+    *hctm = DecodeHostThermalManagement(r->result);
+    if (hctm->tmt1_k != 0) {
+      AddSample(sink, serial, threshold, ThresholdCelsius(hctm->tmt1_k),
+                {{"threshold", "tmt1"}});
     }
-    // The range the host may set TMT1/TMT2 in; 0 = not reported.
-    if (const auto c = units::KelvinToCelsius(id->mntmt_k)) {
-      add(threshold, *c, {{"threshold", "mntmt"}});
-    }
-    if (const auto c = units::KelvinToCelsius(id->mxtmt_k)) {
-      add(threshold, *c, {{"threshold", "mxtmt"}});
+    if (hctm->tmt2_k != 0) {
+      AddSample(sink, serial, threshold, ThresholdCelsius(hctm->tmt2_k),
+                {{"threshold", "tmt2"}});
     }
   }
+  // The range the host may set TMT1/TMT2 in; 0 = not reported.
+  if (const auto c = units::KelvinToCelsius(id.mntmt_k)) {
+    AddSample(sink, serial, threshold, *c, {{"threshold", "mntmt"}});
+  }
+  if (const auto c = units::KelvinToCelsius(id.mxtmt_k)) {
+    AddSample(sink, serial, threshold, *c, {{"threshold", "mxtmt"}});
+  }
+  return Ok{};
+}
 
+}  // namespace
+
+Status ThermalProbe::RunAdmin(Controller& ctrl, const ControllerInfo& info,
+                              SampleSink& sink) {
+  auto id = ReadIdentifyController(ctrl, info);
+  if (!id) return id.error();
+  auto log_bytes = ctrl.GetLogPage(kSmartLogId, kNsidAll, kSmartLogSize);
+  if (!log_bytes) return log_bytes.error();
+  auto log = DecodeSmartLog(*log_bytes);
+  if (!log) return OnDevice(info, log.error());
+  if (Status s = ExportSensorThresholds(ctrl, info.serial, *log, support_, sink); !s) {
+    return s;
+  }
+  HostThermalManagement hctm;
+  if (Status s = ExportHostThermalManagement(ctrl, info.serial, *id, support_, sink, &hctm);
+      !s) {
+    return s;
+  }
   const ThermalObservation observation{
       .at = now_(),
       .tmt1_transitions = log->thermal_management_temp1_transitions,
@@ -314,7 +341,7 @@ Status ThermalProbe::RunAdmin(Controller& ctrl, const ControllerInfo& info,
       .tmt1_k = hctm.tmt1_k,
       .tmt2_k = hctm.tmt2_k,
   };
-  add(kThermalThrottling, throttle_.Update(observation));
+  AddSample(sink, info.serial, kThermalThrottling, throttle_.Update(observation));
   return Ok{};
 }
 

@@ -477,28 +477,21 @@ void ReadReactor::Place() {
 
 void ReadReactor::Loop() {
   pthread_setname_np(pthread_self(), "dw-read-reactor");
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0) {
-      for (int c = 0; c < CPU_SETSIZE; ++c) {
-        if (CPU_ISSET(c, &set)) allowed_cpus_.push_back(c);
-      }
+  if (!SetUp()) return;
+  while (TakeRequests()) Turn();
+  ShutDown();
+}
+
+bool ReadReactor::SetUp() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) allowed_cpus_.push_back(c);
     }
-    placed_cpus_ = allowed_cpus_;
   }
-  Status setup = Ok{};
-  int rc = InitSingleIssuerRing(kRingEntries, &ring_->ring);
-  if (rc < 0) {
-    setup = SysError(-rc, "read latency: io_uring set-up (io_uring_queue_init)");
-  } else {
-    ring_->up = true;
-    if (io_uring_register_buffers_sparse(&ring_->ring, kBufferSlots) == 0) {
-      ring_->fixed_buffers = true;
-      for (std::uint32_t s = kBufferSlots; s-- > 0;) free_slots_.push_back(s);
-    }
-    if (wake_fd_ < 0) setup = SysError(EMFILE, "read latency: eventfd");
-  }
+  placed_cpus_ = allowed_cpus_;
+  const Status setup = InitRing();
   {
     std::lock_guard lock(mu_);
     setup_ = setup;
@@ -511,47 +504,67 @@ void ReadReactor::Loop() {
     if (ring_->up) io_uring_queue_exit(&ring_->ring);
     ring_->up = false;
     delete ring_->wake_buf;  // no read of it was ever armed
-    return;
+    return false;
   }
+  return true;
+}
 
-  for (;;) {
-    if (!TakeRequests()) break;
-    if (!ring_->wake_read_pending) ArmWakeRead();
-    const TimePoint now = Clock::now();
-    for (auto& [reader, e] : entries_) {
-      if (e->state == Entry::State::kAsk ||
-          (e->state == Entry::State::kWait && e->at <= now)) {
-        Ask(*e, now);
-      }
-    }
-    // A read of a newly opened target: the thread moves before it submits.
-    if (place_) Place();
-    // Every read prepared this turn goes with the call below; its
-    // submission time is taken just before it.
-    StampReads(Clock::now());
-    TimePoint deadline = TimePoint::max();
-    for (auto& [reader, e] : entries_) {
-      if (e->state == Entry::State::kWait || e->state == Entry::State::kReading) {
-        deadline = std::min(deadline, e->at);
-      }
-    }
-    io_uring_cqe* cqe = nullptr;
-    if (deadline == TimePoint::max()) {
-      rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, nullptr, nullptr);
-    } else {
-      __kernel_timespec ts = Relative(deadline - Clock::now());
-      rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, &ts, nullptr);
-    }
-    const TimePoint reaped = Clock::now();
-    ring_->counters.wakeups.fetch_add(1, std::memory_order_relaxed);
-    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-      log::Error(SysError(-rc, "read latency: io_uring_enter").message);
-    }
-    Reap(reaped);
-    TimeOut(reaped);
+Status ReadReactor::InitRing() {
+  const int rc = InitSingleIssuerRing(kRingEntries, &ring_->ring);
+  if (rc < 0) return SysError(-rc, "read latency: io_uring set-up (io_uring_queue_init)");
+  ring_->up = true;
+  if (io_uring_register_buffers_sparse(&ring_->ring, kBufferSlots) == 0) {
+    ring_->fixed_buffers = true;
+    for (std::uint32_t s = kBufferSlots; s-- > 0;) free_slots_.push_back(s);
   }
+  if (wake_fd_ < 0) return SysError(EMFILE, "read latency: eventfd");
+  return Ok{};
+}
 
-  // Stopping. The eventfd read completes at once (the destructor wrote the
+void ReadReactor::Turn() {
+  if (!ring_->wake_read_pending) ArmWakeRead();
+  const TimePoint now = Clock::now();
+  for (auto& [reader, e] : entries_) {
+    if (e->state == Entry::State::kAsk ||
+        (e->state == Entry::State::kWait && e->at <= now)) {
+      Ask(*e, now);
+    }
+  }
+  // A read of a newly opened target: the thread moves before it submits.
+  if (place_) Place();
+  // Every read prepared this turn goes with the call below; its
+  // submission time is taken just before it.
+  StampReads(Clock::now());
+  const TimePoint deadline = Deadline();
+  io_uring_cqe* cqe = nullptr;
+  int rc = 0;
+  if (deadline == TimePoint::max()) {
+    rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, nullptr, nullptr);
+  } else {
+    __kernel_timespec ts = Relative(deadline - Clock::now());
+    rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, &ts, nullptr);
+  }
+  const TimePoint reaped = Clock::now();
+  ring_->counters.wakeups.fetch_add(1, std::memory_order_relaxed);
+  if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+    log::Error(SysError(-rc, "read latency: io_uring_enter").message);
+  }
+  Reap(reaped);
+  TimeOut(reaped);
+}
+
+ReadReactor::TimePoint ReadReactor::Deadline() const {
+  TimePoint deadline = TimePoint::max();
+  for (const auto& [reader, e] : entries_) {
+    if (e->state == Entry::State::kWait || e->state == Entry::State::kReading) {
+      deadline = std::min(deadline, e->at);
+    }
+  }
+  return deadline;
+}
+
+void ReadReactor::ShutDown() {
+  // The eventfd read completes at once (the destructor wrote the
   // counter); wait for it, briefly, so the kernel keeps nothing of ours.
   const TimePoint give_up = Clock::now() + std::chrono::seconds(1);
   while (ring_->wake_read_pending && Clock::now() < give_up) {

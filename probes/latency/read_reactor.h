@@ -136,6 +136,18 @@ class ReadReactor {
     std::uint32_t bytes = 0;  // kAdd
   };
   void Loop();
+  // Loop's steps, on the reactor thread. SetUp records the CPUs the thread
+  // may use, makes the ring and tells status() how that went; false when
+  // there is no ring.
+  bool SetUp();
+  Status InitRing();
+  // One turn: ask the readers that are due, submit their reads with one
+  // call that waits for a completion or the earliest deadline, then reap.
+  void Turn();
+  // The earliest time a waiting reader or a read in flight needs a turn.
+  TimePoint Deadline() const;
+  // Stopping: the eventfd read let land, the ring closed, buffers unmapped.
+  void ShutDown();
   void OpenerLoop();
   // mu_ held: the reactor picks `request` up at its next turn; PokeLocked
   // only wakes it (a stop, an open done).

@@ -15,8 +15,64 @@ void Loader::ReadAging(const toml::table& t, Config& out) {
   ReadPhases(t, out.aging.phases);
 }
 
+namespace {
+
+// Every key this file reads is under [[aging.targets]].
+constexpr std::string_view kPath = "aging.targets";
+
+}  // namespace
+
+void Loader::CheckTargetKindKeys(const toml::table& e, bool is_device, bool is_directory) {
+  for (std::string_view key :
+       {"serial", "namespace", "destroy_data", "allow_signatures"}) {
+    const toml::node* n = e.get(key);
+    if (n != nullptr && !is_device && is_directory) {
+      Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+             "only a block_device target has " + std::string(key) +
+                 " (expected it on a target with block_device; a "
+                 "directory target touches only its own file)");
+    }
+  }
+  for (std::string_view key : {"file_size", "free_space_reserve"}) {
+    const toml::node* n = e.get(key);
+    if (n != nullptr && is_device) {
+      Report(n->source().begin, std::string(kPath) + "." + std::string(key),
+             "only a directory target has " + std::string(key) +
+                 " (expected it on a target with directory)");
+    }
+  }
+}
+
+void Loader::ReadTargetSerial(const toml::table& e, bool is_device, AgingTarget& target) {
+  if (const toml::node* serial = e.get("serial")) {
+    const auto* v = serial->as_string();
+    if (v == nullptr) {
+      WrongType(*serial, std::string(kPath) + ".serial",
+                "the drive's serial as a non-empty string");
+    } else if (util::Trim(v->get(), kIdentifyPadding).empty()) {
+      Report(serial->source().begin, std::string(kPath) + ".serial",
+             "empty serial (expected the serial the device must show before drivewatch "
+             "writes to it, e.g. serial = \"S4EWNX0R123456\")");
+    } else if (util::Trim(v->get(), util::kBlanksAndNul) != v->get()) {
+      // Identities are compared byte for byte ("loop:/x/t.img " names
+      // another file than "loop:/x/t.img"); a blank at either end is a
+      // typo or a copy of padding, never part of what a device shows.
+      Report(serial->source().begin, std::string(kPath) + ".serial",
+             Quote(v->get()) + " has blanks at its start or end (expected the serial "
+             "exactly as the device shows it, without padding: drivewatch compares "
+             "serials byte for byte)");
+    } else {
+      target.serial = v->get();
+    }
+  } else if (is_device) {
+    Report(e.source().begin, std::string(kPath) + ".serial",
+           "missing serial (expected the serial the device must show "
+           "before drivewatch writes to it, e.g. serial = "
+           "\"S4EWNX0R123456\")");
+  }
+}
+
 void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out) {
-  constexpr std::string_view kPath = "aging.targets";
   std::vector<Located> names;
   auto read_one = [&](const toml::table& e, AgingTarget& target, std::size_t) {
     target.name = ReadName(e, kPath, "target", names);
@@ -24,50 +80,8 @@ void Loader::ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& ou
         ReadDeviceOrDirectory(e, kPath, target.block_device, target.directory,
                               detail::BlockDeviceProblem);
     // Keys that belong to one kind of target only.
-    for (std::string_view key :
-         {"serial", "namespace", "destroy_data", "allow_signatures"}) {
-      const toml::node* n = e.get(key);
-      if (n != nullptr && device == nullptr && directory != nullptr) {
-        Report(n->source().begin, std::string(kPath) + "." + std::string(key),
-               "only a block_device target has " + std::string(key) +
-                   " (expected it on a target with block_device; a "
-                   "directory target touches only its own file)");
-      }
-    }
-    for (std::string_view key : {"file_size", "free_space_reserve"}) {
-      const toml::node* n = e.get(key);
-      if (n != nullptr && device != nullptr) {
-        Report(n->source().begin, std::string(kPath) + "." + std::string(key),
-               "only a directory target has " + std::string(key) +
-                   " (expected it on a target with directory)");
-      }
-    }
-    if (const toml::node* serial = e.get("serial")) {
-      const auto* v = serial->as_string();
-      if (v == nullptr) {
-        WrongType(*serial, std::string(kPath) + ".serial",
-                  "the drive's serial as a non-empty string");
-      } else if (util::Trim(v->get(), kIdentifyPadding).empty()) {
-        Report(serial->source().begin, std::string(kPath) + ".serial",
-               "empty serial (expected the serial the device must show before drivewatch "
-               "writes to it, e.g. serial = \"S4EWNX0R123456\")");
-      } else if (util::Trim(v->get(), util::kBlanksAndNul) != v->get()) {
-        // Identities are compared byte for byte ("loop:/x/t.img " names
-        // another file than "loop:/x/t.img"); a blank at either end is a
-        // typo or a copy of padding, never part of what a device shows.
-        Report(serial->source().begin, std::string(kPath) + ".serial",
-               Quote(v->get()) + " has blanks at its start or end (expected the serial "
-               "exactly as the device shows it, without padding: drivewatch compares "
-               "serials byte for byte)");
-      } else {
-        target.serial = v->get();
-      }
-    } else if (device != nullptr) {
-      Report(e.source().begin, std::string(kPath) + ".serial",
-             "missing serial (expected the serial the device must show "
-             "before drivewatch writes to it, e.g. serial = "
-             "\"S4EWNX0R123456\")");
-    }
+    CheckTargetKindKeys(e, device != nullptr, directory != nullptr);
+    ReadTargetSerial(e, device != nullptr, target);
     ReadInteger(e, "namespace", kPath, 1, 0xFFFFFFFE, target.nsid);
     if (device != nullptr && e.get("namespace") == nullptr && !target.block_device.empty() &&
         detail::NvmeNamespacePath(target.block_device)) {

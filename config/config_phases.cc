@@ -30,6 +30,8 @@ std::span<const std::string_view> PhaseKeys() {
   return keys;
 }
 
+constexpr std::string_view kPhasesPath = "aging.phases";
+
 constexpr Range kPhaseIntervalRange{milliseconds{60'000}, std::chrono::days{366}};
 constexpr Range kMaxDurationRange{milliseconds{1'000}, std::chrono::days{30}};
 
@@ -114,116 +116,140 @@ void Loader::CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_pos
   }
 }
 
-void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
-  constexpr std::string_view kPath = "aging.phases";
+void Loader::CheckWriteAcknowledged(const PhaseConfig& phase, const PhaseTarget& target) {
+  const ReadTarget& named = *target.named;
+  if (!PhaseKindWrites(phase.params) || named.target.block_device.empty() ||
+      named.target.destroy_data) {
+    return;
+  }
+  std::string what;
+  if (const auto* replay = std::get_if<ReplayParams>(&phase.params)) {
+    what = replay->trace_facts.read
+               ? " (trace " + replay->trace + " writes or trims from line " +
+                     std::to_string(replay->trace_facts.first_write_line) + " on)"
+               : " (trace " + replay->trace + " was not read, so it counts as writing)";
+  }
+  Report(target.node->source().begin, std::string(kPhasesPath) + ".target",
+         "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
+             Quote(phase.target) + what + ", which does not acknowledge that all data on " +
+             named.target.block_device +
+             " will be destroyed (expected destroy_data = true in its "
+             "[[aging.targets]] entry at " + At(named.where) + ")");
+}
+
+void Loader::CheckPowerStateTarget(const PhaseConfig& phase, const PhaseTarget& target) {
+  const ReadTarget& named = *target.named;
+  if (!PhaseKindChangesPowerState(phase.params)) return;
+  if (named.target.serial.empty()) {
+    Report(target.node->source().begin, std::string(kPhasesPath) + ".target",
+           "phase kind " + Quote(PhaseKindName(phase.params)) +
+               " changes the power settings of the drive of target " +
+               Quote(phase.target) + ", which names no drive serial (expected an "
+               "[[aging.targets]] entry with block_device and serial, not the one at " +
+               At(named.where) + ")");
+  } else if (!named.target.block_device.empty()) {
+    if (auto problem = detail::NotNvmeNamespaceProblem(named.target.block_device)) {
+      Report(target.node->source().begin, std::string(kPhasesPath) + ".target",
+             "phase kind " + Quote(PhaseKindName(phase.params)) +
+                 " sends NVMe admin commands (Identify, Set Features 02h and 0Ch) to the "
+                 "drive of target " + Quote(phase.target) + ", and its block_device " +
+                 *problem + " (expected a target whose block_device is an NVMe "
+                 "namespace such as \"/dev/nvme0n1\", not the one at " +
+                 At(named.where) + ")");
+    }
+  }
+}
+
+bool Loader::ReadPhaseKind(const toml::table& e, PhaseConfig& phase) {
   const std::span<const std::string_view> kinds = PhaseKindNames();
+  const std::string path = std::string(kPhasesPath) + ".kind";
+  const toml::node* kind = e.get("kind");
+  if (kind == nullptr) {
+    Report(e.source().begin, path, "missing kind (expected " + OneOf(kinds) + ")");
+  } else if (const auto* v = kind->as_string(); v == nullptr) {
+    WrongType(*kind, path, "a string, " + OneOf(kinds));
+  } else if (std::optional<PhaseParams> params = DefaultPhaseParams(v->get())) {
+    phase.params = std::move(*params);
+    return true;
+  } else {
+    Report(kind->source().begin, path,
+           Quote(v->get()) + " is not a phase kind (expected " + OneOf(kinds) + ")");
+  }
+  return false;
+}
+
+Loader::PhaseTarget Loader::ReadPhaseTarget(const toml::table& e, PhaseConfig& phase,
+                                            bool kind_known) {
+  const std::string path = std::string(kPhasesPath) + ".target";
+  const toml::node* target = e.get("target");
+  if (target == nullptr) {
+    Report(e.source().begin, path,
+           "missing target (expected the name of an [[aging.targets]] "
+           "entry)");
+    return {};
+  }
+  const auto* v = target->as_string();
+  if (v == nullptr) {
+    WrongType(*target, path, "the name of an [[aging.targets]] entry");
+    return {};
+  }
+  if (FindReadTarget(v->get()) == nullptr) {
+    std::string known;
+    for (const ReadTarget& a : read_targets_) {
+      known += (known.empty() ? "" : ", ") + Quote(a.target.name);
+    }
+    Report(target->source().begin, path,
+           Quote(v->get()) + " is not an [[aging.targets]] name " +
+               (known.empty() ? std::string("(no targets are configured)")
+                              : "(expected one of: " + known + ")"));
+    return {};
+  }
+  phase.target = v->get();
+  const PhaseTarget named{FindReadTarget(phase.target), target};
+  if (kind_known) {
+    // Whether a replay writes is known once its trace is read, later.
+    if (!std::holds_alternative<ReplayParams>(phase.params)) {
+      CheckWriteAcknowledged(phase, named);
+    }
+    CheckPowerStateTarget(phase, named);
+  }
+  return named;
+}
+
+void Loader::ReadPhaseEntry(const toml::table& e, PhaseConfig& phase, std::size_t errors_before,
+                            std::vector<Located>& names) {
+  phase.name = ReadName(e, kPhasesPath, "phase", names);
+  const bool kind_known = ReadPhaseKind(e, phase);
+  const PhaseTarget named = ReadPhaseTarget(e, phase, kind_known);
+  if (errors_.size() == errors_before) CheckKindKeys(e, phase.params);
+  ReadPhaseSchedule(e, phase.schedule);
+  ReadDuration(e, "max_duration", kPhasesPath, kMaxDurationRange,
+               phase.max_duration);
+  ReadKindKeys(e, phase.params, kind_known);
+  if (const auto* perf = std::get_if<PerfParams>(&phase.params);
+      perf != nullptr && errors_.size() == errors_before) {
+    CheckPerfPhase(e, *perf, FindReadTarget(phase.target));
+  }
+  if (auto* replay = std::get_if<ReplayParams>(&phase.params); replay && kind_known) {
+    const std::size_t errors_before_trace = errors_.size();
+    if (!replay->trace.empty()) InspectTrace(e, *replay);
+    // A trace that could not be read says so; no second error for it.
+    if (named.named != nullptr && errors_.size() == errors_before_trace) {
+      CheckWriteAcknowledged(phase, named);
+    }
+  }
+  if (errors_.size() == errors_before) {
+    CheckStudyOverlaps(phase, e.source().begin);
+    read_phases_.push_back(ReadPhase{phase, e.source().begin});
+  }
+}
+
+void Loader::ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out) {
   std::vector<Located> names;
-  auto read_one = [&](const toml::table& e, PhaseConfig& phase, std::size_t errors_before) {
-    const ReadTarget* named = nullptr;     // the target the phase names
-    const toml::node* target_node = nullptr;
-    // A phase that writes a block device needs its acknowledgement.
-    auto acknowledged = [&] {
-      if (!PhaseKindWrites(phase.params) || named->target.block_device.empty() ||
-          named->target.destroy_data) {
-        return;
-      }
-      std::string what;
-      if (const auto* replay = std::get_if<ReplayParams>(&phase.params)) {
-        what = replay->trace_facts.read
-                   ? " (trace " + replay->trace + " writes or trims from line " +
-                         std::to_string(replay->trace_facts.first_write_line) + " on)"
-                   : " (trace " + replay->trace + " was not read, so it counts as writing)";
-      }
-      Report(target_node->source().begin, std::string(kPath) + ".target",
-             "phase kind " + Quote(PhaseKindName(phase.params)) + " writes target " +
-                 Quote(phase.target) + what + ", which does not acknowledge that all data on " +
-                 named->target.block_device +
-                 " will be destroyed (expected destroy_data = true in its "
-                 "[[aging.targets]] entry at " + At(named->where) + ")");
-    };
-    phase.name = ReadName(e, kPath, "phase", names);
-    const toml::node* kind = e.get("kind");
-    bool kind_known = false;
-    if (kind == nullptr) {
-      Report(e.source().begin, std::string(kPath) + ".kind",
-             "missing kind (expected " + OneOf(kinds) + ")");
-    } else if (const auto* v = kind->as_string(); v == nullptr) {
-      WrongType(*kind, std::string(kPath) + ".kind", "a string, " + OneOf(kinds));
-    } else if (std::optional<PhaseParams> params = DefaultPhaseParams(v->get())) {
-      phase.params = std::move(*params);
-      kind_known = true;
-    } else {
-      Report(kind->source().begin, std::string(kPath) + ".kind",
-             Quote(v->get()) + " is not a phase kind (expected " + OneOf(kinds) + ")");
-    }
-    if (const toml::node* target = e.get("target")) {
-      const auto* v = target->as_string();
-      if (v == nullptr) {
-        WrongType(*target, std::string(kPath) + ".target",
-                  "the name of an [[aging.targets]] entry");
-      } else if (FindReadTarget(v->get()) == nullptr) {
-        std::string known;
-        for (const ReadTarget& a : read_targets_) {
-          known += (known.empty() ? "" : ", ") + Quote(a.target.name);
-        }
-        Report(target->source().begin, std::string(kPath) + ".target",
-               Quote(v->get()) + " is not an [[aging.targets]] name " +
-                   (known.empty() ? std::string("(no targets are configured)")
-                                  : "(expected one of: " + known + ")"));
-      } else {
-        phase.target = v->get();
-        named = FindReadTarget(phase.target);
-        target_node = target;
-        // Whether a replay writes is known once its trace is read, below.
-        if (kind_known && !std::holds_alternative<ReplayParams>(phase.params)) acknowledged();
-        if (kind_known && PhaseKindChangesPowerState(phase.params) &&
-            named->target.serial.empty()) {
-          Report(target->source().begin, std::string(kPath) + ".target",
-                 "phase kind " + Quote(PhaseKindName(phase.params)) +
-                     " changes the power settings of the drive of target " +
-                     Quote(phase.target) + ", which names no drive serial (expected an "
-                     "[[aging.targets]] entry with block_device and serial, not the one at " +
-                     At(named->where) + ")");
-        } else if (kind_known && PhaseKindChangesPowerState(phase.params) &&
-                   !named->target.block_device.empty()) {
-          if (auto problem = detail::NotNvmeNamespaceProblem(named->target.block_device)) {
-            Report(target->source().begin, std::string(kPath) + ".target",
-                   "phase kind " + Quote(PhaseKindName(phase.params)) +
-                       " sends NVMe admin commands (Identify, Set Features 02h and 0Ch) to the "
-                       "drive of target " + Quote(phase.target) + ", and its block_device " +
-                       *problem + " (expected a target whose block_device is an NVMe "
-                       "namespace such as \"/dev/nvme0n1\", not the one at " +
-                       At(named->where) + ")");
-          }
-        }
-      }
-    } else {
-      Report(e.source().begin, std::string(kPath) + ".target",
-             "missing target (expected the name of an [[aging.targets]] "
-             "entry)");
-    }
-    if (errors_.size() == errors_before) CheckKindKeys(e, phase.params);
-    ReadPhaseSchedule(e, phase.schedule);
-    ReadDuration(e, "max_duration", kPath, kMaxDurationRange,
-                 phase.max_duration);
-    ReadKindKeys(e, phase.params, kind_known);
-    if (const auto* perf = std::get_if<PerfParams>(&phase.params);
-        perf != nullptr && errors_.size() == errors_before) {
-      CheckPerfPhase(e, *perf, FindReadTarget(phase.target));
-    }
-    if (auto* replay = std::get_if<ReplayParams>(&phase.params); replay && kind_known) {
-      const std::size_t errors_before_trace = errors_.size();
-      if (!replay->trace.empty()) InspectTrace(e, *replay);
-      // A trace that could not be read says so; no second error for it.
-      if (named != nullptr && errors_.size() == errors_before_trace) acknowledged();
-    }
-    if (errors_.size() == errors_before) {
-      CheckStudyOverlaps(phase, e.source().begin);
-      read_phases_.push_back(ReadPhase{phase, e.source().begin});
-    }
-  };
-  ReadTables(t, "phases", "aging", PhaseKeys(),
-             "a table with name, kind and target", out, read_one);
+  ReadTables(t, "phases", "aging", PhaseKeys(), "a table with name, kind and target", out,
+             [&](const toml::table& e, PhaseConfig& phase, std::size_t errors_before) {
+               ReadPhaseEntry(e, phase, errors_before, names);
+             });
 }
 
 void Loader::CheckKindKeys(const toml::table& e, const PhaseParams& params) {

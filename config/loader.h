@@ -226,6 +226,10 @@ class Loader {
   // [aging] and [[aging.targets]] (config_aging.cc).
 
   void ReadAgingTargets(const toml::table& t, std::vector<AgingTarget>& out);
+  // Keys only one kind of target (a block device, a directory) has.
+  void CheckTargetKindKeys(const toml::table& e, bool is_device, bool is_directory);
+  // serial: required on a block device target, exactly as the device shows it.
+  void ReadTargetSerial(const toml::table& e, bool is_device, AgingTarget& target);
   const ReadTarget* FindReadTarget(std::string_view name) const;
   // Two targets that reach the same bytes: one entry, one device path, or
   // one drive namespace by serial.
@@ -241,6 +245,22 @@ class Loader {
   // overwrote.
   void CheckStudyOverlaps(const PhaseConfig& phase, const toml::source_position& where);
   void ReadPhases(const toml::table& t, std::vector<PhaseConfig>& out);
+  // One [[aging.phases]] entry, as ReadTables' read_one; its steps below.
+  void ReadPhaseEntry(const toml::table& e, PhaseConfig& phase, std::size_t errors_before,
+                      std::vector<Located>& names);
+  // The kind, its default parameters into `phase`; false when it is
+  // missing or unknown (reported).
+  bool ReadPhaseKind(const toml::table& e, PhaseConfig& phase);
+  // The [[aging.targets]] entry a phase names, and the node that names it.
+  struct PhaseTarget {
+    const ReadTarget* named = nullptr;  // null: missing or unknown (reported)
+    const toml::node* node = nullptr;
+  };
+  PhaseTarget ReadPhaseTarget(const toml::table& e, PhaseConfig& phase, bool kind_known);
+  // A phase that writes a block device needs its destroy_data.
+  void CheckWriteAcknowledged(const PhaseConfig& phase, const PhaseTarget& target);
+  // A phase that changes power settings needs an NVMe drive by serial.
+  void CheckPowerStateTarget(const PhaseConfig& phase, const PhaseTarget& target);
   // A key of another kind than the phase's is refused, naming the kinds
   // that have it.
   void CheckKindKeys(const toml::table& e, const PhaseParams& params);

@@ -285,35 +285,8 @@ Expected<std::optional<TraceIo>> BlockTraceReader::ParseIolog(std::string_view l
   }
   const std::string_view name = w.word[lead];
   const std::string_view action = w.word[lead + 1];
-  const auto file = files_.find(name);
   if (w.count == lead + 2) {
-    if (action == "add") {
-      if (file == files_.end()) {
-        if (files_.size() >= kMaxTraceFiles) {
-          return Problem("more than " + std::to_string(kMaxTraceFiles) +
-                         " files added (expected at most that many)");
-        }
-        files_.emplace(std::string(name), false);
-      }
-    } else if (action == "open" || action == "close") {
-      if (file == files_.end()) {
-        return Problem(std::string(action) + " of " + Quote(name) +
-                       ", which no add named before (expected \"" + std::string(name) +
-                       " add\" first)");
-      }
-      if (action == "close" && !file->second) {
-        return Problem("close of " + Quote(name) + ", which is not open (expected \"" +
-                       std::string(name) + " open\" before it)");
-      }
-      file->second = action == "open";
-    } else if (action == "read" || action == "write" || action == "trim" || action == "sync" ||
-               action == "datasync" || action == "wait") {
-      return Problem(std::string(action) + " without an offset and a length (expected " +
-                     std::string(form) + ")");
-    } else {
-      return Problem("unknown action " + Quote(action) + " (expected " +
-                     std::string(kIologActions) + ")");
-    }
+    if (Status s = IologFileAction(name, action, form); !s) return s.error();
     return std::optional<TraceIo>();
   }
   const std::optional<std::uint64_t> offset = Number(w.word[lead + 2]);
@@ -323,18 +296,65 @@ Expected<std::optional<TraceIo>> BlockTraceReader::ParseIolog(std::string_view l
                    Quote(w.word[lead + 3]) + " (expected whole numbers of bytes)");
   }
   if (action == "wait") {
-    if (v3) {
-      return Problem(
-          "wait in an iolog of version 3 (expected the timestamps to carry the timing, as "
-          "fio writes them)");
-    }
-    if (*offset > kMaxTraceTimeNs / 1'000'000) {
-      return Problem("wait until " + std::to_string(*offset) +
-                     " ms (expected at most 366 days of milliseconds)");
-    }
-    wait_clock_ns_ = std::max(wait_clock_ns_, *offset * 1'000'000);
+    if (Status s = IologWait(*offset, v3); !s) return s.error();
     return std::optional<TraceIo>();
   }
+  if (Status s = IologIo(name, action, *offset, *length, io); !s) return s.error();
+  if (!v3) io.time_ns = wait_clock_ns_;
+  Saw(name);
+  if (!options_.device.empty() && name != options_.device) return std::optional<TraceIo>();
+  return std::optional<TraceIo>(io);
+}
+
+Status BlockTraceReader::IologFileAction(std::string_view name, std::string_view action,
+                                         std::string_view form) {
+  const auto file = files_.find(name);
+  if (action == "add") {
+    if (file == files_.end()) {
+      if (files_.size() >= kMaxTraceFiles) {
+        return Problem("more than " + std::to_string(kMaxTraceFiles) +
+                       " files added (expected at most that many)");
+      }
+      files_.emplace(std::string(name), false);
+    }
+  } else if (action == "open" || action == "close") {
+    if (file == files_.end()) {
+      return Problem(std::string(action) + " of " + Quote(name) +
+                     ", which no add named before (expected \"" + std::string(name) +
+                     " add\" first)");
+    }
+    if (action == "close" && !file->second) {
+      return Problem("close of " + Quote(name) + ", which is not open (expected \"" +
+                     std::string(name) + " open\" before it)");
+    }
+    file->second = action == "open";
+  } else if (action == "read" || action == "write" || action == "trim" || action == "sync" ||
+             action == "datasync" || action == "wait") {
+    return Problem(std::string(action) + " without an offset and a length (expected " +
+                   std::string(form) + ")");
+  } else {
+    return Problem("unknown action " + Quote(action) + " (expected " +
+                   std::string(kIologActions) + ")");
+  }
+  return Ok{};
+}
+
+Status BlockTraceReader::IologWait(std::uint64_t ms, bool v3) {
+  if (v3) {
+    return Problem(
+        "wait in an iolog of version 3 (expected the timestamps to carry the timing, as "
+        "fio writes them)");
+  }
+  if (ms > kMaxTraceTimeNs / 1'000'000) {
+    return Problem("wait until " + std::to_string(ms) +
+                   " ms (expected at most 366 days of milliseconds)");
+  }
+  wait_clock_ns_ = std::max(wait_clock_ns_, ms * 1'000'000);
+  return Ok{};
+}
+
+Status BlockTraceReader::IologIo(std::string_view name, std::string_view action,
+                                 std::uint64_t offset, std::uint64_t length, TraceIo& io) {
   if (action == "read") {
     io.op = TraceIo::Op::kRead;
   } else if (action == "write") {
@@ -350,27 +370,25 @@ Expected<std::optional<TraceIo>> BlockTraceReader::ParseIolog(std::string_view l
     return Problem("unknown action " + Quote(action) + " (expected " +
                    std::string(kIologActions) + ")");
   }
+  const auto file = files_.find(name);
   if (file == files_.end() || !file->second) {
     return Problem(std::string(action) + " on " + Quote(name) + ", which is not open (expected \"" +
                    std::string(name) + " add\" and \"" + std::string(name) +
                    " open\" before its I/O)");
   }
   if (io.op != TraceIo::Op::kFlush) {
-    if (*length == 0 || *length > kMaxTraceIoBytes) {
-      return Problem(std::string(action) + " of " + std::to_string(*length) +
+    if (length == 0 || length > kMaxTraceIoBytes) {
+      return Problem(std::string(action) + " of " + std::to_string(length) +
                      " bytes (expected 1 to " + std::to_string(kMaxTraceIoBytes) + " bytes)");
     }
-    if (*offset > kMaxTraceOffset - *length) {
-      return Problem(std::string(action) + " at offset " + std::to_string(*offset) +
+    if (offset > kMaxTraceOffset - length) {
+      return Problem(std::string(action) + " at offset " + std::to_string(offset) +
                      " (expected an offset that, with its length, stays below 1 EiB)");
     }
-    io.offset = *offset;
-    io.length = *length;
+    io.offset = offset;
+    io.length = length;
   }
-  if (!v3) io.time_ns = wait_clock_ns_;
-  Saw(name);
-  if (!options_.device.empty() && name != options_.device) return std::optional<TraceIo>();
-  return std::optional<TraceIo>(io);
+  return Ok{};
 }
 
 Expected<std::optional<TraceIo>> BlockTraceReader::ParseBlkparse(std::string_view line) {

@@ -107,6 +107,13 @@ class BlockTraceReader {
   Expected<std::optional<std::string_view>> NextLine();
   Error Problem(std::string_view what) const;
   Expected<std::optional<TraceIo>> ParseIolog(std::string_view line);
+  // ParseIolog's actions: "FILE add|open|close"; a v2 "wait" (its offset
+  // the time in milliseconds); an I/O or flush on an open file, into `io`.
+  Status IologFileAction(std::string_view name, std::string_view action,
+                         std::string_view form);
+  Status IologWait(std::uint64_t ms, bool v3);
+  Status IologIo(std::string_view name, std::string_view action, std::uint64_t offset,
+                 std::uint64_t length, TraceIo& io);
   Expected<std::optional<TraceIo>> ParseBlkparse(std::string_view line);
   void Saw(std::string_view device);
 

@@ -145,99 +145,136 @@ std::optional<WorkloadProgress> ProgressMerger::Next() {
   return out;
 }
 
+namespace {
+
+// What the calling thread and the job threads share while a run lasts.
+struct JobsRun {
+  JobsRun(WorkloadTarget& target, std::vector<WorkloadSpec> specs, std::vector<Plan> plans,
+          const ProgressCallback& progress)
+      : target(target),
+        specs(std::move(specs)),
+        plans(std::move(plans)),
+        n(this->specs.size()),
+        progress(progress),
+        merger(n),
+        set_up(static_cast<std::ptrdiff_t>(n)),
+        setups(n, Ok{}),
+        runs(n) {}
+
+  WorkloadTarget& target;
+  const std::vector<WorkloadSpec> specs;
+  const std::vector<Plan> plans;
+  const std::size_t n;
+  const ProgressCallback& progress;
+  std::stop_source jobs_stop;
+  std::mutex mu;
+  std::condition_variable changed;
+  ProgressMerger merger;  // mu
+  std::latch set_up;
+  std::latch go{1};
+  std::uint64_t start_ns = 0;  // written before go opens; 0: give up
+  std::vector<Status> setups;
+  std::vector<std::optional<Expected<JobRun>>> runs;  // mu
+  std::optional<Error> spawn_error;
+};
+
+// Job j's thread: sets up, waits for the common start, runs, and stops the
+// other jobs when it ends on errors or fails.
+void RunJobThread(JobsRun& run, std::size_t j) {
+  const std::stop_token token = run.jobs_stop.get_token();
+  ProgressCallback report;
+  if (run.progress) {
+    report = [&run, j](const WorkloadProgress& p) {
+      {
+        std::lock_guard lock(run.mu);
+        run.merger.Add(j, p);
+      }
+      run.changed.notify_one();
+    };
+  }
+  Expected<JobRun> r = RunJob(run.target, run.specs[j], run.plans[j], token, report,
+                              [&run, j](const Status& s) -> std::optional<std::uint64_t> {
+                                run.setups[j] = s;
+                                run.set_up.count_down();
+                                run.go.wait();
+                                if (run.start_ns == 0) return std::nullopt;
+                                return run.start_ns;
+                              });
+  if (!r || r->result.end == WorkloadResult::End::kErrors) run.jobs_stop.request_stop();
+  {
+    std::lock_guard lock(run.mu);
+    run.runs[j] = std::move(r);
+    run.merger.End(j);
+  }
+  run.changed.notify_one();
+}
+
+// The calling thread, once the jobs run: the merged progress, a second at
+// a time, until every job has ended.
+void HandOutProgress(JobsRun& run) {
+  std::unique_lock lock(run.mu);
+  for (;;) {
+    while (std::optional<WorkloadProgress> p = run.merger.Next()) {
+      lock.unlock();
+      run.progress(*p);
+      lock.lock();
+    }
+    if (run.merger.all_ended()) break;
+    run.changed.wait(lock);
+  }
+}
+
+// Starts a thread per job, gives them the start time once every one has set
+// up (or gives up, when one could not), and returns when all have ended.
+void StartAndJoin(JobsRun& run) {
+  std::vector<std::jthread> threads;
+  try {
+    for (std::size_t j = 0; j < run.n; ++j) {
+      threads.emplace_back([&run, j] { RunJobThread(run, j); });
+    }
+  } catch (const std::system_error& e) {
+    run.spawn_error =
+        Error{e.code().value(), -1,
+              "workload on " + run.target.path() + ": starting job " +
+                  std::to_string(threads.size()) + " of " + std::to_string(run.n) + ": " +
+                  e.what()};
+    run.set_up.count_down(static_cast<std::ptrdiff_t>(run.n - threads.size()));
+  }
+  run.set_up.wait();
+  const bool all_set_up =
+      !run.spawn_error && std::all_of(run.setups.begin(), run.setups.end(),
+                                      [](const Status& s) { return static_cast<bool>(s); });
+  if (all_set_up) run.start_ns = NowNs();
+  run.go.count_down();
+  if (all_set_up) HandOutProgress(run);
+}  // joins the jobs
+
+}  // namespace
+
 // The calling thread starts the jobs, gives them one start time once all
 // have set up (none does any I/O before), then hands out the merged
 // progress until every job has ended. A job that ends on max_errors or an
 // engine failure stops the others.
 Expected<WorkloadResult> RunJobs(WorkloadTarget& target, const WorkloadSpec& spec, const Plan& plan,
                                  const std::stop_token& stop, const ProgressCallback& progress) {
-  const std::vector<WorkloadSpec> specs = JobSpecs(spec, plan);
-  const std::size_t n = specs.size();
+  std::vector<WorkloadSpec> specs = JobSpecs(spec, plan);
   std::vector<Plan> plans;
   for (const WorkloadSpec& s : specs) {
     Expected<Plan> p = Validate(target, s);
     if (!p) return p.error();
     plans.push_back(*p);
   }
-
-  std::stop_source jobs_stop;
-  const std::stop_callback forward(stop, [&] { jobs_stop.request_stop(); });
-  std::mutex mu;
-  std::condition_variable changed;
-  ProgressMerger merger(n);
-  std::latch set_up(static_cast<std::ptrdiff_t>(n));
-  std::latch go(1);
-  std::uint64_t start_ns = 0;  // written before go opens; 0: give up
-  std::vector<Status> setups(n, Ok{});
-  std::vector<std::optional<Expected<JobRun>>> runs(n);
-  std::optional<Error> spawn_error;
-
-  const auto job = [&](std::size_t j) {
-    const std::stop_token token = jobs_stop.get_token();
-    ProgressCallback report;
-    if (progress) {
-      report = [&, j](const WorkloadProgress& p) {
-        {
-          std::lock_guard lock(mu);
-          merger.Add(j, p);
-        }
-        changed.notify_one();
-      };
-    }
-    Expected<JobRun> r = RunJob(target, specs[j], plans[j], token, report,
-                                [&, j](const Status& s) -> std::optional<std::uint64_t> {
-                                  setups[j] = s;
-                                  set_up.count_down();
-                                  go.wait();
-                                  if (start_ns == 0) return std::nullopt;
-                                  return start_ns;
-                                });
-    if (!r || r->result.end == WorkloadResult::End::kErrors) jobs_stop.request_stop();
-    {
-      std::lock_guard lock(mu);
-      runs[j] = std::move(r);
-      merger.End(j);
-    }
-    changed.notify_one();
-  };
-
+  JobsRun run(target, std::move(specs), std::move(plans), progress);
   {
-    std::vector<std::jthread> threads;
-    try {
-      for (std::size_t j = 0; j < n; ++j) threads.emplace_back(job, j);
-    } catch (const std::system_error& e) {
-      spawn_error =
-          Error{e.code().value(), -1,
-                "workload on " + target.path() + ": starting job " +
-                    std::to_string(threads.size()) + " of " + std::to_string(n) + ": " + e.what()};
-      set_up.count_down(static_cast<std::ptrdiff_t>(n - threads.size()));
-    }
-    set_up.wait();
-    const bool all_set_up =
-        !spawn_error && std::all_of(setups.begin(), setups.end(),
-                                    [](const Status& s) { return static_cast<bool>(s); });
-    if (all_set_up) start_ns = NowNs();
-    go.count_down();
-    if (all_set_up) {
-      std::unique_lock lock(mu);
-      for (;;) {
-        while (std::optional<WorkloadProgress> p = merger.Next()) {
-          lock.unlock();
-          progress(*p);
-          lock.lock();
-        }
-        if (merger.all_ended()) break;
-        changed.wait(lock);
-      }
-    }
-  }  // joins the jobs
-
-  if (spawn_error) return *spawn_error;
-  for (const Status& s : setups) {
+    const std::stop_callback forward(stop, [&run] { run.jobs_stop.request_stop(); });
+    StartAndJoin(run);
+  }
+  if (run.spawn_error) return *run.spawn_error;
+  for (const Status& s : run.setups) {
     if (!s) return s.error();
   }
   std::vector<JobRun> done;
-  for (std::optional<Expected<JobRun>>& r : runs) {
+  for (std::optional<Expected<JobRun>>& r : run.runs) {
     if (!*r) return r->error();
     done.push_back(std::move(**r));
   }

@@ -75,12 +75,10 @@ Status ValidateJobs(const WorkloadSpec& s, const Plan& plan, const Fail& fail) {
   return Ok{};
 }
 
-}  // namespace
-
-Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
-  auto fail = [&](const std::string& what) -> Error {
-    return Error{EINVAL, -1, "workload on " + target.path() + ": " + what};
-  };
+// The I/O itself: the mix, block size, queue depth and rate, and writes
+// only to a target open for them.
+template <class Fail>
+Status ValidateIo(const WorkloadTarget& target, const WorkloadSpec& s, const Fail& fail) {
   const std::uint64_t mix = std::uint64_t{s.read_percent} + s.write_percent +
                             s.trim_percent;
   if (mix != 100) {
@@ -108,13 +106,20 @@ Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
                 ", trim_percent " + std::to_string(s.trim_percent) +
                 ": the target is open read-only, expected 0 and 0");
   }
+  return Ok{};
+}
+
+// The region of the target the workload covers, into `plan`, and where a
+// sequential run starts in it.
+template <class Fail>
+Status ValidateRegion(const WorkloadTarget& target, const WorkloadSpec& s, Plan& plan,
+                      const Fail& fail) {
   const std::uint64_t bs = s.block_size;
   if (s.offset % bs != 0 || s.offset >= target.size()) {
     return fail("offset " + std::to_string(s.offset) +
                 ": expected a multiple of block_size " + std::to_string(bs) +
                 " below the target's size " + std::to_string(target.size()));
   }
-  Plan plan;
   plan.region_offset = s.offset;
   if (s.length == 0) {
     // "To its end": whole blocks only.
@@ -139,39 +144,51 @@ Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
                 " below the region's length " +
                 std::to_string(plan.region_length));
   }
-  if (!s.size_mix.empty() || !s.lba_zones.empty()) {
-    if (s.access != Access::kRandom) return fail("size_mix, lba_zones: expected random access");
-    std::uint32_t sum = 0, largest = 0;
-    for (const SizeShare& share : s.size_mix) {
-      if (share.size < kMinBlockSize || share.size > kMaxBlockSize || share.size % lbs != 0) {
-        return fail("size_mix size " + std::to_string(share.size) +
-                    ": expected a multiple of the logical block size " + std::to_string(lbs) +
-                    " from " + std::to_string(kMinBlockSize) + " to " +
-                    std::to_string(kMaxBlockSize));
-      }
-      sum += share.percent;
-      largest = std::max(largest, share.size);
+  return Ok{};
+}
+
+// A random workload's skew: its size mix and its LBA zones.
+template <class Fail>
+Status ValidateSkew(const WorkloadTarget& target, const WorkloadSpec& s, const Fail& fail) {
+  if (s.size_mix.empty() && s.lba_zones.empty()) return Ok{};
+  if (s.access != Access::kRandom) return fail("size_mix, lba_zones: expected random access");
+  const std::uint32_t lbs = target.logical_block_size();
+  std::uint32_t sum = 0, largest = 0;
+  for (const SizeShare& share : s.size_mix) {
+    if (share.size < kMinBlockSize || share.size > kMaxBlockSize || share.size % lbs != 0) {
+      return fail("size_mix size " + std::to_string(share.size) +
+                  ": expected a multiple of the logical block size " + std::to_string(lbs) +
+                  " from " + std::to_string(kMinBlockSize) + " to " +
+                  std::to_string(kMaxBlockSize));
     }
-    if (!s.size_mix.empty() && (sum != 100 || largest != s.block_size)) {
-      return fail("size_mix: percents sum to " + std::to_string(sum) + ", largest size " +
-                  std::to_string(largest) + ": expected 100, and block_size " +
-                  std::to_string(s.block_size) + " the largest size");
-    }
-    double region = 0;
-    sum = 0;
-    for (const LbaZone& z : s.lba_zones) {
-      if (!(z.region_percent > 0) || !std::isfinite(z.region_percent)) {
-        return fail("lba_zones region_percent " + std::to_string(z.region_percent) +
-                    ": expected above 0");
-      }
-      region += z.region_percent;
-      sum += z.access_percent;
-    }
-    if (!s.lba_zones.empty() && (sum != 100 || std::fabs(region - 100) > 1e-6)) {
-      return fail("lba_zones: access_percent sums to " + std::to_string(sum) +
-                  ", region_percent to " + std::to_string(region) + ": expected 100 and 100");
-    }
+    sum += share.percent;
+    largest = std::max(largest, share.size);
   }
+  if (!s.size_mix.empty() && (sum != 100 || largest != s.block_size)) {
+    return fail("size_mix: percents sum to " + std::to_string(sum) + ", largest size " +
+                std::to_string(largest) + ": expected 100, and block_size " +
+                std::to_string(s.block_size) + " the largest size");
+  }
+  double region = 0;
+  sum = 0;
+  for (const LbaZone& z : s.lba_zones) {
+    if (!(z.region_percent > 0) || !std::isfinite(z.region_percent)) {
+      return fail("lba_zones region_percent " + std::to_string(z.region_percent) +
+                  ": expected above 0");
+    }
+    region += z.region_percent;
+    sum += z.access_percent;
+  }
+  if (!s.lba_zones.empty() && (sum != 100 || std::fabs(region - 100) > 1e-6)) {
+    return fail("lba_zones: access_percent sums to " + std::to_string(sum) +
+                ", region_percent to " + std::to_string(region) + ": expected 100 and 100");
+  }
+  return Ok{};
+}
+
+// A run that would never end by itself needs a bound.
+template <class Fail>
+Status ValidateBounds(const WorkloadSpec& s, const Fail& fail) {
   const bool endless = s.access == Access::kRandom || s.wrap;
   if (endless && s.max_bytes == 0 && s.max_time.count() <= 0) {
     return fail(std::string(s.access == Access::kRandom ? "random access"
@@ -182,6 +199,20 @@ Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
     return fail("max_time " + std::to_string(s.max_time.count()) +
                 " ns: expected 0 (no bound) or more");
   }
+  return Ok{};
+}
+
+}  // namespace
+
+Expected<Plan> Validate(const WorkloadTarget& target, const WorkloadSpec& s) {
+  auto fail = [&](const std::string& what) -> Error {
+    return Error{EINVAL, -1, "workload on " + target.path() + ": " + what};
+  };
+  Plan plan;
+  if (Status io = ValidateIo(target, s, fail); !io) return io.error();
+  if (Status region = ValidateRegion(target, s, plan, fail); !region) return region.error();
+  if (Status skew = ValidateSkew(target, s, fail); !skew) return skew.error();
+  if (Status bounds = ValidateBounds(s, fail); !bounds) return bounds.error();
   if (Status jobs = ValidateJobs(s, plan, fail); !jobs) return jobs.error();
   return plan;
 }

@@ -18,22 +18,23 @@
 
 #include "aging/history/history.h"
 #include "aging/phases/phase.h"
-#include "aging/retention/retention_study.h"  // FindNvmeNamespace
 #include "aging/runner/drive_age.h"
 #include "aging/runner/phase_lock.h"
+#include "aging/runner/phase_target.h"
 #include "config/util/durable_file.h"
 #include "config/util/log.h"
-#include "probes/drive/identify.h"
-#include "probes/drive/nvme_drive_layer.h"
 #include "probes/latency/pacing.h"
 
 namespace drivewatch::aging {
 namespace {
 
 using phase_detail::DriveLockPath;
+using phase_detail::OpenedTarget;
+using phase_detail::OpenTarget;
 using phase_detail::RecordInterrupted;
 using phase_detail::StateLock;
 using phase_detail::TargetLockPath;
+using phase_detail::TargetRequest;
 using Clock = std::chrono::steady_clock;
 
 double UnixSeconds(std::chrono::system_clock::time_point t) {
@@ -290,128 +291,6 @@ Status RunPhaseKind(PhaseContext& ctx, PhaseReport& report) {
                     ctx.phase().params);
 }
 
-// The target a phase runs on, opened and checked, with what the run needs
-// to know of it.
-struct OpenedTarget {
-  std::unique_ptr<WorkloadTarget> io;
-  std::string path;
-  std::unique_ptr<HealthSource> health;  // for the abort conditions
-  std::unique_ptr<Controller> controller;  // NVMe, or options.controller
-  bool nvme = false;
-  std::uint32_t nsid = 0;
-  std::uint64_t capacity = 0;  // whole MiB
-  std::uint64_t size = 0;      // bytes
-  StorageMap storage;          // what it reaches (aging/safety/storage.h)
-};
-
-// Opens the run's target and checks it. A phase that writes opens it
-// read-write and passes the write gate (CheckWritePass) on that very
-// descriptor; one that only reads (retention-verify) opens it read-only and
-// checks only that it is the configured drive, following the drive by its
-// serial if its kernel name changed. Every error is a refusal, and says why.
-Expected<OpenedTarget> OpenTarget(RunState& run) {
-  const config::AgingTarget& target = *run.target;
-  const config::PhaseConfig& phase = *run.phase;
-  const PhaseRunnerOptions& options = *run.options;
-  const auto refuse = [](std::string why) { return Error{EPERM, -1, std::move(why)}; };
-  OpenedTarget t;
-  const bool reads_only = !config::PhaseKindWrites(phase.params);
-  // A phase that changes the drive's power settings needs to know which
-  // drive: a block device target, which names its serial.
-  if (config::PhaseKindChangesPowerState(phase.params) &&
-      (target.block_device.empty() || target.serial.empty())) {
-    return refuse("phase kind " + std::string(config::PhaseKindName(phase.params)) +
-                  " changes the drive's power settings, but target " + target.name +
-                  " names no drive (expected an [[aging.targets]] entry with block_device "
-                  "and serial)");
-  }
-  t.path = target.block_device;
-  if (t.path.empty() && reads_only) {
-    t.path = AgingFilePath(target);
-  } else if (t.path.empty()) {
-    auto prepared = PrepareAgingFile(target, run.WholePass(), options.paths);
-    if (!prepared) return refuse(prepared.error().message);
-    t.path = *prepared;
-  }
-  auto io = WorkloadTarget::Open(t.path, reads_only ? WorkloadTarget::kReadOnly
-                                                    : WorkloadTarget::kReadWrite);
-  if (!io && io.error().errnum == EBUSY && !target.block_device.empty()) {
-    // Something holds the device: the interlocks, run on a read-only
-    // descriptor, say what (a mounted partition, swap, a holder).
-    if (auto ro = WorkloadTarget::Open(t.path, WorkloadTarget::kReadOnly)) {
-      if (Status s = CheckWritePass(target, (*ro)->fd(), run.WholePass(), options.paths); !s) {
-        return refuse(s.error().message);
-      }
-    }
-  }
-  if (!io) {
-    return refuse(t.path + ": cannot open for " + (reads_only ? "reading: " : "writing: ") +
-                  io.error().message);
-  }
-  if (!reads_only) {
-    if (Status s = CheckWritePass(target, (*io)->fd(), run.WholePass(), options.paths); !s) {
-      return refuse(s.error().message);
-    }
-  } else if (!target.block_device.empty() && !(*io)->is_block_device()) {
-    return refuse(target.block_device +
-                  ": refusing to read: it is not a block device "
-                  "(aging.targets.block_device names a whole device)");
-  }
-  if ((*io)->is_block_device()) {
-    // A writer's identity was checked by the write gate above.
-    if (reads_only) {
-      Status checked = CheckIdentity(target, (*io)->fd(), (*io)->device_number(), options.paths);
-      if (!checked && target.nsid != 0) {
-        // Kernel names change across boots and hot-plugs; a phase that only
-        // reads follows the drive by its serial (one that writes never does).
-        if (auto moved = FindNvmeNamespace(target.serial, target.nsid, options.paths.sysfs);
-            moved && *moved != t.path) {
-          auto reopened = WorkloadTarget::Open(*moved, WorkloadTarget::kReadOnly);
-          if (reopened) {
-            Status again = CheckIdentity(target, (*reopened)->fd(), (*reopened)->device_number(),
-                                         options.paths);
-            if (again) {
-              log::Info("phase " + phase.name + ": " + target.serial + " namespace " +
-                        std::to_string(target.nsid) + " is " + *moved + " now, not " + t.path);
-              io = std::move(reopened);
-              t.path = *moved;
-              run.device = t.path;
-              checked = Ok{};
-            }
-          }
-        }
-      }
-      if (!checked) return refuse(checked.error().message);
-    }
-    auto identity = ReadDeviceIdentity((*io)->fd(), (*io)->device_number(), options.paths);
-    if (identity) t.nsid = identity->nsid;
-    if (identity && identity->nvme) {
-      t.nvme = true;
-      if (auto id = NvmeControllerOn((*io)->fd())->Identify(kIdentifyCnsController, 0)) {
-        if (auto c = DecodeIdentifyController(*id)) {
-          run.model = c->model;
-          run.firmware = c->firmware;
-        }
-      }
-      if (!options.health) t.health = NvmeHealthSource((*io)->fd());
-      if (!options.controller) t.controller = NvmeControllerOn((*io)->fd(), t.path);
-    }
-  }
-  if (options.health) t.health = options.health((*io)->fd());
-  if (options.controller) t.controller = options.controller(t.path);
-  if (auto storage = ResolveStorage((*io)->fd(), options.paths)) {
-    t.storage = std::move(*storage);
-    NoteTargetIdentity(target, t.storage);
-  } else if (!reads_only) {
-    return refuse(storage.error().message);
-  }
-  t.size = (*io)->size();
-  t.capacity = t.size >> 20 << 20;
-  if (t.capacity == 0) return refuse(t.path + ": smaller than 1 MiB");
-  t.io = std::move(*io);
-  return t;
-}
-
 // Runs the phase's kind on the opened target while a watcher thread checks
 // the abort conditions (temperature, health, the time limit) every
 // check_interval, and `stop` (shutdown, a reload) aborts it too.
@@ -457,6 +336,105 @@ Expected<Json> Finish(RunState& run, HistoryFile& history, const PhaseReport& re
   return record;
 }
 
+// The phase to run and its target, into `run`; ENOENT when the config has
+// no such phase (or its target).
+Status FindPhase(const config::Config& config, const std::string& phase_name, RunState& run) {
+  const config::PhaseConfig* phase = config.aging.FindPhase(phase_name);
+  if (phase == nullptr) {
+    std::string known;
+    for (const auto& p : config.aging.phases) known += (known.empty() ? "" : ", ") + p.name;
+    return Error{ENOENT, -1,
+                 "no phase \"" + phase_name + "\" in [[aging.phases]] (" +
+                     (known.empty() ? std::string("none are configured") : "expected one of: " + known) + ")"};
+  }
+  const config::AgingTarget* target = config.aging.FindTarget(phase->target);
+  if (target == nullptr) return Error{ENOENT, -1, "phase " + phase_name + ": no target " + phase->target};
+  run.config = &config;
+  run.phase = phase;
+  run.target = target;
+  return Ok{};
+}
+
+// The run as it starts: its id, times, and what its status shows.
+void StartRun(RunState& run, const PhaseRunnerOptions& options, PhaseObserver* observer) {
+  const config::PhaseConfig* phase = run.phase;
+  const config::AgingTarget* target = run.target;
+  run.options = &options;
+  run.observer = observer;
+  run.started_wall = std::chrono::system_clock::now();
+  run.started = Clock::now();
+  run.id = RunId(phase->name, run.started_wall);
+  run.device = target->block_device.empty() ? AgingFilePath(*target) : target->block_device;
+  run.serial = target->serial;
+  run.status.phase = phase->name;
+  run.status.kind = std::string(config::PhaseKindName(phase->params));
+  run.status.target = target->name;
+  run.status.serial = target->serial;
+}
+
+// The target's lock and the drive's, held for the run.
+struct RunLocks {
+  StateLock target;
+  std::optional<StateLock> drive;
+};
+
+// At most one heavy phase per target and per drive, across processes. The
+// error's message is the refusal's reason.
+Expected<RunLocks> TakeLocks(const RunState& run) {
+  const std::string& state_directory = run.options->state_directory;
+  const std::string holder = "phase " + run.phase->name;
+  auto target_lock = StateLock::Take(TargetLockPath(state_directory, run.target->name), holder);
+  if (!target_lock) {
+    return Error{target_lock.error().errnum, -1,
+                 "target " + run.target->name + " is " + target_lock.error().message};
+  }
+  RunLocks locks{std::move(*target_lock), std::nullopt};
+  if (!run.target->serial.empty()) {
+    auto l = StateLock::Take(DriveLockPath(state_directory, run.target->serial), holder);
+    if (!l) {
+      return Error{l.error().errnum, -1,
+                   "drive " + run.target->serial + " is " + l.error().message};
+    }
+    locks.drive = std::move(*l);
+  }
+  return locks;
+}
+
+// A checkpoint of this phase left by a run killed while this process (or
+// the daemon) went on is put on record before this run's replaces it.
+Status RecordLeftover(const RunState& run) {
+  Status leftover = Ok{};
+  if (auto r = RecordInterrupted(run.options->state_directory, run.phase->name,
+                                 run.target->name, &leftover, run.options->controller);
+      r && run.observer) {
+    run.observer->OnInterruptedRecorded(*r);
+  }
+  return leftover;
+}
+
+// The checkpoint saved, or why not as the reason of a refusal.
+Status SaveCheckpointOrRefuse(const RunState& run, const PhaseReport& report) {
+  if (Status st = run.SaveCheckpoint(report); !st) {
+    return Error{st.error().errnum, -1,
+                 st.error().message + " (the state directory " +
+                     run.options->state_directory + " must be writable)"};
+  }
+  return Ok{};
+}
+
+// How old the drive is as the run starts, for `drivewatch report`.
+void NoteDriveAge(RunState& run, OpenedTarget& opened) {
+  if (!opened.controller) return;
+  auto age = ReadDriveAge(*opened.controller, opened.size,
+                          UnixSeconds(std::chrono::system_clock::now()));
+  if (age) {
+    run.drive_at_start = std::move(*age);
+  } else {
+    log::Warn("phase " + run.phase->name + ": cannot read the drive's SMART / Health log for its "
+              "age at the start of the run: " + age.error().message);
+  }
+}
+
 }  // namespace
 
 std::string HistoryPath(const std::string& state_directory) {
@@ -470,32 +448,11 @@ std::string CheckpointPath(const std::string& state_directory, const std::string
 Expected<Json> RunPhase(const config::Config& config, const std::string& phase_name,
                         const PhaseRunnerOptions& options, std::stop_token stop,
                         PhaseObserver* observer) {
-  const config::PhaseConfig* phase = config.aging.FindPhase(phase_name);
-  if (phase == nullptr) {
-    std::string known;
-    for (const auto& p : config.aging.phases) known += (known.empty() ? "" : ", ") + p.name;
-    return Error{ENOENT, -1,
-                 "no phase \"" + phase_name + "\" in [[aging.phases]] (" +
-                     (known.empty() ? std::string("none are configured") : "expected one of: " + known) + ")"};
-  }
-  const config::AgingTarget* target = config.aging.FindTarget(phase->target);
-  if (target == nullptr) return Error{ENOENT, -1, "phase " + phase_name + ": no target " + phase->target};
-
   RunState run;
-  run.config = &config;
-  run.phase = phase;
-  run.target = target;
-  run.options = &options;
-  run.observer = observer;
-  run.started_wall = std::chrono::system_clock::now();
-  run.started = Clock::now();
-  run.id = RunId(phase->name, run.started_wall);
-  run.device = target->block_device.empty() ? AgingFilePath(*target) : target->block_device;
-  run.serial = target->serial;
-  run.status.phase = phase->name;
-  run.status.kind = std::string(config::PhaseKindName(phase->params));
-  run.status.target = target->name;
-  run.status.serial = target->serial;
+  if (Status found = FindPhase(config, phase_name, run); !found) return found.error();
+  StartRun(run, options, observer);
+  const config::PhaseConfig* phase = run.phase;
+  const config::AgingTarget* target = run.target;
 
   HistoryFile history(HistoryPath(options.state_directory));
   PhaseReport report;
@@ -504,38 +461,18 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   };
 
   if (Status s = EnsureDirectory(options.state_directory + "/phases"); !s) return s.error();
-
-  // At most one heavy phase per target and per drive, across processes.
-  auto target_lock = StateLock::Take(TargetLockPath(options.state_directory, target->name),
-                                     "phase " + phase->name);
-  if (!target_lock) return finish("refused", "target " + target->name + " is " + target_lock.error().message);
-  std::optional<StateLock> drive_lock;
-  if (!target->serial.empty()) {
-    auto l = StateLock::Take(DriveLockPath(options.state_directory, target->serial),
-                             "phase " + phase->name);
-    if (!l) return finish("refused", "drive " + target->serial + " is " + l.error().message);
-    drive_lock = std::move(*l);
-  }
-
-  // A checkpoint of this phase left by a run killed while this process (or
-  // the daemon) went on is put on record before this run's replaces it.
-  {
-    Status leftover = Ok{};
-    if (auto r = RecordInterrupted(options.state_directory, phase->name, target->name, &leftover,
-                                   options.controller);
-        r && observer) {
-      observer->OnInterruptedRecorded(*r);
-    }
-    if (!leftover) return finish("refused", leftover.error().message);
+  auto locks = TakeLocks(run);
+  if (!locks) return finish("refused", locks.error().message);
+  if (Status leftover = RecordLeftover(run); !leftover) {
+    return finish("refused", leftover.error().message);
   }
   // The checkpoint is this run's from here on: Finish removes it.
   run.owns_checkpoint = true;
 
   // From here on the run may write: a crash must leave it on record
   // (RecoverInterrupted), so the checkpoint comes before anything else.
-  if (Status st = run.SaveCheckpoint(report); !st) {
-    return finish("refused", st.error().message + " (the state directory " +
-                                 options.state_directory + " must be writable)");
+  if (Status st = SaveCheckpointOrRefuse(run, report); !st) {
+    return finish("refused", st.error().message);
   }
 
   // What the kind needs before it opens its target (a verify: its study).
@@ -546,25 +483,15 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     return finish("failed", ready.error().message);
   }
 
-  auto opened = OpenTarget(run);
+  auto opened = OpenTarget(TargetRequest{*target, *phase, options, run.WholePass(), run.device,
+                                         run.model, run.firmware});
   if (!opened) return finish("refused", opened.error().message);
   const std::string& path = opened->path;
 
   double fill = -1;
   // Streamed: a history of years is never held whole.
   if (!history.ForEach([&](Json&& r) { fill = FillRatioAfter(r, target->name, fill); })) fill = -1;
-
-  // How old the drive is as the run starts, for `drivewatch report`.
-  if (opened->controller) {
-    auto age = ReadDriveAge(*opened->controller, opened->size,
-                            UnixSeconds(std::chrono::system_clock::now()));
-    if (age) {
-      run.drive_at_start = std::move(*age);
-    } else {
-      log::Warn("phase " + phase->name + ": cannot read the drive's SMART / Health log for its "
-                "age at the start of the run: " + age.error().message);
-    }
-  }
+  NoteDriveAge(run, *opened);
 
   AbortConditions aborts(std::move(opened->health), config.aging.temperature_margin,
                          phase->max_duration, run.started);
@@ -572,9 +499,8 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
     return finish("refused", path + ": cannot read the drive's health: " + s.error().message);
   }
 
-  if (Status st = run.SaveCheckpoint(report); !st) {
-    return finish("refused", st.error().message + " (the state directory " +
-                                 options.state_directory + " must be writable)");
+  if (Status st = SaveCheckpointOrRefuse(run, report); !st) {
+    return finish("refused", st.error().message);
   }
   if (options.on_drive_busy && !run.serial.empty()) options.on_drive_busy(run.serial, phase->name);
   if (observer) observer->OnStart(run.status);

@@ -93,34 +93,37 @@ bool SameTargetByName(const Json& study, const config::AgingTarget& target) {
   return Text(study, "device") == path;
 }
 
-}  // namespace
+// The bytes a write pass writes, and the storage they reach.
+struct Written {
+  std::string device;  // the target's path, as refusals name it
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::vector<StorageExtent> storage;
+};
 
-Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pass,
-                         const StorageMap& map, const SystemPaths& paths) {
-  const std::string& device = target.block_device.empty() ? AgingFilePath(target)
-                                                          : target.block_device;
-  const std::uint64_t begin = pass.offset;
-  const std::uint64_t end =
-      pass.length != 0 ? pass.offset + pass.length : std::max(map.size, pass.offset);
-  const std::vector<StorageExtent> written = map.Map(begin, end - begin);
-
-  // The studies of this state directory, then every other the host's
-  // register knows of. A record or entry that cannot be trusted holds
-  // everything: what it covers cannot be known.
-  std::vector<Holder> holders;
+// The studies that hold storage, each study id once.
+struct Holders {
+  std::vector<Holder> list;
   std::set<std::string> seen;  // study ids
+};
+
+// The studies of this state directory but the one the pass writes. A
+// record that cannot be trusted holds everything: what it covers cannot
+// be known.
+Status AddRecordedHolders(const WritePass& pass, const SystemPaths& paths,
+                          const std::string& device, Holders& holders) {
   std::vector<std::string> problems;
   for (const Json& study : ListStudies(pass.state_directory, &problems)) {
     const std::string& name = Text(study, "study");
     if (name == pass.study) {  // the study this pass writes
-      seen.insert(Text(study, "id"));
+      holders.seen.insert(Text(study, "id"));
       continue;
     }
-    seen.insert(Text(study, "id"));
+    holders.seen.insert(Text(study, "id"));
     if (!StudyHoldsRegion(Text(study, "state"))) continue;
-    holders.push_back({name, Text(study, "id"), Text(study, "state"),
-                       StudyPath(pass.state_directory, name), StudyStorage(study, paths), study,
-                       EndIt(name)});
+    holders.list.push_back({name, Text(study, "id"), Text(study, "state"),
+                            StudyPath(pass.state_directory, name), StudyStorage(study, paths),
+                            study, EndIt(name)});
   }
   if (!problems.empty()) {
     return Refuse(device,
@@ -129,9 +132,17 @@ Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pas
                   "repair the record, or move it out of that directory to release what it "
                   "holds");
   }
+  return Ok{};
+}
+
+// Every other study the host's register knows of; an entry that cannot be
+// trusted holds everything.
+Status AddRegisteredHolders(const SystemPaths& paths, const std::string& device,
+                            Holders& holders) {
+  std::vector<std::string> problems;
   for (RegisteredStudy& entry : ReadStudyRegister(paths.study_register, &problems)) {
-    if (seen.count(entry.id) != 0) continue;
-    seen.insert(entry.id);
+    if (holders.seen.count(entry.id) != 0) continue;
+    holders.seen.insert(entry.id);
     auto record = LoadStudy(entry.state_directory, entry.study);
     if (!record && record.error().errnum == ENOENT) {
       // The record was removed from a state directory that is still
@@ -139,21 +150,21 @@ Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pas
       // file system not mounted now, say) still holds what it registered.
       struct stat dir;
       if (::stat(entry.state_directory.c_str(), &dir) == 0) continue;
-      holders.push_back({entry.study, entry.id,
-                         "its state directory " + entry.state_directory + " is missing",
-                         entry.file, entry.storage, Json(),
-                         "if that study is over, remove " + entry.file});
+      holders.list.push_back({entry.study, entry.id,
+                              "its state directory " + entry.state_directory + " is missing",
+                              entry.file, entry.storage, Json(),
+                              "if that study is over, remove " + entry.file});
       continue;
     }
     if (record && Text(*record, "id") != entry.id) continue;   // a later study of that name
     if (record && !StudyHoldsRegion(Text(*record, "state"))) continue;
-    holders.push_back({entry.study, entry.id,
-                       record ? Text(*record, "state") : "record unreadable: " +
-                                                            record.error().message,
-                       entry.file + ", of state directory " + entry.state_directory,
-                       entry.storage, record ? *record : Json(),
-                       EndIt(entry.study, " with the config whose state directory is " +
-                                              entry.state_directory)});
+    holders.list.push_back({entry.study, entry.id,
+                            record ? Text(*record, "state") : "record unreadable: " +
+                                                                 record.error().message,
+                            entry.file + ", of state directory " + entry.state_directory,
+                            entry.storage, record ? *record : Json(),
+                            EndIt(entry.study, " with the config whose state directory is " +
+                                                   entry.state_directory)});
   }
   if (!problems.empty()) {
     return Refuse(device,
@@ -161,45 +172,68 @@ Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pas
                   "holds is unknown: " + problems[0],
                   "repair or remove the entry once its study is over");
   }
+  return Ok{};
+}
 
-  for (const Holder& h : holders) {
-    bool overlaps = false;
-    std::string held;
-    if (!h.storage.empty()) {
-      overlaps = RecordedOverlaps(h.storage, written) ||
-                 (pass.resizes && RecordedSharesStorage(h.storage, map.extents));
-      held = h.storage.front().Describe();
-      for (std::size_t i = 1; i < h.storage.size(); ++i) held += " and " + h.storage[i].Describe();
-    } else if (!h.record.is_null() && SameTargetByName(h.record, target)) {
-      // An old record whose device is gone: compared by name, as it was.
-      const Json* region = h.record.Find("region");
-      const std::uint64_t offset = region && region->Find("offset") ? region->Find("offset")->AsUint() : 0;
-      const std::uint64_t length = region && region->Find("length") ? region->Find("length")->AsUint() : 0;
-      overlaps = (offset < end && begin < offset + length) || pass.resizes;
-      held = Range(offset, offset + length) + " of " + device;
-    }
-    if (!overlaps) continue;
-    std::string region = held;
-    if (const Json* r = h.record.Find("region")) {
-      const std::uint64_t offset = r->Find("offset") ? r->Find("offset")->AsUint() : 0;
-      const std::uint64_t length = r->Find("length") ? r->Find("length")->AsUint() : 0;
-      region = Range(offset, offset + length);
-    }
-    const std::string study = "retention study " + Quote(h.name) + " (" + h.state + ", " +
-                              h.where + ")";
-    if (pass.resizes) {
-      return Refuse(device,
-                    "changing the size of this file would cut or move bytes that " + study +
-                        " holds: " + held,
-                    h.remedy);
-    }
-    std::string on_storage;
-    for (const StorageExtent& e : written) on_storage += (on_storage.empty() ? "" : " and ") + e.Describe();
-    return Refuse(device,
-                  "bytes " + Range(begin, end) + " (on storage " + on_storage +
-                      ", which the study's " + held + " overlaps) overlap the region " + region +
-                      " held by " + study,
+// A refusal when the pass writes (or, resizing, moves) bytes `h` holds.
+Status CheckHolder(const Holder& h, const config::AgingTarget& target, const WritePass& pass,
+                   const StorageMap& map, const Written& w) {
+  bool overlaps = false;
+  std::string held;
+  if (!h.storage.empty()) {
+    overlaps = RecordedOverlaps(h.storage, w.storage) ||
+               (pass.resizes && RecordedSharesStorage(h.storage, map.extents));
+    held = h.storage.front().Describe();
+    for (std::size_t i = 1; i < h.storage.size(); ++i) held += " and " + h.storage[i].Describe();
+  } else if (!h.record.is_null() && SameTargetByName(h.record, target)) {
+    // An old record whose device is gone: compared by name, as it was.
+    const Json* region = h.record.Find("region");
+    const std::uint64_t offset = region && region->Find("offset") ? region->Find("offset")->AsUint() : 0;
+    const std::uint64_t length = region && region->Find("length") ? region->Find("length")->AsUint() : 0;
+    overlaps = (offset < w.end && w.begin < offset + length) || pass.resizes;
+    held = Range(offset, offset + length) + " of " + w.device;
+  }
+  if (!overlaps) return Ok{};
+  std::string region = held;
+  if (const Json* r = h.record.Find("region")) {
+    const std::uint64_t offset = r->Find("offset") ? r->Find("offset")->AsUint() : 0;
+    const std::uint64_t length = r->Find("length") ? r->Find("length")->AsUint() : 0;
+    region = Range(offset, offset + length);
+  }
+  const std::string study = "retention study " + Quote(h.name) + " (" + h.state + ", " +
+                            h.where + ")";
+  if (pass.resizes) {
+    return Refuse(w.device,
+                  "changing the size of this file would cut or move bytes that " + study +
+                      " holds: " + held,
                   h.remedy);
+  }
+  std::string on_storage;
+  for (const StorageExtent& e : w.storage) on_storage += (on_storage.empty() ? "" : " and ") + e.Describe();
+  return Refuse(w.device,
+                "bytes " + Range(w.begin, w.end) + " (on storage " + on_storage +
+                    ", which the study's " + held + " overlaps) overlap the region " + region +
+                    " held by " + study,
+                h.remedy);
+}
+
+}  // namespace
+
+Status CheckStudyRegions(const config::AgingTarget& target, const WritePass& pass,
+                         const StorageMap& map, const SystemPaths& paths) {
+  Written w;
+  w.device = target.block_device.empty() ? AgingFilePath(target) : target.block_device;
+  w.begin = pass.offset;
+  w.end = pass.length != 0 ? pass.offset + pass.length : std::max(map.size, pass.offset);
+  w.storage = map.Map(w.begin, w.end - w.begin);
+
+  // The studies of this state directory, then every other the host's
+  // register knows of.
+  Holders holders;
+  if (Status s = AddRecordedHolders(pass, paths, w.device, holders); !s) return s;
+  if (Status s = AddRegisteredHolders(paths, w.device, holders); !s) return s;
+  for (const Holder& h : holders.list) {
+    if (Status s = CheckHolder(h, target, pass, map, w); !s) return s;
   }
   return Ok{};
 }

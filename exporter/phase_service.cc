@@ -93,9 +93,13 @@ const ResultFamily kResults[] = {
       MetricType::kGauge}},
 };
 
-std::string StringOf(const Json& record, const char* key) {
-  const Json* v = record.Find(key);
-  return v ? v->AsString() : std::string();
+// A run record as the daemon takes it: what it holds, each field as
+// written (a record recovered from an unreadable checkpoint has only its
+// phase, outcome and reason); nullopt for a damaged one.
+std::optional<aging::RunRecord> RunOf(const Json& record) {
+  auto run = aging::ReadRunRecord(record, aging::RecordFields::kPresent);
+  if (!run) return std::nullopt;
+  return std::move(*run);
 }
 
 }  // namespace
@@ -119,17 +123,18 @@ class PhaseService::Observer : public aging::PhaseObserver {
   void OnInterruptedRecorded(const Json& record) override {
     {
       std::lock_guard lock(service_.mu_);
-      service_.outcomes_[phase_][StringOf(record, "outcome")] += 1;
+      if (auto run = RunOf(record)) service_.outcomes_[phase_][run->outcome] += 1;
     }
     service_.Publish();
   }
   void OnEnd(const Json& record) override {
     {
       std::lock_guard lock(service_.mu_);
-      service_.last_[phase_] = record;
-      const std::string outcome = StringOf(record, "outcome");
-      service_.outcomes_[phase_][outcome] += 1;
-      if (outcome == "completed") service_.last_completed_[phase_] = record;
+      if (auto run = RunOf(record)) {
+        service_.outcomes_[phase_][run->outcome] += 1;
+        if (run->outcome == "completed") service_.last_completed_[phase_] = *run;
+        service_.last_[phase_] = std::move(*run);
+      }
       auto it = service_.running_.find(phase_);
       if (it != service_.running_.end()) it->second->done = true;
     }
@@ -168,10 +173,11 @@ void PhaseService::Start(const config::Config& config) {
   decltype(outcomes_) outcomes;
   auto contents = history.ForEach([&](Json&& r) {
     if (!aging::IsRunRecord(r)) return;  // a pass of an endurance run, not a run
-    const std::string phase = StringOf(r, "phase");
-    outcomes[phase][StringOf(r, "outcome")] += 1;
-    if (StringOf(r, "outcome") == "completed") last_completed[phase] = r;
-    last[phase] = std::move(r);
+    std::optional<aging::RunRecord> run = RunOf(r);
+    if (!run) return;
+    outcomes[run->phase][run->outcome] += 1;
+    if (run->outcome == "completed") last_completed[run->phase] = *run;
+    last[run->phase] = std::move(*run);
   });
   if (contents) {
     std::lock_guard lock(mu_);
@@ -277,10 +283,10 @@ void PhaseService::Tick(std::chrono::system_clock::time_point now) {
       if (running_.count(phase.name) != 0) continue;
       std::optional<std::chrono::system_clock::time_point> last_start;
       if (auto it = last_.find(phase.name); it != last_.end()) {
-        if (const Json* start = it->second.Find("start")) {
+        if (const std::optional<double> start = it->second.start) {
           last_start = std::chrono::system_clock::time_point(
               std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                  std::chrono::duration<double>(start->AsDouble())));
+                  std::chrono::duration<double>(*start)));
         }
       }
       if (aging::PhaseDue(phase.schedule, last_start, now)) due.push_back(phase);
@@ -375,7 +381,7 @@ void PhaseService::Publish() {
     if (is_running) {
       state = "running";
     } else if (auto it = last_.find(phase.name); it != last_.end()) {
-      state = StringOf(it->second, "outcome") == "completed" ? "idle" : "aborted";
+      state = it->second.outcome == "completed" ? "idle" : "aborted";
     }
     for (const char* s : {"idle", "running", "aborted"}) {
       samples.push_back(Sample{&kState, with("state", s), state == s ? 1.0 : 0.0});
@@ -385,12 +391,10 @@ void PhaseService::Publish() {
     samples.push_back(Sample{&kCurrentThroughput, labels,
                              is_running ? running->second->status.bytes_per_second : 0.0});
     if (auto it = last_.find(phase.name); it != last_.end()) {
-      const Json& r = it->second;
-      samples.push_back(Sample{&kLastRun, labels, r.Find("end") ? r.Find("end")->AsDouble() : 0});
-      samples.push_back(Sample{&kLastDuration, labels,
-                               r.Find("duration_seconds") ? r.Find("duration_seconds")->AsDouble() : 0});
-      samples.push_back(Sample{&kLastSuccess, labels,
-                               StringOf(r, "outcome") == "completed" ? 1.0 : 0.0});
+      const aging::RunRecord& r = it->second;
+      samples.push_back(Sample{&kLastRun, labels, r.end.value_or(0)});
+      samples.push_back(Sample{&kLastDuration, labels, r.duration_seconds.value_or(0)});
+      samples.push_back(Sample{&kLastSuccess, labels, r.outcome == "completed" ? 1.0 : 0.0});
     }
     for (const char* outcome : {"completed", "aborted", "refused", "failed", "interrupted"}) {
       double n = 0;
@@ -402,11 +406,9 @@ void PhaseService::Publish() {
     AddKindState(phase, labels, samples);
     auto completed = last_completed_.find(phase.name);
     if (completed == last_completed_.end()) continue;
-    const Json& r = completed->second;
-    samples.push_back(Sample{&kLastCompleted, labels, r.Find("end") ? r.Find("end")->AsDouble() : 0});
-    const Json* results = r.Find("results");
-    if (results == nullptr || results->type() != Json::Type::kObject) continue;
-    for (const auto& [key, value] : results->members()) {
+    const aging::RunRecord& r = completed->second;
+    samples.push_back(Sample{&kLastCompleted, labels, r.end.value_or(0)});
+    for (const auto& [key, value] : r.results.members()) {
       if (value.type() != Json::Type::kNumber) continue;
       for (const ResultFamily& f : kResults) {
         const std::string_view suffix = f.suffix;

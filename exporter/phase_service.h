@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "aging/history/run_record.h"
 #include "aging/runner/phase_runner.h"
 #include "config/config.h"
 #include "config/util/json.h"
@@ -78,8 +79,8 @@ class PhaseService : public Service {
   ReadLatencyService* read_latency_;
   std::mutex mu_;
   config::Config config_;                       // guarded by mu_
-  std::map<std::string, aging::Json> last_;     // phase -> last record
-  std::map<std::string, aging::Json> last_completed_;
+  std::map<std::string, aging::RunRecord> last_;  // phase -> last record
+  std::map<std::string, aging::RunRecord> last_completed_;
   std::map<std::string, std::map<std::string, double>> outcomes_;  // phase -> outcome -> n
   // A kind's state that would not export (a damaged endurance progress
   // file), by phase, with the error: logged once per error.

@@ -128,6 +128,7 @@ class HistoryFile {
 // "record": "step", the run's id, phase, kind, target and serial, "time"
 // (Unix seconds), "test" (what the steps belong to: an endurance test spans
 // runs) and "step" (its number). A record without "record" is a run's.
+// Their fields, and the one reader of each: aging/history/run_record.h.
 bool IsRunRecord(const Json& record);
 bool IsStepRecord(const Json& record);
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "aging/history/run_record.h"
 #include "aging/report/drive_report.h"
 #include "aging/runner/drive_age.h"
 #include "config/util/json.h"
@@ -41,8 +42,8 @@ struct Cell {
 
 // A run record that passed its checks.
 struct Run {
-  std::shared_ptr<const Json> owned;  // the record, which `record` and `series` point into
-  const Json* record = nullptr;
+  std::shared_ptr<const RunRecord> owned;  // the record, which `record` and `series` point into
+  const RunRecord* record = nullptr;
   std::string source;  // the file it was read from
   std::string drive;   // serial, or "target:NAME"
   std::string id, phase, kind, outcome, target, model, firmware;
@@ -53,7 +54,7 @@ struct Run {
   std::map<std::string, double, std::less<>> results;  // finite, 0 or more
   // Arrays of numbers (finite, 0 or more) from "series".
   std::map<std::string, std::vector<double>, std::less<>> numbers;
-  const Json* series = nullptr;  // the object, for arrays of records
+  const Json* series = nullptr;  // the record's series, for arrays of records
   std::vector<Cell> cells;       // perf runs
   std::uint64_t order = 0;       // read order over all sources: ties sort by it
 

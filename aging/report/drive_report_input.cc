@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <span>
 #include <tuple>
 
 #include "aging/report/drive_report_detail.h"
@@ -34,52 +33,37 @@ std::string DriveOf(const std::string& serial, const std::string& target) {
   return serial.empty() ? "target:" + target : serial;
 }
 
-// Why a record cannot be taken, or empty. Every field the report reads
-// has its type checked here.
-std::string RecordProblem(const Json& r, bool step) {
-  for (const char* key : {"run", "phase", "kind", "target", "serial"}) {
-    const Json* v = r.Find(key);
-    if (v == nullptr || v->type() != Json::Type::kString) {
-      return std::string(key) + " is " + (v ? v->Dump() : "missing") + " (expected a string)";
-    }
-  }
-  if (Text(r, "run").empty()) return "run is \"\" (expected the run's id)";
-  if (Text(r, "serial").empty() && Text(r, "target").empty()) {
-    return "serial and target are both empty (expected the drive's serial or the target's name)";
-  }
-  static constexpr const char* kStepTimes[] = {"time"};
-  static constexpr const char* kRunTimes[] = {"start", "end"};
-  for (const char* key :
-       step ? std::span<const char* const>(kStepTimes) : std::span<const char* const>(kRunTimes)) {
-    const Json* v = r.Find(key);
-    if (v == nullptr || v->type() != Json::Type::kNumber || !std::isfinite(v->AsDouble()) ||
-        v->AsDouble() < 0) {
-      return std::string(key) + " is " + (v ? v->Dump() : "missing") + " (expected Unix seconds)";
-    }
-  }
-  if (step) {
-    const Json* n = r.Find("step");
-    if (n == nullptr || n->type() != Json::Type::kNumber || n->AsDouble(-1) < 0 ||
-        n->AsDouble() != std::floor(n->AsDouble())) {
-      return std::string("step is ") + (n ? n->Dump() : "missing") + " (expected a whole number)";
-    }
-    if (!Member(r, "test", Json::Type::kString)) return "test is missing (expected a string)";
-  } else {
-    if (!Member(r, "outcome", Json::Type::kString)) return "outcome is missing (expected a string)";
-    for (const char* key : {"model", "firmware"}) {
-      const Json* v = r.Find(key);
-      if (v != nullptr && v->type() != Json::Type::kString) {
-        return std::string(key) + " is " + v->Dump() + " (expected a string)";
-      }
-    }
-  }
-  for (const char* key : {"results", "series"}) {
-    const Json* v = r.Find(key);
-    if (v != nullptr && v->type() != Json::Type::kObject) {
-      return std::string(key) + " is " + v->Dump().substr(0, 40) + " (expected an object)";
-    }
-  }
-  return "";
+// A run as the report keeps it, without what it reads from its results
+// and series; `order` is its place over all sources.
+Run RunOf(const RunRecord& record, const std::string& source, std::uint64_t order) {
+  Run run;
+  run.source = source;
+  run.drive = record.Drive();
+  run.id = record.id;
+  run.phase = record.phase;
+  run.kind = record.kind;
+  run.outcome = record.outcome;
+  run.target = record.target;
+  run.model = record.model;
+  run.firmware = record.firmware;
+  run.start = *record.start;
+  run.end = *record.end;
+  run.order = order;
+  return run;
+}
+
+// A step as the report keeps it, without its values.
+Step StepOf(const StepRecord& record, const std::string& source, std::uint64_t order) {
+  Step s;
+  s.source = source;
+  s.drive = record.Drive();
+  s.run = record.run;
+  s.phase = record.phase;
+  s.test = record.test;
+  s.step = record.step;
+  s.time = record.time;
+  s.order = order;
+  return s;
 }
 
 // The numbers of an object: finite and 0 or more (every measure is);
@@ -319,60 +303,43 @@ Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
                " (expected \"run\" or \"step\"): left out");
         return;
       }
-      if (const std::string problem = RecordProblem(r, step); !problem.empty()) {
-        damage(where + ": " + problem + ": left out");
-        return;
-      }
-      const std::string drive = DriveOf(Text(r, "serial"), Text(r, "target"));
       if (step) {
-        Step s;
-        s.source = h.name;
-        s.drive = drive;
-        s.run = Text(r, "run");
-        s.phase = Text(r, "phase");
-        s.test = Text(r, "test");
-        s.step = r.Find("step")->AsUint();
-        s.time = r.Find("time")->AsDouble();
-        s.order = order++;
+        Expected<StepRecord> record = ReadStepRecord(r);
+        if (!record) {
+          damage(where + ": " + record.error().message + ": left out");
+          return;
+        }
+        Step s = StepOf(*record, h.name, order++);
         const std::string key =
-            "step\n" + drive + "\n" + s.phase + "\n" + s.test + "\n" + std::to_string(s.step);
+            "step\n" + s.drive + "\n" + s.phase + "\n" + s.test + "\n" + std::to_string(s.step);
         if (!seen.Insert(key)) {
           ++duplicates;
           return;
         }
         s.values =
-            Numbers(r.Find("results"),
+            Numbers(&record->results,
                     h.name + ": step " + std::to_string(s.step) + " of run " + s.run, in.problems);
         keeper.Take(std::move(s));
         ++steps;
         return;
       }
-      Run run;
-      run.owned = std::make_shared<const Json>(std::move(r));
-      const Json& rec = *run.owned;
-      run.record = &rec;
-      run.source = h.name;
-      run.drive = drive;
-      run.id = Text(rec, "run");
-      run.phase = Text(rec, "phase");
-      run.kind = Text(rec, "kind");
-      run.outcome = Text(rec, "outcome");
-      run.target = Text(rec, "target");
-      run.model = Text(rec, "model");
-      run.firmware = Text(rec, "firmware");
-      run.start = rec.Find("start")->AsDouble();
-      run.end = rec.Find("end")->AsDouble();
-      run.order = order++;
+      Expected<RunRecord> record = ReadRunRecord(r);
+      if (!record) {
+        damage(where + ": " + record.error().message + ": left out");
+        return;
+      }
+      Run run = RunOf(*record, h.name, order++);
       // Run ids are unique within a process and told apart across
       // processes by their start; two hosts may share a directory
       // target's name, so the drive is part of it too.
-      const std::string key = "run\n" + run.id + "\n" + drive + "\n" + Format("%.3f", run.start);
+      const std::string key =
+          "run\n" + run.id + "\n" + run.drive + "\n" + Format("%.3f", run.start);
       if (!seen.Insert(key)) {
         ++duplicates;
         return;
       }
-      if (const Json* snapshot = rec.Find("drive_at_start")) {
-        if (auto age = DriveAgeFromJson(*snapshot)) {
+      if (!record->drive_at_start.is_null()) {
+        if (auto age = DriveAgeFromJson(record->drive_at_start)) {
           run.age = *age;
         } else {
           run.age_problem = age.error().message;
@@ -381,27 +348,27 @@ Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
         }
       }
       run.results =
-          Numbers(rec.Find("results"), h.name + ": run " + run.id + ": results", in.problems);
-      run.series = Member(rec, "series", Json::Type::kObject);
-      if (run.series != nullptr) {
-        for (const auto& [key, v] : run.series->members()) {
-          if (v.type() != Json::Type::kArray || v.items().empty() ||
-              v.items().front().type() != Json::Type::kNumber) {
-            continue;  // arrays of records are read where they are used
-          }
-          std::vector<double> values;
-          for (const Json& x : v.items()) {
-            const double d = x.AsDouble(-1);
-            if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
-              in.problems.push_back(h.name + ": run " + run.id + ": series." + key + " holds " +
-                                    x.Dump() + " (expected numbers, 0 or more): left out");
-              values.clear();
-              break;
-            }
-            values.push_back(d);
-          }
-          if (!values.empty()) run.numbers.emplace(key, std::move(values));
+          Numbers(&record->results, h.name + ": run " + run.id + ": results", in.problems);
+      run.owned = std::make_shared<const RunRecord>(std::move(*record));
+      run.record = run.owned.get();
+      run.series = &run.record->series;
+      for (const auto& [key, v] : run.series->members()) {
+        if (v.type() != Json::Type::kArray || v.items().empty() ||
+            v.items().front().type() != Json::Type::kNumber) {
+          continue;  // arrays of records are read where they are used
         }
+        std::vector<double> values;
+        for (const Json& x : v.items()) {
+          const double d = x.AsDouble(-1);
+          if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
+            in.problems.push_back(h.name + ": run " + run.id + ": series." + key + " holds " +
+                                  x.Dump() + " (expected numbers, 0 or more): left out");
+            values.clear();
+            break;
+          }
+          values.push_back(d);
+        }
+        if (!values.empty()) run.numbers.emplace(key, std::move(values));
       }
       if (run.kind == config::PerfParams::kName) run.cells = ParseCells(run, in.problems);
       keeper.Take(std::move(run));

@@ -8,19 +8,20 @@
 #include <variant>
 
 #include "aging/history/history.h"
+#include "aging/history/run_record.h"
 #include "aging/phases/phase.h"
 
 namespace drivewatch::aging {
 
 double FillRatioAfter(const Json& r, const std::string& target, double level) {
-  const Json* t = r.Find("target");
-  if (t == nullptr || t->AsString() != target || !IsRunRecord(r)) return level;
-  if (r.Find("outcome") == nullptr) return level;
-  const Json* kind = r.Find("kind");
-  if (kind == nullptr || kind->type() != Json::Type::kString) return level;
+  if (!IsRunRecord(r)) return level;
+  // A record made by hand may lack fields a run's has; one whose target,
+  // kind or outcome is not there, or not as written, says nothing of it.
+  const Expected<RunRecord> run = ReadRunRecord(r, RecordFields::kPresent);
+  if (!run || run->target != target || run->outcome.empty() || run->kind.empty()) return level;
   // The kind the record names decides; a kind this build does not know
   // (a newer drivewatch's record) leaves the level as it was.
-  const std::optional<config::PhaseParams> params = config::DefaultPhaseParams(kind->AsString());
+  const std::optional<config::PhaseParams> params = config::DefaultPhaseParams(run->kind);
   if (!params) return level;
   return std::visit([&](const auto& p) { return FillLevelAfter(p, r, level); }, *params);
 }

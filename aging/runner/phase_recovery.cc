@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "aging/history/history.h"
+#include "aging/history/run_record.h"
 #include "aging/phases/phase.h"
 #include "aging/runner/phase_lock.h"
 #include "aging/runner/phase_runner.h"
@@ -45,13 +46,11 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
   bool found = false;
   auto read = history.ForEach([&](Json&& r) {
     if (found || !IsRunRecord(r)) return;
-    const Json* run = r.Find("run");
-    const Json* began = r.Find("start");
+    const Expected<RunRecord> run = ReadRunRecord(r, RecordFields::kPresent);
     // Both starts went through the same JSON number formatting; allow for
     // a microsecond of rounding all the same.
-    found = run != nullptr && run->type() == Json::Type::kString &&
-            run->AsString() == id.AsString() && began != nullptr &&
-            std::fabs(began->AsDouble(-1) - at) < 1e-6;
+    found = run && run->id == id.AsString() && run->start &&
+            std::fabs(*run->start - at) < 1e-6;
   });
   return read && found;
 }

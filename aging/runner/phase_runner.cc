@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "aging/history/history.h"
+#include "aging/history/run_record.h"
 #include "aging/phases/phase.h"
 #include "aging/runner/drive_age.h"
 #include "aging/runner/phase_lock.h"
@@ -116,39 +117,38 @@ struct RunState {
   }
 
   // What every history record of this run starts with, run or step.
-  Json Identity() const {
-    Json r = Json::Object();
-    r["version"] = 1;
-    r["run"] = id;
-    r["phase"] = phase->name;
-    r["kind"] = std::string(config::PhaseKindName(phase->params));
-    r["target"] = target->name;
-    r["serial"] = serial;
+  RunRecord Identity() const {
+    RunRecord r;
+    r.id = id;
+    r.phase = phase->name;
+    r.kind = std::string(config::PhaseKindName(phase->params));
+    r.target = target->name;
+    r.serial = serial;
     return r;
   }
 
-  Json Record(const std::string& outcome, const std::string& why,
-              const PhaseReport& report) const {
-    Json r = Identity();
-    r["model"] = model;
-    r["firmware"] = firmware;
-    r["device"] = device;
-    const auto now = std::chrono::system_clock::now();
-    r["start"] = UnixSeconds(started_wall);
-    r["end"] = UnixSeconds(now);
-    r["duration_seconds"] = std::chrono::duration<double>(Clock::now() - started).count();
-    if (!drive_at_start.is_null()) r["drive_at_start"] = drive_at_start;
-    r["outcome"] = outcome;
-    r["reason"] = why;
-    r["results"] = report.results;
-    r["series"] = report.series;
+  // The run's record so far, with `outcome` and why.
+  RunRecord Record(const std::string& outcome, const std::string& why,
+                   const PhaseReport& report) const {
+    RunRecord r = Identity();
+    r.model = model;
+    r.firmware = firmware;
+    r.device = device;
+    r.start = UnixSeconds(started_wall);
+    r.end = UnixSeconds(std::chrono::system_clock::now());
+    r.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    r.drive_at_start = drive_at_start;
+    r.outcome = outcome;
+    r.reason = why;
+    r.results = report.results;
+    r.series = report.series;
     return r;
   }
 
   // A phase that cannot keep its checkpoint could not be accounted for
   // after a crash: the caller refuses to start, or aborts, on an error.
   Status SaveCheckpoint(const PhaseReport& report) const {
-    Json c = Record("running", "", report);
+    Json c = Record("running", "", report).ToJson();
     c["checkpoint"] = UnixSeconds(std::chrono::system_clock::now());
     if (!report.restore.is_null()) c["restore"] = report.restore;
     if (!report.resume.is_null()) c["resume"] = report.resume;
@@ -228,23 +228,17 @@ class Context : public PhaseContext {
     bool recorded = false;
     auto read = history.ForEach([&](Json&& r) {
       if (recorded || !IsStepRecord(r)) return;
-      const Json* phase = r.Find("phase");
-      const Json* t = r.Find("test");
-      const Json* n = r.Find("step");
-      recorded = phase && phase->type() == Json::Type::kString &&
-                 phase->AsString() == run_.phase->name && t &&
-                 t->type() == Json::Type::kString && t->AsString() == test && n &&
-                 n->type() == Json::Type::kNumber && n->AsDouble(-1) == static_cast<double>(step);
+      const Expected<StepRecord> s = ReadStepRecord(r);
+      recorded = s && s->phase == run_.phase->name && s->test == test && s->step == step;
     });
     if (!read) return read.error();
     if (recorded) return Ok{};  // on record already
-    Json r = run_.Identity();
-    r["record"] = "step";
-    r["time"] = UnixSeconds(std::chrono::system_clock::now());
-    r["test"] = test;
-    r["step"] = step;
-    r["results"] = fields;
-    return history.Append(r);
+    StepRecord r = StepRecord::Of(run_.Identity());
+    r.time = UnixSeconds(std::chrono::system_clock::now());
+    r.test = test;
+    r.step = step;
+    r.results = fields;
+    return history.Append(r.ToJson());
   }
 
   bool Idle(std::chrono::nanoseconds duration, std::string_view step, double from,
@@ -319,7 +313,7 @@ Status RunWatched(RunState& run, OpenedTarget& t, double fill, AbortConditions& 
 // Fails if the record could not be appended.
 Expected<Json> Finish(RunState& run, HistoryFile& history, const PhaseReport& report,
                       const std::string& outcome, const std::string& why) {
-  Json record = run.Record(outcome, why, report);
+  Json record = run.Record(outcome, why, report).ToJson();
   if (outcome == "refused") {
     log::Warn("phase " + run.phase->name + " refused: " + why);
   } else {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "aging/history/history.h"
+#include "aging/history/run_record.h"
 #include "aging/phases/endurance.h"
 #include "aging/phases/perf_summary.h"
 #include "aging/report/retention_report.h"
@@ -69,6 +70,15 @@ class ProgressPrinter : public aging::PhaseObserver {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Records the runs a crash left unrecorded, and says which phases they were.
+void SayRecovered(const std::string& state_directory) {
+  for (const aging::Json& r : aging::RecoverInterrupted(state_directory)) {
+    const auto run = aging::ReadRunRecord(r, aging::RecordFields::kPresent);
+    std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
+                 run && !run->phase.empty() ? run->phase.c_str() : "?");
+  }
+}
+
 }  // namespace
 
 int RunPhaseCommand(const CommandLine& cli) {
@@ -93,10 +103,7 @@ int RunPhaseCommand(const CommandLine& cli) {
   }
   log::SetLevel(cfg->log_level == config::LogLevel::kDebug ? log::Level::kDebug
                                                            : log::Level::kWarn);
-  for (const aging::Json& r : aging::RecoverInterrupted(cfg->state_directory)) {
-    std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
-                 r.Find("phase") ? r.Find("phase")->AsString().c_str() : "?");
-  }
+  SayRecovered(cfg->state_directory);
 
   // SIGINT/SIGTERM end the phase through its stop token, from a thread
   // that waits for them, so the run is recorded as aborted.
@@ -135,10 +142,13 @@ int RunPhaseCommand(const CommandLine& cli) {
   }
   // The runner has logged the outcome and its reason (once: it was
   // printed twice); what is left to say is data found damaged.
-  const std::string outcome = record->Find("outcome")->AsString();
-  if (outcome != "completed") return outcome == "refused" ? 2 : 1;
-  const aging::Json* results = record->Find("results");
-  const aging::Json* bad = results ? results->Find("bad_bytes") : nullptr;
+  const auto run = aging::ReadRunRecord(*record);
+  if (!run) {
+    std::fprintf(stderr, "drivewatch: phase %s: %s\n", name.c_str(), run.error().message.c_str());
+    return 1;
+  }
+  if (run->outcome != "completed") return run->outcome == "refused" ? 2 : 1;
+  const aging::Json* bad = run->results.Find("bad_bytes");
   if (bad != nullptr && bad->AsDouble() > 0) {
     std::fprintf(stderr,
                  "drivewatch: phase %s: the verify found %.0f bytes that no longer read back as "
@@ -171,10 +181,7 @@ int RunEnduranceCommand(const CommandLine& cli) {
                                    : ("expected an endurance phase: " + endurance).c_str());
     return 2;
   }
-  for (const aging::Json& r : aging::RecoverInterrupted(cfg->state_directory)) {
-    std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
-                 r.Find("phase") ? r.Find("phase")->AsString().c_str() : "?");
-  }
+  SayRecovered(cfg->state_directory);
   auto done = aging::ResetEnduranceTest(cfg->state_directory, name, phase->target);
   if (!done) {
     std::fprintf(stderr, "drivewatch: %s\n", done.error().message.c_str());

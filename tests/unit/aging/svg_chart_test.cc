@@ -84,8 +84,8 @@ TEST(SvgChartTest, PathSkipsValuesThatAreNotNumbers) {
 
 TEST(SvgChartTest, TextFromRecordsIsEscaped) {
   const Plot plot(Plot::Box{}, LinearAxis(0, 1, "<x>"), LinearAxis(0, 1, "y & z"));
-  EXPECT_NE(plot.Open("chart", "drive \"A\" <b>").find("aria-label=\"drive &quot;A&quot; &lt;b&gt;\""),
-            std::string::npos);
+  const std::string open = plot.Open("chart", "drive \"A\" <b>");
+  EXPECT_NE(open.find("aria-label=\"drive &quot;A&quot; &lt;b&gt;\""), std::string::npos) << open;
   const std::string axes = plot.Axes();
   EXPECT_NE(axes.find("&lt;x&gt;"), std::string::npos);
   EXPECT_NE(axes.find("y &amp; z"), std::string::npos);

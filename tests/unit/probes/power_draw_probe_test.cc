@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The power draw probe's windows, with a fake clock: the choice of
-// source, and when a window counts as idle or as a clean 10-IOPS window. The controller is the hand-built PM981 (a SMART log
-// carrying the NVMe 2.x interval power, 3.5 W; ps3 with only MP 0.07 W,
-// ps4 with IDLP 0.005 W).
+// source, and when a window counts as idle or as a clean 10-IOPS window.
+// The controller is the hand-built PM981 (a SMART log carrying the NVMe
+// 2.x interval power, 3.5 W; ps3 with only MP 0.07 W, ps4 with IDLP
+// 0.005 W).
 #include "probes/power_draw_probe.h"
 
 #include <gtest/gtest.h>

@@ -7,9 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,12 +18,9 @@ namespace drivewatch {
 namespace {
 
 using testing::FakeController;
-using testing::Handmade;
-using testing::Has;
 using testing::IdentifyWith;
 using testing::Info;
 using testing::Key;
-using testing::kHandmadeSerial;
 using testing::PutLe;
 using testing::RecordingSink;
 using testing::Value;

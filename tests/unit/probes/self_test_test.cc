@@ -21,7 +21,6 @@ namespace drivewatch {
 namespace {
 
 using testing::FakeController;
-using testing::Handmade;
 using testing::Has;
 using testing::IdentifyWith;
 using testing::Info;

@@ -19,16 +19,13 @@
 #include <utility>
 #include <vector>
 
+#include "config/util/crc32c.h"
 #include "config/util/durable_file.h"
 #include "config/util/sys.h"
 #include "config/util/text.h"
 
 namespace drivewatch::aging {
 namespace {
-
-// ---- CRC-32C ----------------------------------------------------------------
-
-
 
 // ---- Record framing ---------------------------------------------------------
 
@@ -192,113 +189,144 @@ std::string Where(std::uint64_t line, std::uint64_t offset) {
   return "line " + std::to_string(line) + " (offset " + std::to_string(offset) + "): ";
 }
 
-// Walks the whole file. Returns the offset where the torn tail starts (the
-// file size when there is none). Without `out`, only the framing is
-// checked (no JSON is parsed); with it, each good record goes to `each`.
-Expected<std::uint64_t> Scan(LineReader& lines, std::uint64_t size, HistoryDamage* out,
-                             const std::function<void(Json&&)>* each) {
+std::uint32_t CrcOf(const Line& line, const Header& h) {
+  return Crc32c(line.kept.data() + h.json_begin, h.length);
+}
+
+// A good record glued to the end of a line that is not one, after a
+// damaged newline: where in the line it starts, and its header.
+std::optional<std::pair<std::size_t, Header>> GluedRecord(const Line& line) {
+  if (!line.whole()) return std::nullopt;
+  for (std::size_t at = line.kept.find(kMagic, 1); at != std::string::npos;
+       at = line.kept.find(kMagic, at + 1)) {
+    Header g;
+    if (ParseHeader(line.kept, at, g) && g.json_begin + g.length == line.length &&
+        g.length <= kMaxRecordBytes && CrcOf(line, g) == g.crc) {
+      return std::make_pair(at, g);
+    }
+  }
+  return std::nullopt;
+}
+
+// Why a line that is not a whole record starts a damaged stretch.
+std::string NotARecordProblem(const Line& line, bool header, const Header& h,
+                              std::uint64_t size) {
+  if (!header) return "not a record header (expected \"DWH1 <length> <crc32c> \")";
+  if (line.offset + h.json_begin + h.length >= size) {
+    return "length " + std::to_string(h.length) + " runs past the end of the file";
+  }
+  return "length " + std::to_string(h.length) + " does not end at the record's newline";
+}
+
+// Walks the whole file, one line at a time. Without `out`, only the
+// framing is checked (no JSON is parsed); with it, each good record goes
+// to `each` and the damage to `out`.
+class Scanner {
+ public:
+  Scanner(std::uint64_t size, HistoryDamage* out, const std::function<void(Json&&)>* each)
+      : size_(size), out_(out), each_(each) {}
+
+  // The offset where the torn tail starts (the file size when there is
+  // none).
+  Expected<std::uint64_t> Run(LineReader& lines) {
+    Line line;
+    for (;;) {
+      Expected<bool> next = lines.Next(line);
+      if (!next) return next.error();
+      if (!*next) break;
+      const bool marker = std::string_view(line.kept).starts_with(kMagic);
+      if (!line.newline) {
+        // The last bytes, unfinished: a torn append, and the damage before
+        // it too unless a record header ends that.
+        if (stretch_ && marker) EndStretch(line.offset);
+        return stretch_ ? stretch_->offset : line.offset;
+      }
+      Header h;
+      const bool header = ParseHeader(line.kept, 0, h);
+      if (header && h.json_begin + h.length == line.length) {
+        WholeRecord(line, h);
+      } else {
+        NotARecord(line, header, h, marker);
+      }
+    }
+    return stretch_ ? stretch_->offset : size_;
+  }
+
+ private:
   // A damaged stretch not yet reported: its first line's problem; it ends
   // at the next record or "DWH1 ", or is the torn tail.
   struct Stretch {
     std::uint64_t offset, line;
     std::string problem;
   };
-  std::optional<Stretch> stretch;
-  const auto damaged = [&](std::uint64_t line, std::uint64_t offset, const std::string& what) {
-    if (!out) return;
-    if (out->damaged.size() < kMaxDamageListed) {
-      out->damaged.push_back(Where(line, offset) + what);
+
+  void Damaged(std::uint64_t line, std::uint64_t offset, const std::string& what) {
+    if (!out_) return;
+    if (out_->damaged.size() < kMaxDamageListed) {
+      out_->damaged.push_back(Where(line, offset) + what);
     } else {
-      ++out->damaged_unlisted;
+      ++out_->damaged_unlisted;
     }
-  };
-  const auto end_stretch = [&](std::uint64_t at) {
-    if (!stretch) return;
-    damaged(stretch->line, stretch->offset,
-            stretch->problem + "; skipped " + std::to_string(at - stretch->offset) + " bytes");
-    stretch.reset();
-  };
+  }
+
+  void EndStretch(std::uint64_t at) {
+    if (!stretch_) return;
+    Damaged(stretch_->line, stretch_->offset,
+            stretch_->problem + "; skipped " + std::to_string(at - stretch_->offset) + " bytes");
+    stretch_.reset();
+  }
+
   // The intact record whose JSON is line.kept[h.json_begin, line end).
-  const auto take = [&](const Line& line, std::uint64_t offset, const Header& h) {
-    if (!out) return;
+  void Take(const Line& line, std::uint64_t offset, const Header& h) {
+    if (!out_) return;
     Expected<Json> parsed = Json::Parse(std::string_view(line.kept).substr(h.json_begin));
     if (!parsed) {
       // A record is one line: the JSON error's "line 1, " says nothing.
       std::string why = parsed.error().message;
       if (why.starts_with("line 1, ")) why.erase(0, 8);
-      damaged(line.number, offset, "JSON: " + why);
+      Damaged(line.number, offset, "JSON: " + why);
     } else if (parsed->type() != Json::Type::kObject) {
-      damaged(line.number, offset, "record is not a JSON object");
+      Damaged(line.number, offset, "record is not a JSON object");
     } else {
-      (*each)(std::move(parsed).value());
-    }
-  };
-  const auto crc_of = [](const Line& line, const Header& h) {
-    return Crc32c(line.kept.data() + h.json_begin, h.length);
-  };
-
-  Line line;
-  for (;;) {
-    Expected<bool> next = lines.Next(line);
-    if (!next) return next.error();
-    if (!*next) break;
-    const bool marker = std::string_view(line.kept).starts_with(kMagic);
-    if (!line.newline) {
-      // The last bytes, unfinished: a torn append, and the damage before
-      // it too unless a record header ends that.
-      if (stretch && marker) end_stretch(line.offset);
-      return stretch ? stretch->offset : line.offset;
-    }
-    Header h;
-    const bool header = ParseHeader(line.kept, 0, h);
-    if (header && h.json_begin + h.length == line.length) {
-      // A whole record: whatever is wrong with it, the next one starts
-      // right after it.
-      end_stretch(line.offset);
-      if (h.length > kMaxRecordBytes) {
-        damaged(line.number, line.offset,
-                "record of " + std::to_string(h.length) +
-                    " bytes, larger than a record may be (expected at most " +
-                    std::to_string(kMaxRecordBytes) + " bytes)");
-      } else if (const std::uint32_t crc = crc_of(line, h); crc != h.crc) {
-        damaged(line.number, line.offset, "checksum " + Hex8(crc) + ", expected " + Hex8(h.crc));
-      } else {
-        take(line, line.offset, h);
-      }
-      continue;
-    }
-    // Not a record. One glued to its end, after a damaged newline, is
-    // still found by its magic.
-    std::optional<std::pair<std::size_t, Header>> glued;
-    if (line.whole()) {
-      for (std::size_t at = line.kept.find(kMagic, 1); at != std::string::npos && !glued;
-           at = line.kept.find(kMagic, at + 1)) {
-        Header g;
-        if (ParseHeader(line.kept, at, g) && g.json_begin + g.length == line.length &&
-            g.length <= kMaxRecordBytes && crc_of(line, g) == g.crc) {
-          glued.emplace(at, g);
-        }
-      }
-    }
-    if (!stretch || marker) {
-      end_stretch(line.offset);
-      std::string problem;
-      if (!header) {
-        problem = "not a record header (expected \"DWH1 <length> <crc32c> \")";
-      } else if (line.offset + h.json_begin + h.length >= size) {
-        problem = "length " + std::to_string(h.length) + " runs past the end of the file";
-      } else {
-        problem = "length " + std::to_string(h.length) + " does not end at the record's newline";
-      }
-      stretch = Stretch{line.offset, line.number, std::move(problem)};
-    }
-    if (glued) {
-      end_stretch(line.offset + glued->first);
-      take(line, line.offset + glued->first, glued->second);
+      (*each_)(std::move(parsed).value());
     }
   }
-  return stretch ? stretch->offset : size;
-}
+
+  // A whole record: whatever is wrong with it, the next one starts right
+  // after it.
+  void WholeRecord(const Line& line, const Header& h) {
+    EndStretch(line.offset);
+    if (h.length > kMaxRecordBytes) {
+      Damaged(line.number, line.offset,
+              "record of " + std::to_string(h.length) +
+                  " bytes, larger than a record may be (expected at most " +
+                  std::to_string(kMaxRecordBytes) + " bytes)");
+    } else if (const std::uint32_t crc = CrcOf(line, h); crc != h.crc) {
+      Damaged(line.number, line.offset, "checksum " + Hex8(crc) + ", expected " + Hex8(h.crc));
+    } else {
+      Take(line, line.offset, h);
+    }
+  }
+
+  // Not a record: it starts a damaged stretch (or continues one), and a
+  // record glued to its end is still found by its magic.
+  void NotARecord(const Line& line, bool header, const Header& h, bool marker) {
+    const std::optional<std::pair<std::size_t, Header>> glued = GluedRecord(line);
+    if (!stretch_ || marker) {
+      EndStretch(line.offset);
+      stretch_ = Stretch{line.offset, line.number, NotARecordProblem(line, header, h, size_)};
+    }
+    if (glued) {
+      EndStretch(line.offset + glued->first);
+      Take(line, line.offset + glued->first, glued->second);
+    }
+  }
+
+  std::uint64_t size_;
+  HistoryDamage* out_;
+  const std::function<void(Json&&)>* each_;
+  std::optional<Stretch> stretch_;
+};
 
 // Writes all of `line`; 0, or the errno of the write that failed (EIO for
 // one that wrote nothing).
@@ -333,7 +361,7 @@ Expected<HistoryDamage> HistoryFile::ForEach(const std::function<void(Json&&)>& 
   const std::uint64_t size = static_cast<std::uint64_t>(st.st_size);
   HistoryDamage damage;
   LineReader lines(fd, size, path_);
-  Expected<std::uint64_t> torn_at = Scan(lines, size, &damage, &each);
+  Expected<std::uint64_t> torn_at = Scanner(size, &damage, &each).Run(lines);
   if (!torn_at) return torn_at.error();
   damage.torn_tail_bytes = static_cast<std::size_t>(size - *torn_at);
   return damage;
@@ -349,7 +377,7 @@ Expected<HistoryContents> HistoryFile::Read() const {
 
 Status HistoryFile::CutTornTail(int fd, std::uint64_t size) {
   LineReader lines(fd, size, path_);
-  Expected<std::uint64_t> torn_at = Scan(lines, size, nullptr, nullptr);
+  Expected<std::uint64_t> torn_at = Scanner(size, nullptr, nullptr).Run(lines);
   if (!torn_at) return torn_at.error();
   if (*torn_at == size) return Ok{};
   if (::ftruncate(fd, static_cast<off_t>(*torn_at)) != 0) {

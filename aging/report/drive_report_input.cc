@@ -270,135 +270,163 @@ void TrimProblems(Inputs& in) {
   }
 }
 
-}  // namespace
+// A run's series that are arrays of numbers, each finite and 0 or more; an
+// array holding anything else is left out and said.
+void ReadSeriesNumbers(Run& run, const std::string& source, std::vector<std::string>& problems) {
+  for (const auto& [key, v] : run.series->members()) {
+    if (v.type() != Json::Type::kArray || v.items().empty() ||
+        v.items().front().type() != Json::Type::kNumber) {
+      continue;  // arrays of records are read where they are used
+    }
+    std::vector<double> values;
+    for (const Json& x : v.items()) {
+      const double d = x.AsDouble(-1);
+      if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
+        problems.push_back(source + ": run " + run.id + ": series." + key + " holds " +
+                           x.Dump() + " (expected numbers, 0 or more): left out");
+        values.clear();
+        break;
+      }
+      values.push_back(d);
+    }
+    if (!values.empty()) run.numbers.emplace(key, std::move(values));
+  }
+}
 
-Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
-                            const std::vector<StudyFile>& studies,
-                            const std::vector<std::string>& wanted_runs) {
-  Inputs in;
+// What every history's records go through: the keys of the runs and steps
+// already taken, what a report can show of them, and the place of each
+// record over all sources.
+struct Taken {
+  explicit Taken(const std::vector<std::string>& wanted_runs) : keeper(wanted_runs) {}
   SeenKeys seen;
-  Keeper keeper(wanted_runs);
+  Keeper keeper;
   std::uint64_t order = 0;
-  for (const HistorySource& h : histories) {
+};
+
+// One history file as it streams by: each record checked and taken, and
+// what the file held and left out counted for its entry in the sources.
+class HistoryReading {
+ public:
+  HistoryReading(const HistorySource& h, Taken& taken, Inputs& in)
+      : h_(h), taken_(taken), in_(in) {}
+
+  void Take(Json&& r) {
+    ++index_;
+    TrimProblems(in_);
+    const bool step = IsStepRecord(r);
+    const std::string where = "record " + std::to_string(index_);
+    if (!step && !IsRunRecord(r)) {
+      Damage(where + ": record is " + r.Find("record")->Dump() +
+             " (expected \"run\" or \"step\"): left out");
+    } else if (step) {
+      TakeStep(r, where);
+    } else {
+      TakeRun(r, where);
+    }
+  }
+
+  // The file's entry in the sources, once all of it is read.
+  Json Source(const HistoryDamage& read) {
     Json source = Json::Object();
-    source["file"] = h.name;
+    source["file"] = h_.name;
     source["kind"] = "history";
-    std::uint64_t runs = 0, steps = 0, duplicates = 0, unlisted = 0;
-    Json damaged = Json::Array();
-    auto damage = [&](std::string what) {
-      if (damaged.items().size() < kMaxDamageListed) {
-        damaged.Push(std::move(what));
-      } else {
-        ++unlisted;
-      }
-    };
-    std::size_t index = 0;
-    auto take = [&](Json&& r) {
-      ++index;
-      TrimProblems(in);
-      const bool step = IsStepRecord(r);
-      const std::string where = "record " + std::to_string(index);
-      if (!step && !IsRunRecord(r)) {
-        damage(where + ": record is " + r.Find("record")->Dump() +
-               " (expected \"run\" or \"step\"): left out");
-        return;
-      }
-      if (step) {
-        Expected<StepRecord> record = ReadStepRecord(r);
-        if (!record) {
-          damage(where + ": " + record.error().message + ": left out");
-          return;
-        }
-        Step s = StepOf(*record, h.name, order++);
-        const std::string key =
-            "step\n" + s.drive + "\n" + s.phase + "\n" + s.test + "\n" + std::to_string(s.step);
-        if (!seen.Insert(key)) {
-          ++duplicates;
-          return;
-        }
-        s.values =
-            Numbers(&record->results,
-                    h.name + ": step " + std::to_string(s.step) + " of run " + s.run, in.problems);
-        keeper.Take(std::move(s));
-        ++steps;
-        return;
-      }
-      Expected<RunRecord> record = ReadRunRecord(r);
-      if (!record) {
-        damage(where + ": " + record.error().message + ": left out");
-        return;
-      }
-      Run run = RunOf(*record, h.name, order++);
-      // Run ids are unique within a process and told apart across
-      // processes by their start; two hosts may share a directory
-      // target's name, so the drive is part of it too.
-      const std::string key =
-          "run\n" + run.id + "\n" + run.drive + "\n" + Format("%.3f", run.start);
-      if (!seen.Insert(key)) {
-        ++duplicates;
-        return;
-      }
-      if (!record->drive_at_start.is_null()) {
-        if (auto age = DriveAgeFromJson(record->drive_at_start)) {
-          run.age = *age;
-        } else {
-          run.age_problem = age.error().message;
-          in.problems.push_back(h.name + ": run " + run.id + ": " + run.age_problem +
-                                ": its age is shown as unknown");
-        }
-      }
-      run.results =
-          Numbers(&record->results, h.name + ": run " + run.id + ": results", in.problems);
-      run.owned = std::make_shared<const RunRecord>(std::move(*record));
-      run.record = run.owned.get();
-      run.series = &run.record->series;
-      for (const auto& [key, v] : run.series->members()) {
-        if (v.type() != Json::Type::kArray || v.items().empty() ||
-            v.items().front().type() != Json::Type::kNumber) {
-          continue;  // arrays of records are read where they are used
-        }
-        std::vector<double> values;
-        for (const Json& x : v.items()) {
-          const double d = x.AsDouble(-1);
-          if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
-            in.problems.push_back(h.name + ": run " + run.id + ": series." + key + " holds " +
-                                  x.Dump() + " (expected numbers, 0 or more): left out");
-            values.clear();
-            break;
-          }
-          values.push_back(d);
-        }
-        if (!values.empty()) run.numbers.emplace(key, std::move(values));
-      }
-      if (run.kind == config::PerfParams::kName) run.cells = ParseCells(run, in.problems);
-      keeper.Take(std::move(run));
-      ++runs;
-    };
-    Expected<HistoryDamage> read = h.read(take);
-    if (!read) return read.error();
     // What the file's framing lost comes first, as the file has it.
     Json framing = Json::Array();
-    for (const std::string& d : read->damaged) framing.Push(d);
-    for (const Json& d : damaged.items()) {
+    for (const std::string& d : read.damaged) framing.Push(d);
+    for (const Json& d : damaged_.items()) {
       if (framing.items().size() < kMaxDamageListed) {
         framing.Push(d);
       } else {
-        ++unlisted;
+        ++unlisted_;
       }
     }
-    unlisted += read->damaged_unlisted;
-    source["records"] = runs + steps;
-    source["runs"] = runs;
-    source["steps"] = steps;
-    source["duplicates"] = duplicates;
-    source["torn_tail_bytes"] = std::uint64_t{read->torn_tail_bytes};
+    unlisted_ += read.damaged_unlisted;
+    source["records"] = runs_ + steps_;
+    source["runs"] = runs_;
+    source["steps"] = steps_;
+    source["duplicates"] = duplicates_;
+    source["torn_tail_bytes"] = std::uint64_t{read.torn_tail_bytes};
     source["damaged"] = std::move(framing);
-    if (unlisted > 0) source["damaged_unlisted"] = unlisted;
-    in.sources.Push(std::move(source));
+    if (unlisted_ > 0) source["damaged_unlisted"] = unlisted_;
+    return source;
   }
-  TrimProblems(in);
-  keeper.Finish(in);
 
+ private:
+  void Damage(std::string what) {
+    if (damaged_.items().size() < kMaxDamageListed) {
+      damaged_.Push(std::move(what));
+    } else {
+      ++unlisted_;
+    }
+  }
+
+  // False, and counted as a duplicate, when another record (of this file
+  // or an earlier one) had `key`.
+  bool FirstSeen(std::string_view key) {
+    if (taken_.seen.Insert(key)) return true;
+    ++duplicates_;
+    return false;
+  }
+
+  void TakeStep(const Json& r, const std::string& where) {
+    Expected<StepRecord> record = ReadStepRecord(r);
+    if (!record) {
+      Damage(where + ": " + record.error().message + ": left out");
+      return;
+    }
+    Step s = StepOf(*record, h_.name, taken_.order++);
+    const std::string key =
+        "step\n" + s.drive + "\n" + s.phase + "\n" + s.test + "\n" + std::to_string(s.step);
+    if (!FirstSeen(key)) return;
+    s.values = Numbers(&record->results,
+                       h_.name + ": step " + std::to_string(s.step) + " of run " + s.run,
+                       in_.problems);
+    taken_.keeper.Take(std::move(s));
+    ++steps_;
+  }
+
+  void TakeRun(const Json& r, const std::string& where) {
+    Expected<RunRecord> record = ReadRunRecord(r);
+    if (!record) {
+      Damage(where + ": " + record.error().message + ": left out");
+      return;
+    }
+    Run run = RunOf(*record, h_.name, taken_.order++);
+    // Run ids are unique within a process and told apart across
+    // processes by their start; two hosts may share a directory
+    // target's name, so the drive is part of it too.
+    const std::string key = "run\n" + run.id + "\n" + run.drive + "\n" + Format("%.3f", run.start);
+    if (!FirstSeen(key)) return;
+    if (!record->drive_at_start.is_null()) {
+      if (auto age = DriveAgeFromJson(record->drive_at_start)) {
+        run.age = *age;
+      } else {
+        run.age_problem = age.error().message;
+        in_.problems.push_back(h_.name + ": run " + run.id + ": " + run.age_problem +
+                               ": its age is shown as unknown");
+      }
+    }
+    run.results =
+        Numbers(&record->results, h_.name + ": run " + run.id + ": results", in_.problems);
+    run.owned = std::make_shared<const RunRecord>(std::move(*record));
+    run.record = run.owned.get();
+    run.series = &run.record->series;
+    ReadSeriesNumbers(run, h_.name, in_.problems);
+    if (run.kind == config::PerfParams::kName) run.cells = ParseCells(run, in_.problems);
+    taken_.keeper.Take(std::move(run));
+    ++runs_;
+  }
+
+  const HistorySource& h_;
+  Taken& taken_;
+  Inputs& in_;
+  std::size_t index_ = 0;  // of the record in the file, from 1
+  std::uint64_t runs_ = 0, steps_ = 0, duplicates_ = 0, unlisted_ = 0;
+  Json damaged_ = Json::Array();  // records left out, as the file has them
+};
+
+// The retention studies, each a source and (once, by its id) a study.
+void ReadStudies(const std::vector<StudyFile>& studies, Inputs& in) {
   std::set<std::string> study_ids;
   for (const StudyFile& f : studies) {
     Study s;
@@ -421,6 +449,24 @@ Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
     in.sources.Push(std::move(source));
     in.studies.push_back(std::move(s));
   }
+}
+
+}  // namespace
+
+Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
+                            const std::vector<StudyFile>& studies,
+                            const std::vector<std::string>& wanted_runs) {
+  Inputs in;
+  Taken taken(wanted_runs);
+  for (const HistorySource& h : histories) {
+    HistoryReading reading(h, taken, in);
+    Expected<HistoryDamage> read = h.read([&](Json&& r) { reading.Take(std::move(r)); });
+    if (!read) return read.error();
+    in.sources.Push(reading.Source(*read));
+  }
+  TrimProblems(in);
+  taken.keeper.Finish(in);
+  ReadStudies(studies, in);
   return in;
 }
 

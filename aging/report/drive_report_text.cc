@@ -153,124 +153,163 @@ std::string MarkdownTable(const std::vector<std::vector<std::string>>& cells) {
   return out;
 }
 
-std::string RenderText(const Json& model, bool markdown) {
-  std::string out;
-  const double generated = model.Find("generated")->AsDouble();
-  if (markdown) {
-    out += "# drivewatch report\n\nGenerated " + Utc(generated) +
-           ". Rows: " + Markdown(RowsText(model)) + ".\n\n";
-  } else {
-    out += "drivewatch report, generated " + Utc(generated) + "\n";
-    out += Wrap("rows: " + RowsText(model), "");
+// The report as text, or as markdown: each part of the page appends to
+// `out` in the one or the other.
+class TextReport {
+ public:
+  explicit TextReport(bool markdown) : markdown_(markdown) {}
+
+  std::string Render(const Json& model) {
+    Title(model);
+    Sources(model);
+    Problems(model);
+    const auto& drives = model.Find("drives")->items();
+    if (drives.empty()) {
+      out_ += "\nThe history holds no runs: nothing to report.\n";
+      return out_;
+    }
+    for (const Json& d : drives) Drive(d);
+    return out_;
   }
-  // Where it came from, and what was left out.
-  std::vector<std::string> damaged;
-  std::string sources;
-  for (const Json& s : model.Find("sources")->items()) {
-    std::string line = Printable(Str(s, "file"));
-    if (Str(s, "kind") == "history") {
-      line += Format(": %llu runs, %llu steps",
-                     static_cast<unsigned long long>(s.Find("runs")->AsUint()),
-                     static_cast<unsigned long long>(s.Find("steps")->AsUint()));
-      if (const auto d = s.Find("duplicates")->AsUint()) {
-        line += Format(", %llu already read from another file", static_cast<unsigned long long>(d));
-      }
-      if (const auto t = s.Find("torn_tail_bytes")->AsUint()) {
-        line += Format(", a torn last record of %llu bytes left out",
-                       static_cast<unsigned long long>(t));
-      }
+
+ private:
+  void Title(const Json& model) {
+    const double generated = model.Find("generated")->AsDouble();
+    if (markdown_) {
+      out_ += "# drivewatch report\n\nGenerated " + Utc(generated) +
+              ". Rows: " + Markdown(RowsText(model)) + ".\n\n";
     } else {
-      line += ": " + Str(s, "kind");
-    }
-    sources += markdown ? "- " + Markdown(line) + "\n" : "  " + line + "\n";
-    for (const Json& d : s.Find("damaged")->items()) {
-      damaged.push_back(Printable(Str(s, "file")) + ": " + Printable(d.AsString()));
+      out_ += "drivewatch report, generated " + Utc(generated) + "\n";
+      out_ += Wrap("rows: " + RowsText(model), "");
     }
   }
-  out += markdown ? "Sources:\n\n" + sources + "\n" : "sources:\n" + sources;
-  if (!damaged.empty()) {
-    out += markdown ? "**Damaged, so left out (never a result):**\n\n"
-                    : "damaged, so left out (never a result):\n";
-    for (const std::string& d : damaged)
-      out += markdown ? "- " + Markdown(d) + "\n" : Wrap(d, "  ");
-    if (markdown) out += "\n";
+
+  // Where it came from, and what was left out.
+  void Sources(const Json& model) {
+    std::vector<std::string> damaged;
+    std::string sources;
+    for (const Json& s : model.Find("sources")->items()) {
+      std::string line = Printable(Str(s, "file"));
+      if (Str(s, "kind") == "history") {
+        line += Format(": %llu runs, %llu steps",
+                       static_cast<unsigned long long>(s.Find("runs")->AsUint()),
+                       static_cast<unsigned long long>(s.Find("steps")->AsUint()));
+        if (const auto d = s.Find("duplicates")->AsUint()) {
+          line += Format(", %llu already read from another file",
+                         static_cast<unsigned long long>(d));
+        }
+        if (const auto t = s.Find("torn_tail_bytes")->AsUint()) {
+          line += Format(", a torn last record of %llu bytes left out",
+                         static_cast<unsigned long long>(t));
+        }
+      } else {
+        line += ": " + Str(s, "kind");
+      }
+      sources += markdown_ ? "- " + Markdown(line) + "\n" : "  " + line + "\n";
+      for (const Json& d : s.Find("damaged")->items()) {
+        damaged.push_back(Printable(Str(s, "file")) + ": " + Printable(d.AsString()));
+      }
+    }
+    out_ += markdown_ ? "Sources:\n\n" + sources + "\n" : "sources:\n" + sources;
+    if (!damaged.empty()) {
+      out_ += markdown_ ? "**Damaged, so left out (never a result):**\n\n"
+                        : "damaged, so left out (never a result):\n";
+      for (const std::string& d : damaged)
+        out_ += markdown_ ? "- " + Markdown(d) + "\n" : Wrap(d, "  ");
+      if (markdown_) out_ += "\n";
+    }
   }
-  if (const auto& problems = model.Find("problems")->items(); !problems.empty()) {
-    out += markdown ? "**Values left out:**\n\n" : "values left out:\n";
+
+  void Problems(const Json& model) {
+    const auto& problems = model.Find("problems")->items();
+    if (problems.empty()) return;
+    out_ += markdown_ ? "**Values left out:**\n\n" : "values left out:\n";
     for (const Json& p : problems) {
-      out += markdown ? "- " + Markdown(p.AsString()) + "\n" : Wrap(Printable(p.AsString()), "  ");
+      out_ += markdown_ ? "- " + Markdown(p.AsString()) + "\n"
+                        : Wrap(Printable(p.AsString()), "  ");
     }
-    if (markdown) out += "\n";
+    if (markdown_) out_ += "\n";
   }
-  const auto& drives = model.Find("drives")->items();
-  if (drives.empty()) {
-    out += markdown ? "\nThe history holds no runs: nothing to report.\n"
-                    : "\nThe history holds no runs: nothing to report.\n";
-    return out;
-  }
-  for (const Json& d : drives) {
+
+  void Drive(const Json& d) {
     std::string title = "Drive " + Printable(Str(d, "drive"));
     if (!Str(d, "model").empty()) title += " (" + Printable(Str(d, "model")) + ")";
-    if (markdown) {
-      out += "\n## " + Markdown(title) + "\n";
+    if (markdown_) {
+      out_ += "\n## " + Markdown(title) + "\n";
     } else {
-      out += "\n" + title + "\n" + std::string(report_format::Width(title), '=') + "\n";
+      out_ += "\n" + title + "\n" + std::string(report_format::Width(title), '=') + "\n";
     }
-    for (const Json& s : d.Find("sections")->items()) {
-      const std::string name = Printable(Str(s, "title"));
-      if (markdown) {
-        out += "\n### " + Markdown(name) + "\n\n";
-      } else {
-        out += "\n" + name + "\n" + std::string(report_format::Width(name), '-') + "\n";
+    for (const Json& s : d.Find("sections")->items()) Section(s, Str(d, "drive"));
+  }
+
+  void Section(const Json& s, const std::string& drive) {
+    const std::string name = Printable(Str(s, "title"));
+    if (markdown_) {
+      out_ += "\n### " + Markdown(name) + "\n\n";
+    } else {
+      out_ += "\n" + name + "\n" + std::string(report_format::Width(name), '-') + "\n";
+    }
+    for (const Json& t : s.Find("tables")->items()) Table(t);
+    if (!s.Find("runs")->items().empty()) Runs(*s.Find("runs"), drive);
+    if (const Json* links = s.Find("links")) {
+      for (const Json& l : links->items()) {
+        const std::string line = "See " + Str(l, "label") + ": " + Str(l, "command");
+        out_ += markdown_ ? Markdown(line) + "\n\n" : Wrap(Printable(line), "");
       }
-      for (const Json& t : s.Find("tables")->items()) {
-        if (!AnyValue(t)) {
-          const std::string line = Printable(Str(t, "title")) + ": not measured";
-          out += markdown ? "*" + Markdown(line) + "*\n\n" : line + "\n";
-          continue;
-        }
-        const auto cells = Cells(t, markdown ? false : Turned(t));
-        if (markdown) {
-          out += "*" + Markdown(Str(t, "title")) + "*\n\n" + MarkdownTable(cells) + "\n";
-        } else {
-          out += Printable(Str(t, "title")) + "\n" + report_format::Table(cells, "  ");
-        }
-      }
-      if (const auto& runs = s.Find("runs")->items(); !runs.empty()) {
-        const auto lines = RunLines(*s.Find("runs"), Str(d, "drive"));
-        if (markdown) {
-          out += "Runs:\n\n";
-          for (const auto& l : lines) {
-            std::string text;
-            for (std::size_t i = 1; i < l.size(); ++i) text += (i > 1 ? ", " : "") + l[i];
-            out += "- " + Markdown(l[0]) + ": " + Markdown(text) + "\n";
-          }
-          out += "\n";
-        } else {
-          out += "runs\n" + report_format::Table(lines, "  ", 99);
-        }
-      }
-      if (const Json* links = s.Find("links")) {
-        for (const Json& l : links->items()) {
-          const std::string line = "See " + Str(l, "label") + ": " + Str(l, "command");
-          out += markdown ? Markdown(line) + "\n\n" : Wrap(Printable(line), "");
-        }
-      }
-      for (const Json& n : s.Find("notes")->items()) {
-        out += markdown ? "Note: " + Markdown(n.AsString()) + "\n\n"
+    }
+    for (const Json& n : s.Find("notes")->items()) {
+      out_ += markdown_ ? "Note: " + Markdown(n.AsString()) + "\n\n"
                         : Wrap("note: " + Printable(n.AsString()), "");
-      }
-      const Json& v = *s.Find("verdict");
-      if (markdown) {
-        out += "**Expectation:** " + Markdown(Str(s, "expectation")) + "\n\n";
-        out += "**Verdict (" + Markdown(StatusWord(v)) + "):** " + Markdown(Str(v, "line")) + "\n";
-      } else {
-        out += Wrap("Expectation: " + Printable(Str(s, "expectation")), "");
-        out += Wrap("Verdict (" + StatusWord(v) + "): " + Printable(Str(v, "line")), "");
-      }
+    }
+    Verdict(s);
+  }
+
+  void Table(const Json& t) {
+    if (!AnyValue(t)) {
+      const std::string line = Printable(Str(t, "title")) + ": not measured";
+      out_ += markdown_ ? "*" + Markdown(line) + "*\n\n" : line + "\n";
+      return;
+    }
+    const auto cells = Cells(t, markdown_ ? false : Turned(t));
+    if (markdown_) {
+      out_ += "*" + Markdown(Str(t, "title")) + "*\n\n" + MarkdownTable(cells) + "\n";
+    } else {
+      out_ += Printable(Str(t, "title")) + "\n" + report_format::Table(cells, "  ");
     }
   }
-  return out;
+
+  void Runs(const Json& runs, const std::string& drive) {
+    const auto lines = RunLines(runs, drive);
+    if (!markdown_) {
+      out_ += "runs\n" + report_format::Table(lines, "  ", 99);
+      return;
+    }
+    out_ += "Runs:\n\n";
+    for (const auto& l : lines) {
+      std::string text;
+      for (std::size_t i = 1; i < l.size(); ++i) text += (i > 1 ? ", " : "") + l[i];
+      out_ += "- " + Markdown(l[0]) + ": " + Markdown(text) + "\n";
+    }
+    out_ += "\n";
+  }
+
+  void Verdict(const Json& s) {
+    const Json& v = *s.Find("verdict");
+    if (markdown_) {
+      out_ += "**Expectation:** " + Markdown(Str(s, "expectation")) + "\n\n";
+      out_ += "**Verdict (" + Markdown(StatusWord(v)) + "):** " + Markdown(Str(v, "line")) + "\n";
+    } else {
+      out_ += Wrap("Expectation: " + Printable(Str(s, "expectation")), "");
+      out_ += Wrap("Verdict (" + StatusWord(v) + "): " + Printable(Str(v, "line")), "");
+    }
+  }
+
+  bool markdown_;
+  std::string out_;
+};
+
+std::string RenderText(const Json& model, bool markdown) {
+  return TextReport(markdown).Render(model);
 }
 
 // The model as JSON: objects one member a line, as Json::Dump(2) writes

@@ -161,9 +161,8 @@ std::string DeltaCell(const std::string& value, const std::string& delta, bool w
   return out + "</td>";
 }
 
-}  // namespace
-
-std::string RenderHtml(const Json& study, const Summary& s, double now) {
+// The page's head, title and verdict.
+std::string Head(const Json& study, const Summary& s, double now) {
   const std::string name = Html(Str(study, {"study"}));
   std::string verdict_class = s.verdict;
   std::transform(verdict_class.begin(), verdict_class.end(), verdict_class.begin(),
@@ -178,9 +177,12 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
          Html(Str(study, {"serial"})) + " &middot; report generated " + Html(Utc(now)) + "</p>\n";
   out += "<div class=\"verdict " + verdict_class + "\" id=\"verdict\">" + Html(s.line) +
          "</div>\n";
+  return out;
+}
 
-  // Facts and time.
-  out += "<div class=\"cols\">\n<section id=\"facts\"><h2>Drive and study</h2><dl>\n";
+// The drive and the study, beside the time.
+std::string Facts(const Json& study, double now) {
+  std::string out = "<section id=\"facts\"><h2>Drive and study</h2><dl>\n";
   out += Row("model", Html(Str(study, {"model"})));
   out += Row("serial", "<span id=\"serial\">" + Html(Str(study, {"serial"})) + "</span>");
   out += Row("firmware", Html(Str(study, {"firmware"})));
@@ -194,8 +196,11 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
   out += Row("pattern", Html(PatternText(study)));
   out += Row("written", Html(WrittenText(study, now)));
   out += "</dl></section>\n";
+  return out;
+}
 
-  out += "<section id=\"time\"><h2>Time";
+std::string Time(const Summary& s) {
+  std::string out = "<section id=\"time\"><h2>Time";
   if (s.estimated) {
     out += " <small class=\"d\">estimated now, no verify yet</small>";
   } else if (const Read* last = s.LastVerify()) {
@@ -211,83 +216,91 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
                                       Celsius(s.reference_k).c_str(), s.ea)));
   out += Row("stored at", s.storage_k ? Html(Celsius(s.storage_k))
                                       : std::string("not configured"));
-  out += "</dl></section>\n</div>\n";
+  out += "</dl></section>\n";
+  return out;
+}
 
-  if (const Json* events = study.Find("events"); events && !events->items().empty()) {
-    out += "<section id=\"events\"><h2>Events</h2><table><thead><tr><th>when</th><th>event</th>"
-           "<th style=\"text-align:left\">detail</th></tr></thead><tbody>\n";
-    for (const Json& e : events->items()) {
-      out += "<tr class=\"event\"><td>" + Html(Utc(Num(e, {"time"}))) + "</td><td>" +
-             Html(Str(e, {"kind"})) + "</td><td style=\"text-align:left\">" +
-             Html(Str(e, {"detail"})) + "</td></tr>\n";
-    }
-    out += "</tbody></table></section>\n";
+std::string Events(const Json& study) {
+  const Json* events = study.Find("events");
+  if (!events || events->items().empty()) return "";
+  std::string out =
+      "<section id=\"events\"><h2>Events</h2><table><thead><tr><th>when</th><th>event</th>"
+      "<th style=\"text-align:left\">detail</th></tr></thead><tbody>\n";
+  for (const Json& e : events->items()) {
+    out += "<tr class=\"event\"><td>" + Html(Utc(Num(e, {"time"}))) + "</td><td>" +
+           Html(Str(e, {"kind"})) + "</td><td style=\"text-align:left\">" +
+           Html(Str(e, {"detail"})) + "</td></tr>\n";
   }
+  out += "</tbody></table></section>\n";
+  return out;
+}
 
-  if (s.reads.empty()) {
-    out += "<section><h2>Reads</h2><p>Nothing has been read back yet.</p></section>\n";
-    out += "</main>\n</body>\n</html>\n";
-    return out;
-  }
-
-  // Latency.
+// A latency quantile per read, each with its change against the baseline
+// (worse beyond +20%, better beyond -20%).
+std::string LatencyRow(const Summary& s, std::string_view label,
+                       std::optional<double> Read::*field) {
   const Read* base = s.Baseline();
-  out += "<section id=\"latency\"><h2>Read latency</h2>\n" + LatencyChart(s);
+  std::string out = "<tr><td>" + std::string(label) + "</td>";
+  for (const Read& r : s.reads) {
+    std::string d;
+    bool worse = false, better = false;
+    if (base && &r != base && r.comparable) {
+      d = Delta(r.*field, base->*field);
+      if (r.*field && base->*field) {
+        worse = *(r.*field) > *(base->*field) * 1.2;
+        better = *(r.*field) < *(base->*field) * 0.8;
+      }
+    }
+    out += DeltaCell(Html(Latency(r.*field)), Html(d), worse, better);
+  }
+  return out + "</tr>\n";
+}
+
+// A share of slow reads per read, each with its change against the
+// baseline in percentage points.
+std::string RatioRow(const Summary& s, std::string_view label,
+                     std::optional<double> Read::*field) {
+  const Read* base = s.Baseline();
+  std::string out = "<tr><td>" + std::string(label) + "</td>";
+  for (const Read& r : s.reads) {
+    std::string d;
+    bool worse = false;
+    if (base && &r != base && r.comparable) {
+      d = DeltaPoints(r.*field, base->*field);
+      worse = r.*field && base->*field && *(r.*field) > *(base->*field);
+    }
+    out += DeltaCell(Html(Percent(r.*field)), Html(d), worse, false);
+  }
+  return out + "</tr>\n";
+}
+
+std::string LatencySection(const Summary& s) {
+  std::string out = "<section id=\"latency\"><h2>Read latency</h2>\n" + LatencyChart(s);
   out += "<table class=\"latency\"><thead><tr><th></th>";
   for (const Read& r : s.reads) out += "<th>" + Html(r.label) + "</th>";
   out += "</tr></thead><tbody>\n";
-  auto latency_row = [&](std::string_view label, std::optional<double> Read::*field) {
-    out += "<tr><td>" + std::string(label) + "</td>";
-    for (const Read& r : s.reads) {
-      std::string d;
-      bool worse = false, better = false;
-      if (base && &r != base && r.comparable) {
-        d = Delta(r.*field, base->*field);
-        if (r.*field && base->*field) {
-          worse = *(r.*field) > *(base->*field) * 1.2;
-          better = *(r.*field) < *(base->*field) * 0.8;
-        }
-      }
-      out += DeltaCell(Html(Latency(r.*field)), Html(d), worse, better);
-    }
-    out += "</tr>\n";
-  };
-  auto ratio_row = [&](std::string_view label, std::optional<double> Read::*field) {
-    out += "<tr><td>" + std::string(label) + "</td>";
-    for (const Read& r : s.reads) {
-      std::string d;
-      bool worse = false;
-      if (base && &r != base && r.comparable) {
-        d = DeltaPoints(r.*field, base->*field);
-        worse = r.*field && base->*field && *(r.*field) > *(base->*field);
-      }
-      out += DeltaCell(Html(Percent(r.*field)), Html(d), worse, false);
-    }
-    out += "</tr>\n";
-  };
-  latency_row("p50", &Read::p50);
-  latency_row("p99", &Read::p99);
-  latency_row("p99.9", &Read::p999);
-  latency_row("max", &Read::max);
+  out += LatencyRow(s, "p50", &Read::p50);
+  out += LatencyRow(s, "p99", &Read::p99);
+  out += LatencyRow(s, "p99.9", &Read::p999);
+  out += LatencyRow(s, "max", &Read::max);
   out += "<tr><td>n (reads timed)</td>";
   for (const Read& r : s.reads) out += "<td>" + (r.histogram ? Count(r.reads) : "-") + "</td>";
   out += "</tr>\n";
-  ratio_row("reads &gt; 10 ms", &Read::over10);
-  ratio_row("reads &gt; 100 ms", &Read::over100);
+  out += RatioRow(s, "reads &gt; 10 ms", &Read::over10);
+  out += RatioRow(s, "reads &gt; 100 ms", &Read::over100);
   out += "</tbody></table>\n";
   out += "<p class=\"note\">" + Html(s.MethodNote()) +
-         (base ? " Changes are against the baseline read." : "") + "</p>\n";
+         (s.Baseline() ? " Changes are against the baseline read." : "") + "</p>\n";
   out += "</section>\n";
+  return out;
+}
 
-  // Bad blocks.
-  const Read* judged = s.Judged();
-  out += "<section id=\"bad-blocks\"><h2>Bad blocks <small class=\"d\">" + Html(judged->label) +
-         "</small></h2>\n";
-  std::array<std::uint64_t, 4> cells{};
-  out += BadBlockMap(study, *judged, &cells);
-  // The ranges themselves, in the page (the map's cells name them only in
-  // tooltips, which print and screen readers do not show).
-  if (const std::vector<RangeRow> ranges = RangeRows(*judged); !ranges.empty()) {
+// The judged read's bad ranges, in the page (the map's cells name them
+// only in tooltips, which print and screen readers do not show), and its
+// count per class.
+std::string BadRanges(const Read& judged) {
+  std::string out;
+  if (const std::vector<RangeRow> ranges = RangeRows(judged); !ranges.empty()) {
     out += "<table class=\"ranges\"><thead><tr><th>LBAs</th><th>class</th><th>found</th></tr>"
            "</thead><tbody>\n";
     for (const RangeRow& range : ranges) {
@@ -295,7 +308,7 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
              Html(range.detail) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";
-    if (judged->json->Find("ranges_truncated") && judged->json->Find("ranges_truncated")->AsBool()) {
+    if (judged.json->Find("ranges_truncated") && judged.json->Find("ranges_truncated")->AsBool()) {
       out += "<p class=\"note\">More ranges were found than a study records; these are the first.</p>\n";
     }
   }
@@ -304,12 +317,18 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
     out += "<span class=\"class\"><span class=\"chip\" style=\"background:" +
            std::string(kClassColours[c]) + "\"></span>" + std::string(kClassLabels[c]) +
            "<span class=\"count\" data-class=\"" + std::string(kClasses[c]) + "\">" +
-           Count(judged->bad[c]) + "</span></span>";
+           Count(judged.bad[c]) + "</span></span>";
   }
   out += "</div>\n";
-  out += "<table class=\"reads\"><thead><tr><th>read</th><th>date</th><th>age</th>"
-         "<th>equivalent age</th><th>blocks</th><th>ok</th><th>unreadable</th><th>wrong</th>"
-         "<th>misplaced</th><th>stale</th><th>outcome</th></tr></thead><tbody>\n";
+  return out;
+}
+
+// Every read's blocks by outcome.
+std::string ReadsTable(const Summary& s) {
+  std::string out =
+      "<table class=\"reads\"><thead><tr><th>read</th><th>date</th><th>age</th>"
+      "<th>equivalent age</th><th>blocks</th><th>ok</th><th>unreadable</th><th>wrong</th>"
+      "<th>misplaced</th><th>stale</th><th>outcome</th></tr></thead><tbody>\n";
   for (const Read& r : s.reads) {
     out += "<tr><td>" + Html(r.label) + "</td><td>" + Html(Utc(r.start, "%Y-%m-%d")) +
            "</td><td>" + Html(Duration(Num(*r.json, {"age_seconds"}))) + "</td><td>" +
@@ -321,11 +340,26 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
     }
     out += "<td>" + Html(r.outcome.empty() ? "-" : r.outcome) + "</td></tr>\n";
   }
-  out += "</tbody></table>\n</section>\n";
+  out += "</tbody></table>\n";
+  return out;
+}
 
-  // SMART.
-  out += "<section id=\"smart\"><h2>SMART since the write</h2><table><thead><tr><th></th>"
-         "<th>at write</th>";
+std::string BadBlocksSection(const Json& study, const Summary& s) {
+  const Read* judged = s.Judged();
+  std::string out = "<section id=\"bad-blocks\"><h2>Bad blocks <small class=\"d\">" +
+                    Html(judged->label) + "</small></h2>\n";
+  std::array<std::uint64_t, 4> cells{};
+  out += BadBlockMap(study, *judged, &cells);
+  out += BadRanges(*judged);
+  out += ReadsTable(s);
+  out += "</section>\n";
+  return out;
+}
+
+std::string SmartSection(const Json& study, const Summary& s) {
+  std::string out =
+      "<section id=\"smart\"><h2>SMART since the write</h2><table><thead><tr><th></th>"
+      "<th>at write</th>";
   for (const Read& r : s.reads) out += "<th>" + Html(r.label) + "</th>";
   out += "</tr></thead><tbody>\n";
   for (std::size_t f = 0; f < kSmartFields.size(); ++f) {
@@ -341,6 +375,22 @@ std::string RenderHtml(const Json& study, const Summary& s, double now) {
   }
   out += "</tbody></table>\n<p class=\"note\">Changes since the pattern was written.</p>\n"
          "</section>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string RenderHtml(const Json& study, const Summary& s, double now) {
+  std::string out = Head(study, s, now);
+  out += "<div class=\"cols\">\n" + Facts(study, now) + Time(s) + "</div>\n";
+  out += Events(study);
+  if (s.reads.empty()) {
+    out += "<section><h2>Reads</h2><p>Nothing has been read back yet.</p></section>\n";
+  } else {
+    out += LatencySection(s);
+    out += BadBlocksSection(study, s);
+    out += SmartSection(study, s);
+  }
   out += "</main>\n</body>\n</html>\n";
   return out;
 }

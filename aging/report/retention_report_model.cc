@@ -278,8 +278,11 @@ std::string Summary::MethodNote() const {
   return out + ". A change is shown only against a baseline taken the same way.";
 }
 
-Summary Summarize(const Json& study, double now) {
-  Summary s;
+namespace {
+
+// The baseline and every verify, each read with how its latency was
+// taken and whether that compares with the baseline.
+void LoadReads(const Json& study, Summary& s) {
   if (const Json* b = study.Find("baseline"); b && b->type() == Json::Type::kObject) {
     s.reads.push_back(LoadRead(*b, "baseline"));
     s.has_baseline = true;
@@ -294,7 +297,11 @@ Summary Summarize(const Json& study, double now) {
     r.method = LatencyMethodText(*r.json);
     r.comparable = !s.has_baseline || SameLatencyMethod(*s.reads.front().json, *r.json);
   }
+}
 
+// The study's ages: as the last verify recorded them, or, with no verify
+// yet, what the accounting samples say so far.
+void LoadTime(const Json& study, double now, Summary& s) {
   s.ea = Num(study, {"accounting", "activation_energy_ev"}).value_or(1.1);
   s.reference_k = Num(study, {"accounting", "reference_temperature_k"}).value_or(303.15);
   s.storage_k = Num(study, {"accounting", "storage_temperature_k"});
@@ -309,7 +316,6 @@ Summary Summarize(const Json& study, double now) {
     s.powered_off = Num(*last->json, {"powered_off_seconds"});
     s.equivalent = Num(*last->json, {"equivalent_age_seconds"});
   } else if (written_end) {
-    // No verify yet: what the accounting samples say so far.
     s.estimated = true;
     s.as_of = now;
     s.wall = std::max(0.0, now - *written_end);
@@ -322,9 +328,11 @@ Summary Summarize(const Json& study, double now) {
           *s.powered_off * *s.storage_af;
     }
   }
+}
 
-  const std::string state = Str(study, {"state"});
-  const Read* judged = s.Judged();
+// What fails the study, joined with "; ": the judged read's bad blocks and
+// slow reads, or the reason a study failed without either.
+std::string FailProblems(const Json& study, const Read* judged, const std::string& state) {
   std::vector<std::string> problems;
   if (judged && judged->bad_total != 0) {
     problems.push_back(Plural(judged->bad_total, "bad block", "bad blocks") +
@@ -341,29 +349,37 @@ Summary Summarize(const Json& study, double now) {
     const std::string reason = Str(study, {"reason"});
     problems.push_back(reason == "-" ? "the study failed" : "the study failed: " + reason);
   }
-  auto join = [](const std::vector<std::string>& parts) {
-    std::string out;
-    for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
-    return out;
-  };
+  std::string out;
+  for (const auto& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
 
+// The verdict of a study still being written, or not yet read back.
+void WritingVerdict(const Json& study, const std::string& state, Summary& s) {
+  s.verdict = "WRITING";
+  const auto next = Num(study, {"written", "next_offset"});
+  const auto length = Num(study, {"region", "length"});
+  const auto offset = Num(study, {"region", "offset"}).value_or(0);
+  if (state != "writing") {
+    s.verdict = "WAITING";
+    s.line = "WAITING: no baseline read recorded yet";
+  } else if (next && length && *length > 0) {
+    const double pct = std::clamp((*next - offset) / *length * 100, 0.0, 100.0);
+    s.line = Format("WRITING: the pattern is being written (%.0f%% of the region)", pct);
+  } else {
+    s.line = "WRITING: the pattern is being written";
+  }
+}
+
+void Verdict(const Json& study, Summary& s) {
+  const std::string state = Str(study, {"state"});
+  const Read* judged = s.Judged();
+  const std::string problems = FailProblems(study, judged, state);
   if (state == "writing" || (!judged && state != "failed")) {
-    s.verdict = "WRITING";
-    const auto next = Num(study, {"written", "next_offset"});
-    const auto length = Num(study, {"region", "length"});
-    const auto offset = Num(study, {"region", "offset"}).value_or(0);
-    if (state != "writing") {
-      s.verdict = "WAITING";
-      s.line = "WAITING: no baseline read recorded yet";
-    } else if (next && length && *length > 0) {
-      const double pct = std::clamp((*next - offset) / *length * 100, 0.0, 100.0);
-      s.line = Format("WRITING: the pattern is being written (%.0f%% of the region)", pct);
-    } else {
-      s.line = "WRITING: the pattern is being written";
-    }
+    WritingVerdict(study, state, s);
   } else if (!problems.empty()) {
     s.verdict = "FAIL";
-    s.line = "FAIL: " + join(problems);
+    s.line = "FAIL: " + problems;
   } else if (judged->outcome == "aborted") {
     s.verdict = "INCOMPLETE";
     s.line = "INCOMPLETE: the last " + judged->label + " was aborted before reading every block";
@@ -376,6 +392,15 @@ Summary Summarize(const Json& study, double now) {
     s.line = "PASS: every block intact, no read over 100 ms";
     if (s.wall) s.line += " after " + Duration(s.wall);
   }
+}
+
+}  // namespace
+
+Summary Summarize(const Json& study, double now) {
+  Summary s;
+  LoadReads(study, s);
+  LoadTime(study, now, s);
+  Verdict(study, s);
   return s;
 }
 

@@ -139,8 +139,6 @@ constexpr double kMaxTime = 1e11;        // Unix seconds, year 5138
 constexpr double kMaxSeconds = 1e11;     // a duration
 constexpr double kMaxKelvin = 1000;
 
-// A VERIFY object (RetentionVerifier::Finish plus what the phase adds),
-// for a region of `blocks` study blocks starting at LBA `first`.
 // A read's latency fields (PutLatency): the quantiles in seconds, the
 // shares as ratios, the histogram's buckets an array.
 void CheckLatency(RecordCheck& c, const Json& v, const std::string& p) {
@@ -184,6 +182,8 @@ void CheckLatencyMethod(RecordCheck& c, const Json& v, const std::string& p,
   }
 }
 
+// A VERIFY object (RetentionVerifier::Finish plus what the phase adds),
+// for a region of `blocks` study blocks starting at LBA `first`.
 void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64_t first,
                std::uint64_t blocks) {
   if (v.type() != Json::Type::kObject) return c.Fail(at, &v, "an object");
@@ -248,15 +248,17 @@ void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64
   c.Number(v, p, "equivalent_age_seconds", false, 0, 1e300, "seconds", true);
 }
 
-}  // namespace
+// What the later checks of a study need from the earlier ones: its id and
+// state when they are strings, and its region when that is sound.
+struct StudyFacts {
+  const std::string* id = nullptr;
+  const std::string* state = nullptr;
+  std::uint64_t offset = 0, length = 0;  // bytes; length 0: the region is not sound
+};
 
-Status ValidateStudy(const Json& study, const std::string& where,
-                     const std::string& expected_name) {
-  RecordCheck c(where);
-  if (study.type() != Json::Type::kObject) {
-    c.Fail("the record", &study, "a JSON object");
-    return c.Result();
-  }
+// The study's name, id, state and the strings that name its drive.
+void CheckIdentity(RecordCheck& c, const Json& study, const std::string& expected_name,
+                   StudyFacts& facts) {
   c.Whole(study, "", "version", true, 1, kRecordVersion, "1 or 2");
   if (const std::string* name = c.String(study, "", "study", true, true); name) {
     // As the config allows study names: the name goes into file names and
@@ -288,80 +290,90 @@ Status ValidateStudy(const Json& study, const std::string& where,
   c.Whole(study, "", "nsid", false, 0, 0xffffffffu, "a namespace id from 0 to 4294967295");
   c.Number(study, "", "ended_at", state && *state == "ended", 0, kMaxTime,
            "Unix seconds (the time the study was ended)");
+  facts.id = id;
+  facts.state = state;
+}
 
-  std::uint64_t offset = 0, length = 0;
-  if (const Json* r = c.Object(study, "", "region", true)) {
-    c.Whole(*r, "region.", "block_size", true, kRetentionBlockSize, kRetentionBlockSize, "4096");
-    const auto o = c.Whole(*r, "region.", "offset", true, 0, UINT64_MAX, "a byte offset, a multiple of 4096");
-    const auto l = c.Whole(*r, "region.", "length", true, kRetentionBlockSize, UINT64_MAX,
-                           "a length in bytes, a multiple of 4096 and at least 4096");
-    if (o && *o % kRetentionBlockSize != 0) {
-      c.Fail("region.offset", r->Find("offset"), "a multiple of 4096");
-    } else if (l && *l % kRetentionBlockSize != 0) {
-      c.Fail("region.length", r->Find("length"), "a multiple of 4096");
-    } else if (o && l && *l > static_cast<std::uint64_t>(kTwo63) - *o) {
-      c.Fail("region.length", r->Find("length"),
-             "a region that ends before byte 2^63 (offset " + std::to_string(*o) + ")");
-    } else if (o && l) {
-      offset = *o;
-      length = *l;
-    }
+// The region the pattern covers, kept in `facts` when it is sound.
+void CheckRegion(RecordCheck& c, const Json& study, StudyFacts& facts) {
+  const Json* r = c.Object(study, "", "region", true);
+  if (r == nullptr) return;
+  c.Whole(*r, "region.", "block_size", true, kRetentionBlockSize, kRetentionBlockSize, "4096");
+  const auto o = c.Whole(*r, "region.", "offset", true, 0, UINT64_MAX, "a byte offset, a multiple of 4096");
+  const auto l = c.Whole(*r, "region.", "length", true, kRetentionBlockSize, UINT64_MAX,
+                         "a length in bytes, a multiple of 4096 and at least 4096");
+  if (o && *o % kRetentionBlockSize != 0) {
+    c.Fail("region.offset", r->Find("offset"), "a multiple of 4096");
+  } else if (l && *l % kRetentionBlockSize != 0) {
+    c.Fail("region.length", r->Find("length"), "a multiple of 4096");
+  } else if (o && l && *l > static_cast<std::uint64_t>(kTwo63) - *o) {
+    c.Fail("region.length", r->Find("length"),
+           "a region that ends before byte 2^63 (offset " + std::to_string(*o) + ")");
+  } else if (o && l) {
+    facts.offset = *o;
+    facts.length = *l;
   }
-  // The storage the region reaches (aging/safety/storage.h), recorded from this
-  // version on; older records name only the device.
-  if (const Json* st = study.Find("storage")) {
-    if (auto extents = StorageFromJson(*st, ""); !extents) {
-      c.Fail("storage", st, "a list of storage extents: " + extents.error().message);
-    }
+}
+
+void CheckPattern(RecordCheck& c, const Json& study, const StudyFacts& facts) {
+  const Json* p = c.Object(study, "", "pattern", true);
+  if (p == nullptr) return;
+  c.Whole(*p, "pattern.", "version", true, kRetentionBlockVersion, kRetentionBlockVersion,
+          std::to_string(kRetentionBlockVersion));
+  if (const Json* seed = p->Find("seed"); seed == nullptr || seed->type() != Json::Type::kNumber ||
+                                          seed->AsUint(1) != seed->AsUint(2)) {
+    c.Fail("pattern.seed", seed, "a whole number from 0 to 2^64-1");
   }
-  if (const Json* p = c.Object(study, "", "pattern", true)) {
-    c.Whole(*p, "pattern.", "version", true, kRetentionBlockVersion, kRetentionBlockVersion,
-            std::to_string(kRetentionBlockVersion));
-    if (const Json* seed = p->Find("seed"); seed == nullptr || seed->type() != Json::Type::kNumber ||
-                                            seed->AsUint(1) != seed->AsUint(2)) {
-      c.Fail("pattern.seed", seed, "a whole number from 0 to 2^64-1");
-    }
-    if (const std::string* sid = c.String(*p, "pattern.", "study_id", true); sid && id && *sid != *id) {
-      c.Fail("pattern.study_id", p->Find("study_id"), "\"" + *id + "\", the study's id");
-    }
+  if (const std::string* sid = c.String(*p, "pattern.", "study_id", true);
+      sid && facts.id && *sid != *facts.id) {
+    c.Fail("pattern.study_id", p->Find("study_id"), "\"" + *facts.id + "\", the study's id");
   }
-  const bool past_writing = state && (*state == "baseline" || *state == "active");
-  if (const Json* w = c.Object(study, "", "written", true); w && length != 0) {
-    const auto start = c.Number(*w, "written.", "start", true, 0, kMaxTime, "Unix seconds");
-    c.Number(*w, "written.", "end", past_writing, start.value_or(0), kMaxTime,
-             "Unix seconds, not before written.start" +
-                 std::string(past_writing ? " (the study is past writing)" : ""));
-    const std::string range = std::to_string(offset) + " to " + std::to_string(offset + length);
-    const auto next = c.Whole(*w, "written.", "next_offset", true, offset, offset + length,
-                              "a byte offset from " + range + ", a multiple of 4096");
-    if (next && *next % kRetentionBlockSize != 0) {
-      c.Fail("written.next_offset", w->Find("next_offset"), "a multiple of 4096");
-    } else if (next && past_writing && *next != offset + length) {
-      c.Fail("written.next_offset", w->Find("next_offset"),
-             std::to_string(offset + length) + ", the region's end (the study is past writing)");
-    }
+}
+
+// How far the pattern is written: all of the region once the study is
+// past writing.
+void CheckWritten(RecordCheck& c, const Json& study, const StudyFacts& facts) {
+  const bool past_writing =
+      facts.state && (*facts.state == "baseline" || *facts.state == "active");
+  const Json* w = c.Object(study, "", "written", true);
+  if (w == nullptr || facts.length == 0) return;
+  const std::uint64_t offset = facts.offset, length = facts.length;
+  const auto start = c.Number(*w, "written.", "start", true, 0, kMaxTime, "Unix seconds");
+  c.Number(*w, "written.", "end", past_writing, start.value_or(0), kMaxTime,
+           "Unix seconds, not before written.start" +
+               std::string(past_writing ? " (the study is past writing)" : ""));
+  const std::string range = std::to_string(offset) + " to " + std::to_string(offset + length);
+  const auto next = c.Whole(*w, "written.", "next_offset", true, offset, offset + length,
+                            "a byte offset from " + range + ", a multiple of 4096");
+  if (next && *next % kRetentionBlockSize != 0) {
+    c.Fail("written.next_offset", w->Find("next_offset"), "a multiple of 4096");
+  } else if (next && past_writing && *next != offset + length) {
+    c.Fail("written.next_offset", w->Find("next_offset"),
+           std::to_string(offset + length) + ", the region's end (the study is past writing)");
   }
-  c.Numbers(study, "", "smart_at_write");
-  c.Numbers(study, "", "last_smart");
-  if (const Json* a = c.Object(study, "", "accounting", true)) {
-    const std::string p = "accounting.";
-    c.Number(*a, p, "reference_temperature_k", true, 1, kMaxKelvin, "kelvin, 1 to 1000");
-    c.Number(*a, p, "activation_energy_ev", true, 0.001, 10, "eV, 0.001 to 10");
-    c.Number(*a, p, "storage_temperature_k", false, 1, kMaxKelvin, "kelvin, 1 to 1000, or null", true);
-    c.Number(*a, p, "last_temperature_k", false, 1, kMaxKelvin, "kelvin, 1 to 1000", true);
-    c.Number(*a, p, "last_sample", false, 0, kMaxTime, "Unix seconds", true);
-    c.Number(*a, p, "powered_on_sampled_seconds", false, 0, kMaxSeconds, "seconds");
-    c.Number(*a, p, "powered_on_equivalent_seconds", false, 0, 1e300, "seconds");
-  }
-  if (const Json* e = study.Find("events"); e && e->type() != Json::Type::kArray) {
-    c.Fail("events", e, "an array");
-  }
-  if (!c.ok() || length == 0) return c.Result();
-  const std::uint64_t first = offset / kRetentionBlockSize;
-  const std::uint64_t blocks = length / kRetentionBlockSize;
+}
+
+void CheckAccounting(RecordCheck& c, const Json& study) {
+  const Json* a = c.Object(study, "", "accounting", true);
+  if (a == nullptr) return;
+  const std::string p = "accounting.";
+  c.Number(*a, p, "reference_temperature_k", true, 1, kMaxKelvin, "kelvin, 1 to 1000");
+  c.Number(*a, p, "activation_energy_ev", true, 0.001, 10, "eV, 0.001 to 10");
+  c.Number(*a, p, "storage_temperature_k", false, 1, kMaxKelvin, "kelvin, 1 to 1000, or null", true);
+  c.Number(*a, p, "last_temperature_k", false, 1, kMaxKelvin, "kelvin, 1 to 1000", true);
+  c.Number(*a, p, "last_sample", false, 0, kMaxTime, "Unix seconds", true);
+  c.Number(*a, p, "powered_on_sampled_seconds", false, 0, kMaxSeconds, "seconds");
+  c.Number(*a, p, "powered_on_equivalent_seconds", false, 0, 1e300, "seconds");
+}
+
+// The baseline (which an active study must have) and every verify, each
+// against the region's blocks.
+void CheckReads(RecordCheck& c, const Json& study, const StudyFacts& facts) {
+  const std::uint64_t first = facts.offset / kRetentionBlockSize;
+  const std::uint64_t blocks = facts.length / kRetentionBlockSize;
   if (const Json* b = study.Find("baseline")) {
     CheckRead(c, *b, "baseline", first, blocks);
-  } else if (state && *state == "active") {
+  } else if (facts.state && *facts.state == "active") {
     c.Fail("baseline", nullptr, "the baseline read of an active study");
   }
   if (const Json* vs = study.Find("verifies")) {
@@ -375,6 +387,37 @@ Status ValidateStudy(const Json& study, const std::string& where,
       }
     }
   }
+}
+
+}  // namespace
+
+Status ValidateStudy(const Json& study, const std::string& where,
+                     const std::string& expected_name) {
+  RecordCheck c(where);
+  if (study.type() != Json::Type::kObject) {
+    c.Fail("the record", &study, "a JSON object");
+    return c.Result();
+  }
+  StudyFacts facts;
+  CheckIdentity(c, study, expected_name, facts);
+  CheckRegion(c, study, facts);
+  // The storage the region reaches (aging/safety/storage.h), recorded from this
+  // version on; older records name only the device.
+  if (const Json* st = study.Find("storage")) {
+    if (auto extents = StorageFromJson(*st, ""); !extents) {
+      c.Fail("storage", st, "a list of storage extents: " + extents.error().message);
+    }
+  }
+  CheckPattern(c, study, facts);
+  CheckWritten(c, study, facts);
+  c.Numbers(study, "", "smart_at_write");
+  c.Numbers(study, "", "last_smart");
+  CheckAccounting(c, study);
+  if (const Json* e = study.Find("events"); e && e->type() != Json::Type::kArray) {
+    c.Fail("events", e, "an array");
+  }
+  if (!c.ok() || facts.length == 0) return c.Result();
+  CheckReads(c, study, facts);
   return c.Result();
 }
 

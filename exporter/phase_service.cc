@@ -93,14 +93,10 @@ const ResultFamily kResults[] = {
       MetricType::kGauge}},
 };
 
-// A run record as the daemon takes it: what it holds, each field as
-// written (a record recovered from an unreadable checkpoint has only its
-// phase, outcome and reason); nullopt for a damaged one.
-std::optional<aging::RunRecord> RunOf(const Json& record) {
-  auto run = aging::ReadRunRecord(record, aging::RecordFields::kPresent);
-  if (!run) return std::nullopt;
-  return std::move(*run);
-}
+// The daemon takes a run record with the fields it holds, each as written
+// (one recovered from an unreadable checkpoint has only its phase, outcome
+// and reason), and passes over a damaged one.
+constexpr aging::RecordFields kRecorded = aging::RecordFields::kPresent;
 
 }  // namespace
 
@@ -123,14 +119,16 @@ class PhaseService::Observer : public aging::PhaseObserver {
   void OnInterruptedRecorded(const Json& record) override {
     {
       std::lock_guard lock(service_.mu_);
-      if (auto run = RunOf(record)) service_.outcomes_[phase_][run->outcome] += 1;
+      if (auto run = aging::ReadRunHeader(record, kRecorded)) {
+        service_.outcomes_[phase_][run->outcome] += 1;
+      }
     }
     service_.Publish();
   }
   void OnEnd(const Json& record) override {
     {
       std::lock_guard lock(service_.mu_);
-      if (auto run = RunOf(record)) {
+      if (auto run = aging::ReadRunRecord(record, kRecorded)) {
         service_.outcomes_[phase_][run->outcome] += 1;
         if (run->outcome == "completed") service_.last_completed_[phase_] = *run;
         service_.last_[phase_] = std::move(*run);
@@ -173,7 +171,7 @@ void PhaseService::Start(const config::Config& config) {
   decltype(outcomes_) outcomes;
   auto contents = history.ForEach([&](Json&& r) {
     if (!aging::IsRunRecord(r)) return;  // a pass of an endurance run, not a run
-    std::optional<aging::RunRecord> run = RunOf(r);
+    Expected<aging::RunRecord> run = aging::ReadRunRecord(std::move(r), kRecorded);
     if (!run) return;
     outcomes[run->phase][run->outcome] += 1;
     if (run->outcome == "completed") last_completed[run->phase] = *run;

@@ -58,17 +58,13 @@ class FieldReader {
     return true;
   }
 
-  // An object, taken whole; absent is an empty one. Its value is cut short
-  // in the message: it may be a kind's whole series.
-  bool Object(std::string_view key, Json& out) {
+  // An object or absent. Its value is cut short in the message: it may be
+  // a kind's whole series. Only checked: the caller takes it (TakePayload).
+  bool ObjectOrAbsent(std::string_view key) {
     const Json* v = record_.Find(key);
-    if (v == nullptr) return true;
-    if (v->type() != Json::Type::kObject) {
-      problem_ = std::string(key) + " is " + v->Dump().substr(0, 40) + " (expected an object)";
-      return false;
-    }
-    out = *v;
-    return true;
+    if (v == nullptr || v->type() == Json::Type::kObject) return true;
+    problem_ = std::string(key) + " is " + v->Dump().substr(0, 40) + " (expected an object)";
+    return false;
   }
 
   bool Fail(std::string problem) {
@@ -155,20 +151,39 @@ Json StepRecord::ToJson() const {
   return r;
 }
 
-Expected<RunRecord> ReadRunRecord(const Json& record, RecordFields fields) {
+Expected<RunRecord> ReadRunHeader(const Json& record, RecordFields fields) {
   const bool all = fields == RecordFields::kAll;
   FieldReader in(record, all);
   RunRecord r;
   if (!ReadIdentity(in, all, r.version, r.id, r.phase, r.kind, r.target, r.serial) ||
       !in.Seconds("start", true, r.start) || !in.Seconds("end", true, r.end) ||
       !in.String("outcome", true, r.outcome) || !in.String("model", false, r.model) ||
-      !in.String("firmware", false, r.firmware) || !in.Object("results", r.results) ||
-      !in.Object("series", r.series) || !in.String("device", false, r.device) ||
+      !in.String("firmware", false, r.firmware) || !in.ObjectOrAbsent("results") ||
+      !in.ObjectOrAbsent("series") || !in.String("device", false, r.device) ||
       !in.String("reason", false, r.reason) ||
       !in.Number("duration_seconds", r.duration_seconds)) {
     return in.error();
   }
-  if (const Json* age = record.Find("drive_at_start")) r.drive_at_start = *age;
+  return r;
+}
+
+Expected<RunRecord> ReadRunRecord(const Json& record, RecordFields fields) {
+  Expected<RunRecord> r = ReadRunHeader(record, fields);
+  if (!r) return r;
+  if (const Json* v = record.Find("results")) r->results = *v;
+  if (const Json* v = record.Find("series")) r->series = *v;
+  if (const Json* v = record.Find("drive_at_start")) r->drive_at_start = *v;
+  return r;
+}
+
+Expected<RunRecord> ReadRunRecord(Json&& record, RecordFields fields) {
+  Expected<RunRecord> r = ReadRunHeader(record, fields);
+  if (!r) return r;
+  for (auto [key, into] : {std::pair<const char*, Json*>{"results", &r->results},
+                           {"series", &r->series},
+                           {"drive_at_start", &r->drive_at_start}}) {
+    if (record.Find(key) != nullptr) *into = std::move(record[key]);
+  }
   return r;
 }
 
@@ -178,11 +193,12 @@ Expected<StepRecord> ReadStepRecord(const Json& record) {
   std::optional<double> time;
   if (!ReadIdentity(in, true, s.version, s.run, s.phase, s.kind, s.target, s.serial) ||
       !in.Seconds("time", true, time) || !in.Whole("step", true, s.step) ||
-      !in.String("test", true, s.test) || !in.Object("results", s.results)) {
+      !in.String("test", true, s.test) || !in.ObjectOrAbsent("results") ||
+      // A step has no series; one that holds a damaged one is damaged.
+      !in.ObjectOrAbsent("series")) {
     return in.error();
   }
-  // A step has no series; one that holds a damaged one is damaged.
-  if (Json series; !in.Object("series", series)) return in.error();
+  if (const Json* v = record.Find("results")) s.results = *v;
   s.time = *time;
   return s;
 }

@@ -36,6 +36,12 @@ namespace drivewatch::aging {
 
 inline constexpr std::uint64_t kRecordVersion = 1;
 
+// The drive a record (or a study) is of: its serial, or "target:NAME" for
+// a target without one (a file).
+inline std::string DriveName(const std::string& serial, const std::string& target) {
+  return serial.empty() ? "target:" + target : serial;
+}
+
 struct RunRecord {
   std::uint64_t version = kRecordVersion;
   std::string id;  // "run": the phase name and start time (RunId)
@@ -50,9 +56,7 @@ struct RunRecord {
   Json results = Json::Object();
   Json series = Json::Object();
 
-  // The drive it ran on: its serial, or "target:NAME" for a target
-  // without one (a file).
-  std::string Drive() const { return serial.empty() ? "target:" + target : serial; }
+  std::string Drive() const { return DriveName(serial, target); }  // the drive it ran on
   Json ToJson() const;
 };
 
@@ -66,7 +70,7 @@ struct StepRecord {
 
   // A step of `run`: its identity, the rest to fill in.
   static StepRecord Of(const RunRecord& run);
-  std::string Drive() const { return serial.empty() ? "target:" + target : serial; }
+  std::string Drive() const { return DriveName(serial, target); }
   Json ToJson() const;
 };
 
@@ -84,6 +88,14 @@ enum class RecordFields {
 // "start is \"soon\" (expected Unix seconds)". Fields are checked in the
 // order written; a field there must have its type whatever `fields` says.
 Expected<RunRecord> ReadRunRecord(const Json& record, RecordFields fields = RecordFields::kAll);
+// The same, moving results, series and drive_at_start out of `record`
+// instead of copying them (a record streamed from the history).
+Expected<RunRecord> ReadRunRecord(Json&& record, RecordFields fields = RecordFields::kAll);
+// Every field checked as ReadRunRecord checks it, but results, series and
+// drive_at_start not taken (they stay empty): for readers that need a
+// run's identity, times and outcome, and walk a history of years whose
+// series would cost a copy each.
+Expected<RunRecord> ReadRunHeader(const Json& record, RecordFields fields = RecordFields::kAll);
 
 // A step record (IsStepRecord), every field checked, as ReadRunRecord.
 Expected<StepRecord> ReadStepRecord(const Json& record);

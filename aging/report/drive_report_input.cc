@@ -29,10 +29,6 @@ std::string Text(const Json& r, std::string_view key) {
   return v ? v->AsString() : std::string();
 }
 
-std::string DriveOf(const std::string& serial, const std::string& target) {
-  return serial.empty() ? "target:" + target : serial;
-}
-
 // A run as the report keeps it, without what it reads from its results
 // and series; `order` is its place over all sources.
 Run RunOf(const RunRecord& record, const std::string& source, std::uint64_t order) {
@@ -321,7 +317,7 @@ class HistoryReading {
     } else if (step) {
       TakeStep(r, where);
     } else {
-      TakeRun(r, where);
+      TakeRun(std::move(r), where);
     }
   }
 
@@ -385,8 +381,8 @@ class HistoryReading {
     ++steps_;
   }
 
-  void TakeRun(const Json& r, const std::string& where) {
-    Expected<RunRecord> record = ReadRunRecord(r);
+  void TakeRun(Json&& r, const std::string& where) {
+    Expected<RunRecord> record = ReadRunRecord(std::move(r));
     if (!record) {
       Damage(where + ": " + record.error().message + ": left out");
       return;
@@ -439,7 +435,7 @@ void ReadStudies(const std::vector<StudyFile>& studies, Inputs& in) {
       const Json* id = f.record->Find("id");
       if (id != nullptr && !study_ids.insert(id->AsString()).second)
         continue;  // the same study twice
-      s.drive = DriveOf(Text(*f.record, "serial"), Text(*f.record, "target"));
+      s.drive = DriveName(Text(*f.record, "serial"), Text(*f.record, "target"));
     }
     Json source = Json::Object();
     source["file"] = f.name;

@@ -17,7 +17,7 @@ double FillRatioAfter(const Json& r, const std::string& target, double level) {
   if (!IsRunRecord(r)) return level;
   // A record made by hand may lack fields a run's has; one whose target,
   // kind or outcome is not there, or not as written, says nothing of it.
-  const Expected<RunRecord> run = ReadRunRecord(r, RecordFields::kPresent);
+  const Expected<RunRecord> run = ReadRunHeader(r, RecordFields::kPresent);
   if (!run || run->target != target || run->outcome.empty() || run->kind.empty()) return level;
   // The kind the record names decides; a kind this build does not know
   // (a newer drivewatch's record) leaves the level as it was.

@@ -46,7 +46,7 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
   bool found = false;
   auto read = history.ForEach([&](Json&& r) {
     if (found || !IsRunRecord(r)) return;
-    const Expected<RunRecord> run = ReadRunRecord(r, RecordFields::kPresent);
+    const Expected<RunRecord> run = ReadRunHeader(r, RecordFields::kPresent);
     // Both starts went through the same JSON number formatting; allow for
     // a microsecond of rounding all the same.
     found = run && run->id == id.AsString() && run->start &&

@@ -73,7 +73,7 @@ class ProgressPrinter : public aging::PhaseObserver {
 // Records the runs a crash left unrecorded, and says which phases they were.
 void SayRecovered(const std::string& state_directory) {
   for (const aging::Json& r : aging::RecoverInterrupted(state_directory)) {
-    const auto run = aging::ReadRunRecord(r, aging::RecordFields::kPresent);
+    const auto run = aging::ReadRunHeader(r, aging::RecordFields::kPresent);
     std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
                  run && !run->phase.empty() ? run->phase.c_str() : "?");
   }

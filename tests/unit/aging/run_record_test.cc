@@ -222,6 +222,30 @@ TEST(RunRecordTest, WhatIsPresentChecksOnlyTheFieldsThere) {
   EXPECT_EQ(RunProblem([](Json& j) { j["run"] = ""; }, RecordFields::kPresent), "");
 }
 
+// A record streamed from the history gives up its payload rather than
+// copying it; the header read leaves it out yet refuses it damaged.
+TEST(RunRecordTest, AStreamedRecordIsMovedAndAHeaderLeavesThePayload) {
+  const Json written = SampleRun().ToJson();
+  Json streamed = written;
+  Expected<RunRecord> moved = ReadRunRecord(std::move(streamed));
+  ASSERT_TRUE(moved) << moved.error().message;
+  EXPECT_EQ(moved->ToJson(), written);
+
+  Expected<RunRecord> header = ReadRunHeader(written);
+  ASSERT_TRUE(header) << header.error().message;
+  EXPECT_EQ(header->id, "fill-20261130T030000.000Z");
+  EXPECT_EQ(header->outcome, "completed");
+  EXPECT_EQ(*header->start, 1796007600.25);
+  EXPECT_TRUE(header->results.members().empty());
+  EXPECT_TRUE(header->series.members().empty());
+  EXPECT_TRUE(header->drive_at_start.is_null());
+  Json damaged = written;
+  damaged["series"] = 3;
+  EXPECT_EQ(ReadRunHeader(damaged).error().message, "series is 3 (expected an object)");
+  EXPECT_EQ(ReadRunRecord(std::move(damaged)).error().message,
+            "series is 3 (expected an object)");
+}
+
 TEST(StepRecordTest, RoundTrips) {
   const Json written = SampleStep().ToJson();
   EXPECT_EQ(written.Dump(),

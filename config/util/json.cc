@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/util/json_strict.h"
+
 namespace drivewatch::aging {
 namespace {
 
@@ -92,7 +94,85 @@ void DumpDouble(double d, std::string& out) {
   if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
 }
 
+void NewLine(std::string& out, int indent, int level) {
+  if (indent < 0) return;
+  out += '\n';
+  out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
+}
+
+// The layout of arrays and objects, shared by Json::Dump and DumpJson:
+// `dump_element` writes one item or member, one level deeper.
+template <typename Elements, typename DumpElement>
+void DumpContainer(char open, const Elements& elements, char close, std::string& out, int indent,
+                   int level, const DumpElement& dump_element) {
+  out += open;
+  bool first = true;
+  for (const auto& element : elements) {
+    if (!first) out += ',';
+    first = false;
+    NewLine(out, indent, level + 1);
+    dump_element(element);
+  }
+  if (!first) NewLine(out, indent, level);  // "[]" and "{}" stay on one line
+  out += close;
+}
+
+// `dump` writes a value at a nesting level.
+template <typename Items, typename DumpValue>
+void DumpArray(const Items& items, std::string& out, int indent, int level,
+               const DumpValue& dump) {
+  DumpContainer('[', items, ']', out, indent, level,
+                [&](const auto& item) { dump(item, level + 1); });
+}
+
+template <typename Members, typename DumpValue>
+void DumpObject(const Members& members, std::string& out, int indent, int level,
+                const DumpValue& dump) {
+  DumpContainer('{', members, '}', out, indent, level, [&](const auto& member) {
+    DumpString(member.first, out);
+    out += indent >= 0 ? ": " : ":";
+    dump(member.second, level + 1);
+  });
+}
+
+void DumpNlohmann(const NlohmannJson& value, std::string& out, int indent, int level) {
+  const auto dump = [&](const NlohmannJson& inner, int at) {
+    DumpNlohmann(inner, out, indent, at);
+  };
+  switch (value.type()) {
+    case NlohmannJson::value_t::null: out += "null"; return;
+    case NlohmannJson::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+    case NlohmannJson::value_t::string:
+      DumpString(value.get_ref<const NlohmannJson::string_t&>(), out);
+      return;
+    case NlohmannJson::value_t::number_integer:
+      out += std::to_string(value.get<std::int64_t>());
+      return;
+    case NlohmannJson::value_t::number_unsigned:
+      out += std::to_string(value.get<std::uint64_t>());
+      return;
+    case NlohmannJson::value_t::number_float: DumpDouble(value.get<double>(), out); return;
+    case NlohmannJson::value_t::array:
+      DumpArray(value.get_ref<const NlohmannJson::array_t&>(), out, indent, level, dump);
+      return;
+    case NlohmannJson::value_t::object:
+      DumpObject(value.get_ref<const NlohmannJson::object_t&>(), out, indent, level, dump);
+      return;
+    case NlohmannJson::value_t::binary:
+    case NlohmannJson::value_t::discarded:
+      // Never parsed from JSON text; written as nlohmann-json writes them.
+      out += value.dump();
+      return;
+  }
+}
+
 }  // namespace
+
+std::string DumpJson(const NlohmannJson& value, int indent) {
+  std::string out;
+  DumpNlohmann(value, out, indent, 0);
+  return out;
+}
 
 Json::Json(bool value) : type_(Type::kBool), bool_(value) {}
 
@@ -209,12 +289,7 @@ const std::string& Json::AsString() const {
 }
 
 void Json::DumpTo(std::string& out, int indent, int level) const {
-  const auto new_line = [&](int at) {
-    if (indent < 0) return;
-    out += '\n';
-    out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(at),
-               ' ');
-  };
+  const auto dump = [&](const Json& inner, int at) { inner.DumpTo(out, indent, at); };
   switch (type_) {
     case Type::kNull: out += "null"; return;
     case Type::kBool: out += bool_ ? "true" : "false"; return;
@@ -226,36 +301,8 @@ void Json::DumpTo(std::string& out, int indent, int level) const {
         case Int::kNone: DumpDouble(double_, out); return;
       }
       return;
-    case Type::kArray:
-      if (items_.empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      for (std::size_t i = 0; i < items_.size(); ++i) {
-        if (i) out += ',';
-        new_line(level + 1);
-        items_[i].DumpTo(out, indent, level + 1);
-      }
-      new_line(level);
-      out += ']';
-      return;
-    case Type::kObject:
-      if (members_.empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      for (std::size_t i = 0; i < members_.size(); ++i) {
-        if (i) out += ',';
-        new_line(level + 1);
-        DumpString(members_[i].first, out);
-        out += indent >= 0 ? ": " : ":";
-        members_[i].second.DumpTo(out, indent, level + 1);
-      }
-      new_line(level);
-      out += '}';
-      return;
+    case Type::kArray: DumpArray(items_, out, indent, level, dump); return;
+    case Type::kObject: DumpObject(members_, out, indent, level, dump); return;
   }
 }
 

@@ -21,7 +21,8 @@
 namespace drivewatch::aging {
 
 namespace detail {
-class JsonBuilder;  // config/util/json_parse.cc
+template <typename Value>
+struct JsonTree;  // config/util/json_parse.cc
 }  // namespace detail
 
 class Json {
@@ -114,7 +115,7 @@ class Json {
   // For the parser, which has checked that `key` is new: appends without
   // the linear lookup operator[] makes, which would make parsing an
   // object quadratic in its members.
-  friend class detail::JsonBuilder;
+  friend struct detail::JsonTree<Json>;
   void AppendMember(std::string key, Json value) {
     members_.emplace_back(std::move(key), std::move(value));
   }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Json::Parse: nlohmann-json reads the text through its SAX interface,
-// building Json values as it goes. What stays here is what it leaves to its
-// user: the nesting limit, duplicate keys, and errors in our words with a
-// line and column.
+// Json::Parse and ParseJson: nlohmann-json reads the text through its SAX
+// interface, building Json or nlohmann::ordered_json values as it goes.
+// What stays here is what it leaves to its user: the nesting limit,
+// duplicate keys, and errors in our words with a line and column.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/util/json.h"
+#include "config/util/json_strict.h"
 
 namespace drivewatch::aging {
 namespace {
@@ -20,6 +21,9 @@ namespace {
 using NlohmannJson = nlohmann::ordered_json;
 
 constexpr int kMaxDepth = 64;
+
+static_assert(Json::kMaxObjectMembers == kMaxJsonObjectMembers,
+              "Json::Parse and ParseJson take objects of the same size");
 
 std::string Describe(std::string_view text, std::size_t at) {
   if (at >= text.size()) return "end of input";
@@ -119,9 +123,45 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 namespace detail {
 
-// Builds a Json from nlohmann-json's SAX events and turns its errors into
-// ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
+// How the parser puts values of each type together; scalars are built by
+// the value's own constructors.
+template <>
+struct JsonTree<Json> {
+  static Json Object() { return Json::Object(); }
+  static Json Array() { return Json::Array(); }
+  static bool IsArray(const Json& value) { return value.type() == Json::Type::kArray; }
+  static const auto& Members(const Json& object) { return object.members(); }
+  static void Push(Json& array, Json value) { array.Push(std::move(value)); }
+  static void Append(Json& object, std::string key, Json value) {
+    object.AppendMember(std::move(key), std::move(value));
+  }
+};
+
+template <>
+struct JsonTree<NlohmannJson> {
+  using ObjectMembers = NlohmannJson::object_t;
+  static NlohmannJson Object() { return NlohmannJson::object(); }
+  static NlohmannJson Array() { return NlohmannJson::array(); }
+  static bool IsArray(const NlohmannJson& value) { return value.is_array(); }
+  static const ObjectMembers& Members(const NlohmannJson& object) {
+    return object.get_ref<const ObjectMembers&>();
+  }
+  static void Push(NlohmannJson& array, NlohmannJson value) { array.push_back(std::move(value)); }
+  // Appends without the linear search ordered_map's own insertion makes,
+  // for the reason Json::AppendMember gives: the parser has checked that
+  // `key` is new.
+  static void Append(NlohmannJson& object, std::string key, NlohmannJson value) {
+    static_cast<ObjectMembers::Container&>(object.get_ref<ObjectMembers&>())
+        .emplace_back(std::move(key), std::move(value));
+  }
+};
+
+// Builds a Json or an ordered_json from nlohmann-json's SAX events and
+// turns its errors into ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
+template <typename Value>
 class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
+  using Tree = JsonTree<Value>;
+
  public:
   // `text` is all of the input, for positions and for naming characters;
   // nlohmann-json reads its first `parsed` bytes, and `read_end` is how far
@@ -129,23 +169,24 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   JsonBuilder(std::string_view text, std::size_t parsed, const char* const& read_end)
       : text_(text), parsed_(parsed), read_end_(read_end) {}
 
-  Json TakeValue() { return std::move(value_); }
+  Value TakeValue() { return std::move(value_); }
   const Error& error() const { return error_; }
 
-  bool null() override { return Add(Json()); }
-  bool boolean(bool value) override { return Add(Json(value)); }
-  bool number_integer(number_integer_t value) override { return Add(Json(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Add(Json(value)); }
-  bool number_float(number_float_t value, const string_t&) override { return Add(Json(value)); }
-  bool string(string_t& value) override { return Add(Json(std::move(value))); }
+  bool null() override { return Add(Value()); }
+  bool boolean(bool value) override { return Add(Value(value)); }
+  bool number_integer(number_integer_t value) override { return Add(Value(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Add(Value(value)); }
+  bool number_float(number_float_t value, const string_t&) override { return Add(Value(value)); }
+  bool string(string_t& value) override { return Add(Value(std::move(value))); }
   bool binary(binary_t&) override { return false; }  // only in binary formats, never in JSON text
 
-  bool start_object(std::size_t) override { return Open(Json::Object()); }
+  bool start_object(std::size_t) override { return Open(Tree::Object()); }
   bool key(string_t& name) override {
     OpenContainer& object = open_.back();
-    const std::size_t members = object.value.members().size();
-    if (members >= Json::kMaxObjectMembers) {
-      const std::string most = std::to_string(Json::kMaxObjectMembers);
+    const auto& so_far = Tree::Members(object.value);
+    const std::size_t members = so_far.size();
+    if (members >= kMaxJsonObjectMembers) {
+      const std::string most = std::to_string(kMaxJsonObjectMembers);
       return Fail(KeyStart(),
                   "more than " + most + " members in one object (expected at most " + most + ")");
     }
@@ -155,19 +196,20 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
     // check would make parsing quadratic in the object's members.
     bool duplicate;
     if (members < kSearchedMembers) {
-      duplicate = object.value.Find(name) != nullptr;
+      duplicate = std::any_of(so_far.begin(), so_far.end(),
+                              [&](const auto& member) { return member.first == name; });
     } else {
       if (object.keys.empty()) {
-        for (const auto& member : object.value.members()) object.keys.insert(member.first);
+        for (const auto& member : so_far) object.keys.insert(member.first);
       }
       duplicate = !object.keys.insert(name).second;
     }
-    if (duplicate) return Fail(KeyStart(), "duplicate key " + Json(name).Dump());
+    if (duplicate) return Fail(KeyStart(), "duplicate key " + DumpJson(NlohmannJson(name)));
     object.key = std::move(name);
     return true;
   }
   bool end_object() override { return Close(); }
-  bool start_array(std::size_t) override { return Open(Json::Array()); }
+  bool start_array(std::size_t) override { return Open(Tree::Array()); }
   bool end_array() override { return Close(); }
 
   bool parse_error(std::size_t position, const std::string& token,
@@ -175,7 +217,7 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
 
  private:
   struct OpenContainer {
-    Json value;
+    Value value;
     std::string key;  // objects: the member the next value is for
     // Objects of kSearchedMembers members or more: the keys so far.
     std::unordered_set<std::string> keys;
@@ -199,21 +241,22 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
     return at;
   }
 
-  bool Add(Json value) {
+  bool Add(Value value) {
     if (open_.empty()) {
       value_ = std::move(value);
       complete_ = true;
-    } else if (open_.back().value.type() == Json::Type::kArray) {
-      open_.back().value.Push(std::move(value));
+    } else if (Tree::IsArray(open_.back().value)) {
+      Tree::Push(open_.back().value, std::move(value));
     } else {
-      open_.back().value.AppendMember(std::move(open_.back().key), std::move(value));
+      Tree::Append(open_.back().value, std::move(open_.back().key), std::move(value));
     }
     return true;
   }
 
-  bool Open(Json container) {
+  bool Open(Value container) {
     if (open_.size() >= kMaxDepth) {
-      // nlohmann-json does not recurse, but our Json does (Dump, ==).
+      // nlohmann-json's parser does not recurse, but Json (Dump, ==),
+      // DumpJson and nlohmann-json's own dump do.
       return Fail(ReadSoFar() - 1, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     }
     open_.push_back({std::move(container), {}});
@@ -221,7 +264,7 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   }
 
   bool Close() {
-    Json done = std::move(open_.back().value);
+    Value done = std::move(open_.back().value);
     open_.pop_back();
     return Add(std::move(done));
   }
@@ -242,12 +285,13 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   std::size_t parsed_;
   const char* const& read_end_;
   std::vector<OpenContainer> open_;
-  Json value_;
+  Value value_;
   bool complete_ = false;  // the top-level value has been read
   Error error_;
 };
 
-std::size_t JsonBuilder::TokenStart(std::size_t position, const std::string& token,
+template <typename Value>
+std::size_t JsonBuilder<Value>::TokenStart(std::size_t position, const std::string& token,
                                     bool read_in_full, const std::string& problem,
                                     std::size_t failed_at) const {
   if (read_in_full) {
@@ -276,7 +320,8 @@ std::size_t JsonBuilder::TokenStart(std::size_t position, const std::string& tok
 
 // A token nlohmann-json could not read where a value was wanted (or a key
 // string): say what was wrong inside it, where.
-bool JsonBuilder::FailInsideToken(const std::string& problem, std::size_t at) {
+template <typename Value>
+bool JsonBuilder<Value>::FailInsideToken(const std::string& problem, std::size_t at) {
   const auto unexpected = [&](std::size_t where, const std::string& expected) {
     return Fail(where, "unexpected " + Describe(text_, where) + " (expected " + expected + ")");
   };
@@ -345,7 +390,8 @@ bool JsonBuilder::FailInsideToken(const std::string& problem, std::size_t at) {
   return Fail(at, problem);  // nlohmann-json's own words, should it have new ones
 }
 
-bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
+template <typename Value>
+bool JsonBuilder<Value>::parse_error(std::size_t position, const std::string& token,
                               const nlohmann::detail::exception& ex) {
   if (ex.id == 406) {
     // The only out_of_range error when parsing: a number a double cannot
@@ -406,7 +452,10 @@ bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
 
 }  // namespace detail
 
-Expected<Json> Json::Parse(std::string_view text) {
+namespace {
+
+template <typename Value>
+Expected<Value> ParseAs(std::string_view text) {
   // nlohmann-json skips a UTF-8 byte order mark; RFC 8259 §8.1 allows none
   // in JSON text that is exchanged (a byte 0xef starts no other value).
   if (!text.empty() && text[0] == '\xEF') {
@@ -417,7 +466,7 @@ Expected<Json> Json::Parse(std::string_view text) {
   // is.
   const std::string_view json = text.substr(0, text.find('\0'));
   const char* read_end = json.data();
-  detail::JsonBuilder builder(text, json.size(), read_end);
+  detail::JsonBuilder<Value> builder(text, json.size(), read_end);
   const bool ok =
       NlohmannJson::sax_parse(TrackedIterator(json.data(), &read_end),
                               TrackedIterator(json.data() + json.size(), &read_end), &builder);
@@ -428,5 +477,11 @@ Expected<Json> Json::Parse(std::string_view text) {
   }
   return builder.TakeValue();
 }
+
+}  // namespace
+
+Expected<Json> Json::Parse(std::string_view text) { return ParseAs<Json>(text); }
+
+Expected<NlohmannJson> ParseJson(std::string_view text) { return ParseAs<NlohmannJson>(text); }
 
 }  // namespace drivewatch::aging

@@ -14,7 +14,6 @@
 namespace drivewatch {
 namespace {
 
-using aging::Json;
 
 constexpr MetricDesc kState{
     "drivewatch_phase_state",
@@ -406,12 +405,12 @@ void PhaseService::Publish() {
     if (completed == last_completed_.end()) continue;
     const aging::RunRecord& r = completed->second;
     samples.push_back(Sample{&kLastCompleted, labels, r.end.value_or(0)});
-    for (const auto& [key, value] : r.results.members()) {
-      if (value.type() != Json::Type::kNumber) continue;
+    for (const auto& [key, value] : Members(r.results)) {
+      if (!value.is_number()) continue;
       for (const ResultFamily& f : kResults) {
         const std::string_view suffix = f.suffix;
         if (key.size() <= suffix.size() || !key.ends_with(suffix)) continue;
-        const double v = value.AsDouble();
+        const double v = AsDouble(value);
         if (std::isfinite(v)) {
           samples.push_back(Sample{&f.desc, with("measure", key.substr(0, key.size() - suffix.size())), v});
         }

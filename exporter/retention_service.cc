@@ -14,7 +14,6 @@
 namespace drivewatch {
 namespace {
 
-using aging::Json;
 
 constexpr MetricDesc kInfo{
     "drivewatch_retention_study_info",
@@ -82,14 +81,14 @@ constexpr MetricDesc kDamaged{
 const Json* Get(const Json& j, std::initializer_list<const char*> keys) {
   const Json* at = &j;
   for (const char* k : keys) {
-    if ((at = at->Find(k)) == nullptr) return nullptr;
+    if ((at = Find(*at, k)) == nullptr) return nullptr;
   }
   return at;
 }
 
 std::string Str(const Json& j, const char* key) {
-  const Json* v = j.Find(key);
-  return v ? v->AsString() : std::string();
+  const Json* v = Find(j, key);
+  return v ? AsString(*v) : std::string();
 }
 
 void AddRead(std::vector<Sample>& out, const Labels& base, const Json& read, const char* which) {
@@ -102,17 +101,17 @@ void AddRead(std::vector<Sample>& out, const Labels& base, const Json& read, con
   for (auto [key, pct] : {std::pair{"p50", "50"}, std::pair{"p99", "99"},
                           std::pair{"p99_9", "99.9"}, std::pair{"max", "100"}}) {
     if (const Json* q = Get(read, {"quantiles", key})) {
-      out.push_back(Sample{&kLatency, with({{"percentile", pct}}), q->AsDouble()});
+      out.push_back(Sample{&kLatency, with({{"percentile", pct}}), AsDouble(*q)});
     }
   }
   for (auto [key, t] : {std::pair{"over_10ms_ratio", "10ms"}, std::pair{"over_100ms_ratio", "100ms"}}) {
-    if (const Json* v = read.Find(key)) {
-      out.push_back(Sample{&kOver, with({{"threshold", t}}), v->AsDouble()});
+    if (const Json* v = Find(read, key)) {
+      out.push_back(Sample{&kOver, with({{"threshold", t}}), AsDouble(*v)});
     }
   }
-  if (const Json* bad = read.Find("bad")) {
-    for (const auto& [klass, n] : bad->members()) {
-      out.push_back(Sample{&kBad, with({{"class", klass}}), n.AsDouble()});
+  if (const Json* bad = Find(read, "bad")) {
+    for (const auto& [klass, n] : Members(*bad)) {
+      out.push_back(Sample{&kBad, with({{"class", klass}}), AsDouble(n)});
     }
   }
 }
@@ -194,8 +193,8 @@ void RetentionService::Tick(double now) {
 
 Status RetentionService::SampleTemperature(const std::string& state, Json& study, double now) {
   const std::string name = Str(study, "study");
-  if (Str(study, "state") != "active" || study.Find("nsid") == nullptr ||
-      study.Find("nsid")->AsUint() == 0) {
+  if (Str(study, "state") != "active" || Find(study, "nsid") == nullptr ||
+      AsUint(*Find(study, "nsid")) == 0) {
     return Ok{};
   }
   auto lock = aging::LockStudy(state, name);
@@ -204,13 +203,13 @@ Status RetentionService::SampleTemperature(const std::string& state, Json& study
   auto fresh = aging::LoadStudy(state, name);
   if (!fresh) return fresh.error();
   study = *fresh;
-  const auto nsid = static_cast<std::uint32_t>(study.Find("nsid")->AsUint());
+  const auto nsid = static_cast<std::uint32_t>(AsUint(*Find(study, "nsid")));
   auto path = aging::FindNvmeNamespace(Str(study, "serial"), nsid, sysfs_root_);
   if (!path) return Ok{};
   const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Ok{};
   if (auto smart = aging::ReadSmartSnapshot(fd)) {
-    const double k = smart->Find("composite_temperature_k")->AsDouble();
+    const double k = AsDouble(*Find(*smart, "composite_temperature_k"));
     if (k > 0) aging::AddTemperatureSample(study, now, k, 3.0 * interval_.count() / 1000.0);
     study["last_smart"] = *smart;
     if (Status s = aging::SaveStudy(state, study); !s) {
@@ -230,31 +229,35 @@ std::vector<Sample> RetentionService::StudySamples(const Json& study, double now
   info.emplace_back("id", Str(study, "id"));
   info.emplace_back("state", Str(study, "state"));
   samples.push_back(Sample{&kInfo, info, 1});
-  if (study.Find("written") == nullptr || study.Find("written")->Find("end") == nullptr) return samples;
-  const Json* smart = study.Find("last_smart");
-  const Json* verifies = study.Find("verifies");
-  const Json* last = verifies && !verifies->items().empty() ? &verifies->items().back() : nullptr;
-  if (smart == nullptr && last) smart = last->Find("smart");
+  if (Find(study, "written") == nullptr || Find(*Find(study, "written"), "end") == nullptr)
+    return samples;
+  const Json* smart = Find(study, "last_smart");
+  const Json* verifies = Find(study, "verifies");
+  const Json* last = verifies && !Items(*verifies).empty() ? &Items(*verifies).back() : nullptr;
+  if (smart == nullptr && last) smart = Find(*last, "smart");
   const Json* storage = Get(study, {"accounting", "storage_temperature_k"});
   const aging::RetentionAges ages = aging::ComputeAges(
-      study, now, smart, storage && !storage->is_null() ? storage->AsDouble() : NAN);
+      study, now, smart, storage && !storage->is_null() ? AsDouble(*storage) : NAN);
   samples.push_back(Sample{&kAge, labels, ages.wall_seconds});
   samples.push_back(Sample{&kPoweredOn, labels, ages.powered_on_seconds});
   samples.push_back(Sample{&kEquivalentOn, labels, ages.powered_on_equivalent_seconds});
   if (ages.powered_off_seconds) samples.push_back(Sample{&kPoweredOff, labels, *ages.powered_off_seconds});
   if (ages.equivalent_age_seconds) samples.push_back(Sample{&kEquivalent, labels, *ages.equivalent_age_seconds});
   samples.push_back(Sample{&kVerifies, labels,
-                           verifies ? static_cast<double>(verifies->items().size()) : 0.0});
-  if (const Json* baseline = study.Find("baseline")) AddRead(samples, labels, *baseline, "baseline");
+                           verifies ? static_cast<double>(Items(*verifies).size()) : 0.0});
+  if (const Json* baseline = Find(study, "baseline"))
+    AddRead(samples, labels, *baseline, "baseline");
   if (last) {
     AddRead(samples, labels, *last, "last_verify");
-    if (const Json* end = last->Find("end")) samples.push_back(Sample{&kLastVerify, labels, end->AsDouble()});
-    if (const Json* b = last->Find("checked")) samples.push_back(Sample{&kBlocks, labels, b->AsDouble()});
-    if (const Json* delta = last->Find("smart_delta")) {
-      for (const auto& [counter, v] : delta->members()) {
+    if (const Json* end = Find(*last, "end"))
+      samples.push_back(Sample{&kLastVerify, labels, AsDouble(*end)});
+    if (const Json* b = Find(*last, "checked"))
+      samples.push_back(Sample{&kBlocks, labels, AsDouble(*b)});
+    if (const Json* delta = Find(*last, "smart_delta")) {
+      for (const auto& [counter, v] : Members(*delta)) {
         Labels l = labels;
         l.emplace_back("counter", counter);
-        samples.push_back(Sample{&kSmartDelta, l, v.AsDouble()});
+        samples.push_back(Sample{&kSmartDelta, l, AsDouble(v)});
       }
     }
   }

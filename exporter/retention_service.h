@@ -44,8 +44,8 @@ class RetentionService : public Service {
   // Samples the drive's temperature into an active study's accounting and
   // saves it; `study` becomes the record reloaded under the study's lock.
   // Fails only when that reload does (the record is damaged).
-  Status SampleTemperature(const std::string& state, aging::Json& study, double now);
-  std::vector<Sample> StudySamples(const aging::Json& study, double now) const;
+  Status SampleTemperature(const std::string& state, Json& study, double now);
+  std::vector<Sample> StudySamples(const Json& study, double now) const;
 
   MetricStore& store_;
   std::chrono::milliseconds interval_;

@@ -121,7 +121,7 @@ void StateHealthService::Tick() {
     history_stamp_ = stamp;
     std::string problem;
     // Only the damage is wanted: the records stream past, one at a time.
-    auto contents = aging::HistoryFile(path).ForEach([](aging::Json&&) {});
+    auto contents = aging::HistoryFile(path).ForEach([](Json&&) {});
     if (contents) {
       history_readable_ = true;
       const std::uint64_t damaged = contents->damaged.size() + contents->damaged_unlisted;

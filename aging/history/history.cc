@@ -279,13 +279,13 @@ class Scanner {
   // The intact record whose JSON is line.kept[h.json_begin, line end).
   void Take(const Line& line, std::uint64_t offset, const Header& h) {
     if (!out_) return;
-    Expected<Json> parsed = Json::Parse(std::string_view(line.kept).substr(h.json_begin));
+    Expected<Json> parsed = ParseJson(std::string_view(line.kept).substr(h.json_begin));
     if (!parsed) {
       // A record is one line: the JSON error's "line 1, " says nothing.
       std::string why = parsed.error().message;
       if (why.starts_with("line 1, ")) why.erase(0, 8);
       Damaged(line.number, offset, "JSON: " + why);
-    } else if (parsed->type() != Json::Type::kObject) {
+    } else if (!parsed->is_object()) {
       Damaged(line.number, offset, "record is not a JSON object");
     } else {
       (*each_)(std::move(parsed).value());
@@ -346,7 +346,7 @@ int WriteLine(int fd, const std::string& line) {
 
 }  // namespace
 
-std::string FramedRecord(const Json& record) { return Frame(record.Dump()); }
+std::string FramedRecord(const Json& record) { return Frame(DumpJson(record)); }
 
 Expected<HistoryDamage> HistoryFile::ForEach(const std::function<void(Json&&)>& each) const {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -392,10 +392,10 @@ Status HistoryFile::CutTornTail(int fd, std::uint64_t size) {
 
 Status HistoryFile::Append(const Json& record) {
   repaired_bytes_ = 0;
-  if (record.type() != Json::Type::kObject) {
+  if (!record.is_object()) {
     return Error{EINVAL, -1, path_ + ": history record is not a JSON object"};
   }
-  const std::string line = Frame(record.Dump());
+  const std::string line = Frame(DumpJson(record));
 
   // O_RDWR rather than O_WRONLY: the tail check reads through the same
   // descriptor, so it checks exactly the inode it appends to.
@@ -459,13 +459,13 @@ Status HistoryFile::Append(const Json& record) {
 }
 
 bool IsRunRecord(const Json& record) {
-  const Json* kind = record.Find("record");
-  return kind == nullptr || (kind->type() == Json::Type::kString && kind->AsString() == "run");
+  const Json* kind = Find(record, "record");
+  return kind == nullptr || (kind->is_string() && AsString(*kind) == "run");
 }
 
 bool IsStepRecord(const Json& record) {
-  const Json* kind = record.Find("record");
-  return kind != nullptr && kind->type() == Json::Type::kString && kind->AsString() == "step";
+  const Json* kind = Find(record, "record");
+  return kind != nullptr && kind->is_string() && AsString(*kind) == "step";
 }
 
 }  // namespace drivewatch::aging

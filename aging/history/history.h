@@ -25,7 +25,7 @@
 // ended).
 //
 // A record is read back only when its JSON is at most kMaxRecordBytes
-// long and none of its objects has more than Json::kMaxObjectMembers
+// long and none of its objects has more than kMaxJsonObjectMembers
 // members; a larger one is reported as damaged. Reading streams the file
 // and holds at most one record's worth of a line, so a huge line (a
 // damaged file, a hand edit) costs neither memory nor time beyond reading

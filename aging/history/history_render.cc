@@ -31,8 +31,8 @@ std::string Printf(const char* format, double v) {
 }
 
 std::string FormatUtc(const Json* seconds) {
-  if (!seconds || seconds->type() != Json::Type::kNumber) return "-";
-  const double s = std::floor(seconds->AsDouble());
+  if (!seconds || !seconds->is_number()) return "-";
+  const double s = std::floor(AsDouble(*seconds));
   if (!(s >= 0 && s < 253402300800.0)) return "-";  // up to year 9999
   const std::time_t t = static_cast<std::time_t>(s);
   std::tm tm{};
@@ -63,15 +63,15 @@ std::string FormatDuration(double s) {
 }
 
 std::string RecordDuration(const Json& r) {
-  if (const Json* d = r.Find("duration_seconds");
-      d && d->type() == Json::Type::kNumber) {
-    return FormatDuration(d->AsDouble());
+  if (const Json* d = Find(r, "duration_seconds");
+      d && d->is_number()) {
+    return FormatDuration(AsDouble(*d));
   }
-  const Json* start = r.Find("start");
-  const Json* end = r.Find("end");
-  if (start && end && start->type() == Json::Type::kNumber &&
-      end->type() == Json::Type::kNumber) {
-    return FormatDuration(end->AsDouble() - start->AsDouble());
+  const Json* start = Find(r, "start");
+  const Json* end = Find(r, "end");
+  if (start && end && start->is_number() &&
+      end->is_number()) {
+    return FormatDuration(AsDouble(*end) - AsDouble(*start));
   }
   return "-";
 }
@@ -96,30 +96,34 @@ std::string OneLine(std::string_view s) {
 
 std::string HumanValue(std::string_view key, const Json& v) {
   switch (v.type()) {
-    case Json::Type::kNull: return "null";
-    case Json::Type::kBool: return v.AsBool() ? "true" : "false";
-    case Json::Type::kString: {
-      const std::string& s = v.AsString();
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return AsBool(v) ? "true" : "false";
+    case Json::value_t::string: {
+      const std::string& s = AsString(v);
       if (s.empty() || s.find_first_of(" =\"") != std::string::npos) {
-        return OneLine(v.Dump());
+        return OneLine(DumpJson(v));
       }
       return OneLine(s);
     }
-    case Json::Type::kNumber: {
-      const double d = v.AsDouble();
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float: {
+      const double d = AsDouble(v);
       if (EndsWithWord(key, "bytes_per_second")) {
         return Printf("%.1f MB/s", d / 1e6);  // decimal, as drives are sold
       }
       if (EndsWithWord(key, "bytes")) return util::FormatBytes(d, util::ByteStyle::kCapacity);
       if (EndsWithWord(key, "ratio")) return Printf("%.1f%%", d * 100);
       if (EndsWithWord(key, "seconds")) return FormatSeconds(d);
-      const std::string exact = v.Dump();
+      const std::string exact = DumpJson(v);
       if (exact.find_first_of(".e") == std::string::npos) return exact;
       return Printf("%.6g", d);
     }
-    case Json::Type::kArray:
-    case Json::Type::kObject:
-      return OneLine(v.Dump());
+    case Json::value_t::array:
+    case Json::value_t::object:
+    case Json::value_t::binary:     // never parsed from JSON text
+    case Json::value_t::discarded:  // never kept
+      return OneLine(DumpJson(v));
   }
   return {};
 }
@@ -133,12 +137,12 @@ std::string ResultsText(const Json& r) {
     out += '=';
     out += HumanValue(unit_key, v);
   };
-  if (const Json* results = r.Find("results")) {
-    for (const auto& [key, value] : results->members()) {
-      if (value.type() == Json::Type::kArray) continue;  // series-like
-      if (value.type() == Json::Type::kObject) {
-        for (const auto& [sub, sub_value] : value.members()) {
-          if (sub_value.type() == Json::Type::kArray) continue;
+  if (const Json* results = Find(r, "results")) {
+    for (const auto& [key, value] : Members(*results)) {
+      if (value.is_array()) continue;  // series-like
+      if (value.is_object()) {
+        for (const auto& [sub, sub_value] : Members(value)) {
+          if (sub_value.is_array()) continue;
           add(key + "." + sub, sub, sub_value);
         }
         continue;
@@ -147,20 +151,20 @@ std::string ResultsText(const Json& r) {
     }
   }
   // Why a run stopped is the most useful thing to show for it.
-  if (const Json* reason = r.Find("reason");
-      reason && !reason->AsString().empty()) {
+  if (const Json* reason = Find(r, "reason");
+      reason && !AsString(*reason).empty()) {
     add("reason", "reason", *reason);
   }
   return out;
 }
 
 std::string Cell(const Json& r, std::string_view key) {
-  const Json* v = r.Find(key);
+  const Json* v = Find(r, key);
   if (!v || v->is_null()) return "-";
-  if (v->type() == Json::Type::kString) {
-    return v->AsString().empty() ? "-" : OneLine(v->AsString());
+  if (v->is_string()) {
+    return AsString(*v).empty() ? "-" : OneLine(AsString(*v));
   }
-  return OneLine(v->Dump());
+  return OneLine(DumpJson(*v));
 }
 
 std::size_t DisplayWidth(std::string_view s) {
@@ -177,12 +181,12 @@ std::string RenderTable(const std::vector<const Json*>& records) {
                   "OUTCOME", "DURATION", "RESULTS"});
   for (const Json* r : records) {
     if (IsStepRecord(*r)) {  // a step of a run (an endurance pass): when it ended, its number
-      rows.push_back({FormatUtc(r->Find("time")), Cell(*r, "phase"), Cell(*r, "kind"),
+      rows.push_back({FormatUtc(Find(*r, "time")), Cell(*r, "phase"), Cell(*r, "kind"),
                       Cell(*r, "target"), Cell(*r, "serial"), "step " + Cell(*r, "step"), "-",
                       ResultsText(*r)});
       continue;
     }
-    rows.push_back({FormatUtc(r->Find("start")), Cell(*r, "phase"),
+    rows.push_back({FormatUtc(Find(*r, "start")), Cell(*r, "phase"),
                     Cell(*r, "kind"), Cell(*r, "target"), Cell(*r, "serial"),
                     Cell(*r, "outcome"), RecordDuration(*r), ResultsText(*r)});
   }
@@ -211,10 +215,10 @@ std::string RenderTable(const std::vector<const Json*>& records) {
 
 void Flatten(const Json& v, const std::string& prefix,
              std::vector<std::pair<std::string, const Json*>>& out) {
-  for (const auto& [key, value] : v.members()) {
+  for (const auto& [key, value] : Members(v)) {
     const std::string name = prefix + key;
-    if (value.type() == Json::Type::kArray) continue;
-    if (value.type() == Json::Type::kObject) {
+    if (value.is_array()) continue;
+    if (value.is_object()) {
       Flatten(value, name + ".", out);
       continue;
     }
@@ -235,9 +239,9 @@ std::string CsvField(const std::string& s) {
 
 std::string CsvValue(const Json& v) {
   switch (v.type()) {
-    case Json::Type::kNull: return "";
-    case Json::Type::kString: return CsvField(v.AsString());
-    default: return CsvField(v.Dump());
+    case Json::value_t::null: return "";
+    case Json::value_t::string: return CsvField(AsString(v));
+    default: return CsvField(DumpJson(v));
   }
 }
 
@@ -250,7 +254,7 @@ std::string RenderCsv(const std::vector<const Json*>& records) {
       "serial",  "model", "firmware", "start", "end",
       "duration_seconds", "outcome", "reason"};
   // Columns are looked up by name: a record may hold thousands of fields
-  // (Json::kMaxObjectMembers in one object), and searching them for each
+  // (kMaxJsonObjectMembers in one object), and searching them for each
   // column would take their count squared.
   std::unordered_map<std::string, std::size_t> column_of;
   for (std::size_t c = 0; c < columns.size(); ++c) column_of.emplace(columns[c], c);
@@ -293,12 +297,12 @@ std::string RenderHistory(const std::vector<Json>& records,
   std::vector<const Json*> selected;
   for (const Json& r : records) {
     if (!filter.serial.empty()) {
-      const Json* s = r.Find("serial");
-      if (!s || s->AsString() != filter.serial) continue;
+      const Json* s = Find(r, "serial");
+      if (!s || AsString(*s) != filter.serial) continue;
     }
     if (!filter.phase.empty()) {
-      const Json* p = r.Find("phase");
-      if (!p || p->AsString() != filter.phase) continue;
+      const Json* p = Find(r, "phase");
+      if (!p || AsString(*p) != filter.phase) continue;
     }
     selected.push_back(&r);
   }
@@ -308,7 +312,7 @@ std::string RenderHistory(const std::vector<Json>& records,
     case HistoryFormat::kJson: {
       std::string out;
       for (const Json* r : selected) {
-        out += r->Dump();
+        out += DumpJson(*r);
         out += '\n';
       }
       return out;

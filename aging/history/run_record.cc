@@ -20,50 +20,50 @@ class FieldReader {
 
   // `required`: must be there when every field must (RecordFields::kAll).
   bool String(std::string_view key, bool required, std::string& out) {
-    const Json* v = record_.Find(key);
+    const Json* v = Find(record_, key);
     if (v == nullptr && !(required && all_)) return true;
-    if (v == nullptr || v->type() != Json::Type::kString) return Wrong(key, v, "a string");
-    out = v->AsString();
+    if (v == nullptr || !v->is_string()) return Wrong(key, v, "a string");
+    out = AsString(*v);
     return true;
   }
 
   bool Seconds(std::string_view key, bool required, std::optional<double>& out) {
-    const Json* v = record_.Find(key);
+    const Json* v = Find(record_, key);
     if (v == nullptr && !(required && all_)) return true;
-    if (v == nullptr || v->type() != Json::Type::kNumber || !std::isfinite(v->AsDouble()) ||
-        v->AsDouble() < 0) {
+    if (v == nullptr || !v->is_number() || !std::isfinite(AsDouble(*v)) ||
+        AsDouble(*v) < 0) {
       return Wrong(key, v, "Unix seconds");
     }
-    out = v->AsDouble();
+    out = AsDouble(*v);
     return true;
   }
 
   // A whole number, 0 or more: exact up to 2^64, as written.
   bool Whole(std::string_view key, bool required, std::uint64_t& out) {
-    const Json* v = record_.Find(key);
+    const Json* v = Find(record_, key);
     if (v == nullptr && !(required && all_)) return true;
-    if (v == nullptr || v->type() != Json::Type::kNumber || v->AsDouble(-1) < 0 ||
-        v->AsDouble() != std::floor(v->AsDouble())) {
+    if (v == nullptr || !v->is_number() || AsDouble(*v, -1) < 0 ||
+        AsDouble(*v) != std::floor(AsDouble(*v))) {
       return Wrong(key, v, "a whole number");
     }
-    out = v->AsUint();
+    out = AsUint(*v);
     return true;
   }
 
   bool Number(std::string_view key, std::optional<double>& out) {
-    const Json* v = record_.Find(key);
+    const Json* v = Find(record_, key);
     if (v == nullptr) return true;
-    if (v->type() != Json::Type::kNumber) return Wrong(key, v, "a number");
-    out = v->AsDouble();
+    if (!v->is_number()) return Wrong(key, v, "a number");
+    out = AsDouble(*v);
     return true;
   }
 
   // An object or absent. Its value is cut short in the message: it may be
   // a kind's whole series. Only checked: the caller takes it (TakePayload).
   bool ObjectOrAbsent(std::string_view key) {
-    const Json* v = record_.Find(key);
-    if (v == nullptr || v->type() == Json::Type::kObject) return true;
-    problem_ = std::string(key) + " is " + v->Dump().substr(0, 40) + " (expected an object)";
+    const Json* v = Find(record_, key);
+    if (v == nullptr || v->is_object()) return true;
+    problem_ = std::string(key) + " is " + DumpJson(*v).substr(0, 40) + " (expected an object)";
     return false;
   }
 
@@ -74,7 +74,7 @@ class FieldReader {
 
  private:
   bool Wrong(std::string_view key, const Json* v, std::string_view expected) {
-    return Fail(std::string(key) + " is " + (v ? v->Dump() : "missing") + " (expected " +
+    return Fail(std::string(key) + " is " + (v ? DumpJson(*v) : "missing") + " (expected " +
                 std::string(expected) + ")");
   }
 
@@ -113,7 +113,7 @@ void PutIdentity(Json& r, std::uint64_t version, const std::string& run, const s
 }  // namespace
 
 Json RunRecord::ToJson() const {
-  Json r = Json::Object();
+  Json r = Json::object();
   PutIdentity(r, version, id, phase, kind, target, serial);
   r["model"] = model;
   r["firmware"] = firmware;
@@ -141,7 +141,7 @@ StepRecord StepRecord::Of(const RunRecord& run) {
 }
 
 Json StepRecord::ToJson() const {
-  Json r = Json::Object();
+  Json r = Json::object();
   PutIdentity(r, version, run, phase, kind, target, serial);
   r["record"] = "step";
   r["time"] = time;
@@ -170,9 +170,9 @@ Expected<RunRecord> ReadRunHeader(const Json& record, RecordFields fields) {
 Expected<RunRecord> ReadRunRecord(const Json& record, RecordFields fields) {
   Expected<RunRecord> r = ReadRunHeader(record, fields);
   if (!r) return r;
-  if (const Json* v = record.Find("results")) r->results = *v;
-  if (const Json* v = record.Find("series")) r->series = *v;
-  if (const Json* v = record.Find("drive_at_start")) r->drive_at_start = *v;
+  if (const Json* v = Find(record, "results")) r->results = *v;
+  if (const Json* v = Find(record, "series")) r->series = *v;
+  if (const Json* v = Find(record, "drive_at_start")) r->drive_at_start = *v;
   return r;
 }
 
@@ -182,7 +182,7 @@ Expected<RunRecord> ReadRunRecord(Json&& record, RecordFields fields) {
   for (auto [key, into] : {std::pair<const char*, Json*>{"results", &r->results},
                            {"series", &r->series},
                            {"drive_at_start", &r->drive_at_start}}) {
-    if (record.Find(key) != nullptr) *into = std::move(record[key]);
+    if (Find(record, key) != nullptr) *into = std::move(record[key]);
   }
   return r;
 }
@@ -198,7 +198,7 @@ Expected<StepRecord> ReadStepRecord(const Json& record) {
       !in.ObjectOrAbsent("series")) {
     return in.error();
   }
-  if (const Json* v = record.Find("results")) s.results = *v;
+  if (const Json* v = Find(record, "results")) s.results = *v;
   s.time = *time;
   return s;
 }

@@ -53,8 +53,8 @@ struct RunRecord {
   Json drive_at_start;  // null: not recorded; checked where it is read (DriveAgeFromJson)
   std::string outcome;  // completed, aborted, refused, failed, interrupted
   std::string reason;   // why it did not complete; empty when it did
-  Json results = Json::Object();
-  Json series = Json::Object();
+  Json results = Json::object();
+  Json series = Json::object();
 
   std::string Drive() const { return DriveName(serial, target); }  // the drive it ran on
   Json ToJson() const;
@@ -66,7 +66,7 @@ struct StepRecord {
   double time = 0;    // Unix seconds, when the step ended
   std::string test;   // what the steps belong to (an endurance test spans runs)
   std::uint64_t step = 0;
-  Json results = Json::Object();
+  Json results = Json::object();
 
   // A step of `run`: its identity, the rest to fill in.
   static StepRecord Of(const RunRecord& run);

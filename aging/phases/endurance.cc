@@ -64,7 +64,7 @@ std::string EnduranceProgressPath(const std::string& state_directory, const std:
 }
 
 Json ToJson(const EnduranceProgress& p) {
-  Json j = Json::Object();
+  Json j = Json::object();
   j["version"] = 1;
   j["workload"] = p.workload;
   j["capacity_bytes"] = p.capacity;
@@ -95,17 +95,17 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
   const auto bad = [&](const std::string& key, const std::string& what) {
     return Error{EINVAL, -1, path + ": " + key + ": expected " + what};
   };
-  auto parsed = Json::Parse(text);
+  auto parsed = ParseJson(text);
   if (!parsed) return Error{EINVAL, -1, path + ": not JSON: " + parsed.error().message};
-  if (parsed->type() != Json::Type::kObject) return bad("the file", "a JSON object");
+  if (!parsed->is_object()) return bad("the file", "a JSON object");
   const Json& j = *parsed;
   constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
   const auto uint = [&](const char* key, std::uint64_t max, std::uint64_t* out) -> Status {
-    const Json* v = j.Find(key);
+    const Json* v = Find(j, key);
     // AsUint alone would take 1.5 as 1: a whole number only.
-    const bool whole = v && v->type() == Json::Type::kNumber && v->AsDouble() >= 0 &&
-                       v->AsDouble() == std::floor(v->AsDouble());
-    const std::uint64_t got = whole ? v->AsUint(kNone) : kNone;
+    const bool whole = v && v->is_number() && AsDouble(*v) >= 0 &&
+                       AsDouble(*v) == std::floor(AsDouble(*v));
+    const std::uint64_t got = whole ? AsUint(*v, kNone) : kNone;
     if (got == kNone || got > max) {
       return bad(key, "a whole number from 0 to " + std::to_string(max));
     }
@@ -116,11 +116,11 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
   std::uint64_t version = 0, warning = 0;
   if (Status s = uint("version", kNone - 1, &version); !s) return s.error();
   if (version != 1) return bad("version", "1, not " + std::to_string(version));
-  const Json* workload = j.Find("workload");
-  if (!workload || (workload->AsString() != "sequential" && workload->AsString() != "jesd219")) {
+  const Json* workload = Find(j, "workload");
+  if (!workload || (AsString(*workload) != "sequential" && AsString(*workload) != "jesd219")) {
     return bad("workload", "\"sequential\" or \"jesd219\"");
   }
-  p.workload = workload->AsString();
+  p.workload = AsString(*workload);
   for (const auto& [key, out] : {std::pair{"capacity_bytes", &p.capacity}, {"seed", &p.seed},
                                  {"pass", &p.pass}, {"pass_bytes", &p.pass_bytes},
                                  {"chunk", &p.chunk}, {"host_bytes", &p.host_bytes},
@@ -136,32 +136,32 @@ Expected<EnduranceProgress> ParseEnduranceProgress(const std::string& text,
   }
   if (Status s = uint("critical_warning", 255, &warning); !s) return s.error();
   p.critical_warning = static_cast<std::uint8_t>(warning);
-  const Json* started = j.Find("started");
-  if (!started || started->type() != Json::Type::kNumber || !(started->AsDouble() > 0)) {
+  const Json* started = Find(j, "started");
+  if (!started || !started->is_number() || !(AsDouble(*started) > 0)) {
     return bad("started", "a Unix time above 0");
   }
-  p.started = started->AsDouble();
-  if (const Json* phys = j.Find("pass_start_physical_bytes")) {
-    if (phys->type() != Json::Type::kNumber || !(phys->AsDouble() >= 0)) {
+  p.started = AsDouble(*started);
+  if (const Json* phys = Find(j, "pass_start_physical_bytes")) {
+    if (!phys->is_number() || !(AsDouble(*phys) >= 0)) {
       return bad("pass_start_physical_bytes", "a byte count of 0 or more");
     }
-    p.pass_start_physical_bytes = phys->AsDouble();
+    p.pass_start_physical_bytes = AsDouble(*phys);
   }
-  const Json* ended = j.Find("ended");
-  if (!ended || ended->type() != Json::Type::kBool) return bad("ended", "true or false");
-  p.ended = ended->AsBool();
-  const Json* reason = j.Find("end_reason");
-  if (!reason || reason->type() != Json::Type::kString) return bad("end_reason", "a string");
-  p.end_reason = reason->AsString();
-  const Json* passes = j.Find("passes");
-  if (!passes || passes->type() != Json::Type::kArray || passes->items().size() != p.pass) {
+  const Json* ended = Find(j, "ended");
+  if (!ended || !ended->is_boolean()) return bad("ended", "true or false");
+  p.ended = AsBool(*ended);
+  const Json* reason = Find(j, "end_reason");
+  if (!reason || !reason->is_string()) return bad("end_reason", "a string");
+  p.end_reason = AsString(*reason);
+  const Json* passes = Find(j, "passes");
+  if (!passes || !passes->is_array() || Items(*passes).size() != p.pass) {
     return bad("passes", "an array of one record per pass done (" + std::to_string(p.pass) + ")");
   }
-  for (const Json& record : passes->items()) {
-    if (record.type() != Json::Type::kObject) return bad("passes", "an array of objects");
+  for (const Json& record : Items(*passes)) {
+    if (!record.is_object()) return bad("passes", "an array of objects");
   }
   p.passes = *passes;
-  if (const Json* storage = j.Find("storage")) {
+  if (const Json* storage = Find(j, "storage")) {
     auto extents = StorageFromJson(*storage, "");
     if (!extents) return bad("storage", "the storage the test writes: " + extents.error().message);
     p.storage = std::move(*extents);

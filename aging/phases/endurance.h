@@ -59,7 +59,7 @@ struct EnduranceProgress {
   std::uint8_t critical_warning = 0;  // bits set at the last checkpoint
   bool ended = false;                 // an end was reached: no more passes
   std::string end_reason;
-  Json passes = Json::Array();  // one record per completed pass
+  Json passes = Json::array();  // one record per completed pass
   // The storage the test writes (aging/safety/storage.h), recorded when it began:
   // its progress is refused on any other. Empty in files written before it
   // was kept; such a test records it at its next run.

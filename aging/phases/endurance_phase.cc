@@ -85,7 +85,7 @@ constexpr MetricDesc kEnduranceEnded{
 // The record of one pass, for the history.
 Json PassRecord(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
                 std::optional<double> physical) {
-  Json r = Json::Object();
+  Json r = Json::object();
   r["pass"] = p.pass;
   r["end"] = UnixNow();
   r["host_bytes"] = p.host_bytes - p.pass_start_host_bytes;
@@ -107,8 +107,8 @@ Json PassRecord(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
 // The history record of the test's last pass (a step record, once: see
 // PhaseContext::RecordStep), the test named by its seed.
 Status RecordLastPass(PhaseContext& ctx, const EnduranceProgress& p) {
-  if (p.passes.items().empty()) return Ok{};
-  Status s = ctx.RecordStep(std::to_string(p.seed), p.pass, p.passes.items().back());
+  if (Items(p.passes).empty()) return Ok{};
+  Status s = ctx.RecordStep(std::to_string(p.seed), p.pass, Items(p.passes).back());
   if (!s) {
     return Error{s.error().errnum, -1,
                  "endurance " + ctx.phase().name + ": pass " + std::to_string(p.pass) +
@@ -165,9 +165,9 @@ void Report(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
   report.results["write_mean_bytes_per_second"] =
       run_seconds > 0 ? static_cast<double>(run_bytes) / run_seconds : 0.0;
   if (wear) report.results["percentage_used_ratio"] = wear->percentage_used / 100.0;
-  if (!p.passes.items().empty()) {
-    if (const Json* waf = p.passes.items().back().Find("waf_ratio")) {
-      report.results["waf_ratio"] = waf->AsDouble();
+  if (!Items(p.passes).empty()) {
+    if (const Json* waf = Find(Items(p.passes).back(), "waf_ratio")) {
+      report.results["waf_ratio"] = AsDouble(*waf);
     }
   }
   report.series["passes"] = p.passes;
@@ -181,11 +181,11 @@ void Report(const EnduranceProgress& p, const std::optional<SmartLog>& wear,
 Status Save(const EnduranceProgress& p, PhaseContext& ctx, PhaseReport& report) {
   const std::string path = EnduranceProgressPath(ctx.state_directory(), ctx.phase().name);
   const Json content = ToJson(p);
-  report.resume = Json::Object();
+  report.resume = Json::object();
   report.resume["file"] = path.substr(ctx.state_directory().size() + 1);
   report.resume["content"] = content;
   ctx.Checkpoint(report);
-  if (Status s = WriteFileAtomically(path, content.Dump() + "\n"); !s) {
+  if (Status s = WriteFileAtomically(path, DumpJson(content) + "\n"); !s) {
     return Error{s.error().errnum, -1, "cannot save the progress file: " + s.error().message};
   }
   return Ok{};
@@ -334,7 +334,7 @@ Expected<WorkloadResult> WriteChunk(const config::EnduranceParams& phase, PhaseC
   if (pass_done) {
     const std::optional<double> physical = ReadPhysicalMediaBytesWritten(ctx);
     ++p.pass;
-    p.passes.Push(PassRecord(p, wear, physical));
+    p.passes.push_back(PassRecord(p, wear, physical));
     p.pass_bytes = 0;
     p.chunk = 0;
     p.pass_start_host_bytes = p.host_bytes;
@@ -445,14 +445,14 @@ Status ExportKindState(const config::EnduranceParams&, const config::PhaseConfig
                static_cast<double>(p->pass_bytes) /
                    static_cast<double>(std::max<std::uint64_t>(p->capacity, 1)));
   sink.Add(kEnduranceEnded, labels, p->ended ? 1.0 : 0.0);
-  if (p->passes.items().empty()) return Ok{};
-  const Json& last = p->passes.items().back();
-  if (const Json* used = last.Find("percentage_used");
-      used && used->type() == Json::Type::kNumber) {
-    sink.Add(kEndurancePassPercentageUsed, labels, used->AsDouble() / 100);
+  if (Items(p->passes).empty()) return Ok{};
+  const Json& last = Items(p->passes).back();
+  if (const Json* used = Find(last, "percentage_used");
+      used && used->is_number()) {
+    sink.Add(kEndurancePassPercentageUsed, labels, AsDouble(*used) / 100);
   }
-  if (const Json* waf = last.Find("waf_ratio"); waf && waf->type() == Json::Type::kNumber) {
-    sink.Add(kEndurancePassWaf, labels, waf->AsDouble());
+  if (const Json* waf = Find(last, "waf_ratio"); waf && waf->is_number()) {
+    sink.Add(kEndurancePassWaf, labels, AsDouble(*waf));
   }
   return Ok{};
 }

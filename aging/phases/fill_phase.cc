@@ -9,8 +9,8 @@
 namespace drivewatch::aging {
 
 Json ThroughputSeries(const WorkloadResult& result) {
-  Json series = Json::Array();
-  for (const ThroughputSample& s : result.samples) series.Push(s.bytes_per_second());
+  Json series = Json::array();
+  for (const ThroughputSample& s : result.samples) series.push_back(s.bytes_per_second());
   return series;
 }
 
@@ -57,8 +57,8 @@ Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& 
   report.series["throughput_bytes_per_second"] = ThroughputSeries(*written);
   // Each sample's own length: the last one covers what was left of its
   // second, so a report reckons data written from bytes, not seconds.
-  Json lengths = Json::Array();
-  for (const ThroughputSample& s : written->samples) lengths.Push(s.seconds);
+  Json lengths = Json::array();
+  for (const ThroughputSample& s : written->samples) lengths.push_back(s.seconds);
   report.series["throughput_seconds"] = lengths;
   report.results["written_bytes"] = written->total.write_bytes;
   report.results["fill_ratio"] =
@@ -95,10 +95,10 @@ Status RunKind(const config::FillParams& phase, PhaseContext& ctx, PhaseReport& 
 }
 
 std::optional<double> ResultRatio(const Json& record, std::string_view key) {
-  const Json* results = record.Find("results");
-  const Json* v = results ? results->Find(key) : nullptr;
-  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-  const double ratio = v->AsDouble(-1);
+  const Json* results = Find(record, "results");
+  const Json* v = results ? Find(*results, key) : nullptr;
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  const double ratio = AsDouble(*v, -1);
   if (!(ratio >= 0 && ratio <= 1)) return std::nullopt;
   return ratio;
 }
@@ -106,8 +106,8 @@ std::optional<double> ResultRatio(const Json& record, std::string_view key) {
 // A completed fill leaves the level it measured; an unfinished one, from
 // an empty target, leaves it unknown.
 double FillLevelAfter(const config::FillParams&, const Json& record, double /*level*/) {
-  const Json* outcome = record.Find("outcome");
-  if (outcome == nullptr || outcome->AsString() != "completed") return -1;
+  const Json* outcome = Find(record, "outcome");
+  if (outcome == nullptr || AsString(*outcome) != "completed") return -1;
   return ResultRatio(record, "fill_ratio").value_or(-1);
 }
 

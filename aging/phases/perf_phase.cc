@@ -111,7 +111,7 @@ WorkloadSpec SpecOf(const config::PerfCell& c, std::size_t index, std::size_t ro
 // The cell's definition as the record keeps it (series.cells), so a reader
 // of the history knows what each cell measured.
 Json Definition(const config::PerfCell& c, std::chrono::milliseconds default_duration) {
-  Json d = Json::Object();
+  Json d = Json::object();
   d["name"] = c.name;
   d["access"] = c.access;
   d["operation"] = c.operation;
@@ -190,13 +190,13 @@ void Report(const Cell& cell, const WorkloadSpec& spec, const Measured& m,
   results[name + "_runs"] = std::uint64_t{b.n};
   if (b.se) results[name + "_bytes_per_second_se"] = *b.se;
   if (i.se) results[name + "_iops_se"] = *i.se;
-  Json every = Json::Object();
+  Json every = Json::object();
   every["name"] = name;
-  every["bytes_per_second"] = Json::Array();
-  every["iops"] = Json::Array();
-  for (double x : bps) every["bytes_per_second"].Push(x);
-  for (double x : iops) every["iops"].Push(x);
-  series.Push(std::move(every));
+  every["bytes_per_second"] = Json::array();
+  every["iops"] = Json::array();
+  for (double x : bps) every["bytes_per_second"].push_back(x);
+  for (double x : iops) every["iops"].push_back(x);
+  series.push_back(std::move(every));
   const struct {
     const char* op;
     const LatencyHistogram* response;
@@ -332,13 +332,13 @@ void ReportSteadyState(const Cell& cell, const CellRounds& c, std::size_t first,
                        PhaseReport& report) {
   const bool steady = c.window && c.window->steady;
   report.results[cell.def.name + "_steady_state_ratio"] = steady ? 1.0 : 0.0;
-  Json s = Json::Object();
+  Json s = Json::object();
   s["name"] = cell.def.name;
   s["tracked"] = cell.def.access == "sequential" ? "bytes_per_second" : "iops";
   s["steady"] = steady;
   s["rounds"] = c.rounds.size();
-  Json values = Json::Array();
-  for (double v : c.tracked) values.Push(v);
+  Json values = Json::array();
+  for (double v : c.tracked) values.push_back(v);
   s["values"] = values;
   s["window_first_round"] = first + 1;
   if (c.window) {
@@ -347,7 +347,7 @@ void ReportSteadyState(const Cell& cell, const CellRounds& c, std::size_t first,
     s["slope"] = c.window->slope;
     s["excursion"] = c.window->excursion;
   }
-  report.series["steady_state"].Push(s);
+  report.series["steady_state"].push_back(s);
 }
 
 }  // namespace
@@ -369,17 +369,17 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
                      ctx.phase().name + ")"};
   }
 
-  Json definitions = Json::Array();
-  for (const Cell& c : matrix) definitions.Push(Definition(c.def, phase.perf_duration));
+  Json definitions = Json::array();
+  for (const Cell& c : matrix) definitions.push_back(Definition(c.def, phase.perf_duration));
   report.series["cells"] = definitions;
 
   const double prepared = phase.precondition ? 0.5 : phase.purge ? 0.05 : 0;
   if (phase.purge || phase.precondition) {
     // What the run set out to do to the target, on record before it starts:
     // the fill level it leaves depends on it (LastFillRatio).
-    Json steps = Json::Array();
-    if (phase.purge) steps.Push("purge");
-    if (phase.precondition) steps.Push("precondition");
+    Json steps = Json::array();
+    if (phase.purge) steps.push_back("purge");
+    if (phase.precondition) steps.push_back("precondition");
     report.series["preparation"] = steps;
     if (Status s = Prepare(phase, ctx, prepared, report); !s) return s;
     if (ctx.stopped()) return Ok{};
@@ -397,7 +397,7 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
   if (fill >= 0) report.results["fill_ratio"] = fill;
   report.results["region_bytes"] = region;
 
-  report.series["runs"] = Json::Array();
+  report.series["runs"] = Json::array();
   const std::size_t n = matrix.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Cell& cell = matrix[i];
@@ -431,23 +431,23 @@ Status RunKind(const config::PerfParams& phase, PhaseContext& ctx, PhaseReport& 
 // the run's fill_ratio once they are done, unknown when they were cut short
 // after touching the target.
 double FillLevelAfter(const config::PerfParams&, const Json& record, double level) {
-  const Json* series = record.Find("series");
-  const Json* preparation = series ? series->Find("preparation") : nullptr;
-  if (preparation != nullptr && !preparation->items().empty()) {
-    const Json* results = record.Find("results");
+  const Json* series = Find(record, "series");
+  const Json* preparation = series ? Find(*series, "preparation") : nullptr;
+  if (preparation != nullptr && !Items(*preparation).empty()) {
+    const Json* results = Find(record, "results");
     const bool touched =
-        results && (results->Find("purged_bytes") || results->Find("preconditioned_bytes"));
+        results && (Find(*results, "purged_bytes") || Find(*results, "preconditioned_bytes"));
     if (std::optional<double> ratio = ResultRatio(record, "fill_ratio")) {
       level = *ratio;
     } else if (touched) {
       return -1;
     }
   }
-  const Json* cells = series ? series->Find("cells") : nullptr;
+  const Json* cells = series ? Find(*series, "cells") : nullptr;
   if (cells == nullptr) return level;
-  for (const Json& cell : cells->items()) {
-    const Json* op = cell.Find("operation");
-    const std::string operation = op ? op->AsString() : "";
+  for (const Json& cell : Items(*cells)) {
+    const Json* op = Find(cell, "operation");
+    const std::string operation = op ? AsString(*op) : "";
     // A purged target's cells write anywhere in it.
     if (operation == "trim" || (level == 0 && operation != "read")) return -1;
   }

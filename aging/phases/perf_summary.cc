@@ -9,9 +9,9 @@ namespace drivewatch::aging {
 namespace {
 
 std::optional<double> Number(const Json* object, const std::string& key) {
-  const Json* v = object ? object->Find(key) : nullptr;
-  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-  const double d = v->AsDouble();
+  const Json* v = object ? Find(*object, key) : nullptr;
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  const double d = AsDouble(*v);
   return std::isfinite(d) && d >= 0 ? std::optional<double>(d) : std::nullopt;
 }
 
@@ -27,19 +27,19 @@ std::string Column(const char* format, std::optional<double> v, int width) {
 }  // namespace
 
 std::string RenderPerfSummary(const Json& record) {
-  const Json* kind = record.Find("kind");
-  const Json* series = record.Find("series");
-  const Json* cells = series ? series->Find("cells") : nullptr;
-  const Json* results = record.Find("results");
-  if (kind == nullptr || kind->AsString() != "perf" || cells == nullptr ||
-      cells->items().empty()) {
+  const Json* kind = Find(record, "kind");
+  const Json* series = Find(record, "series");
+  const Json* cells = series ? Find(*series, "cells") : nullptr;
+  const Json* results = Find(record, "results");
+  if (kind == nullptr || AsString(*kind) != "perf" || cells == nullptr ||
+      Items(*cells).empty()) {
     return "";
   }
   // Steady state per cell, when the run tracked it.
-  const Json* steady = series->Find("steady_state");
+  const Json* steady = Find(*series, "steady_state");
   std::size_t width = 4;
-  for (const Json& c : cells->items()) {
-    width = std::max(width, c.Find("name") ? c.Find("name")->AsString().size() : 0);
+  for (const Json& c : Items(*cells)) {
+    width = std::max(width, Find(c, "name") ? AsString(*Find(c, "name")).size() : 0);
   }
   std::string out;
   char line[512];
@@ -47,11 +47,11 @@ std::string RenderPerfSummary(const Json& record) {
                 "cell", "MB/s", "MiB/s", "IOPS", "read p99.9", "write p99.9",
                 steady ? "  steady state" : "");
   out += line;
-  for (const Json& c : cells->items()) {
-    const Json* n = c.Find("name");
-    if (n == nullptr || n->type() != Json::Type::kString) continue;
-    const std::string& name = n->AsString();
-    const std::string operation = c.Find("operation") ? c.Find("operation")->AsString() : "";
+  for (const Json& c : Items(*cells)) {
+    const Json* n = Find(c, "name");
+    if (n == nullptr || !n->is_string()) continue;
+    const std::string& name = AsString(*n);
+    const std::string operation = Find(c, "operation") ? AsString(*Find(c, "operation")) : "";
     std::optional<double> bps = Number(results, name + "_bytes_per_second");
     std::optional<double> iops = Number(results, name + "_iops");
     // Every I/O of a cell is block_size bytes: one figure gives the other
@@ -78,10 +78,10 @@ std::string RenderPerfSummary(const Json& record) {
     row += Column("%.3f ms", scaled(write, 1e-3), 13);
     if (steady) {
       std::string state = "-";
-      for (const Json& s : steady->items()) {
-        if (!s.Find("name") || s.Find("name")->AsString() != name) continue;
-        const bool reached = s.Find("steady") && s.Find("steady")->AsBool();
-        const std::uint64_t rounds = s.Find("rounds") ? s.Find("rounds")->AsUint() : 0;
+      for (const Json& s : Items(*steady)) {
+        if (!Find(s, "name") || AsString(*Find(s, "name")) != name) continue;
+        const bool reached = Find(s, "steady") && AsBool(*Find(s, "steady"));
+        const std::uint64_t rounds = Find(s, "rounds") ? AsUint(*Find(s, "rounds")) : 0;
         state = std::string(reached ? "reached" : "not reached") + ", " +
                 std::to_string(rounds) + (rounds == 1 ? " round" : " rounds");
       }

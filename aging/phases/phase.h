@@ -41,8 +41,8 @@ namespace drivewatch::aging {
 // the interrupted record and the file always agree (a crash between the
 // two saves loses neither).
 struct PhaseReport {
-  Json results = Json::Object();
-  Json series = Json::Object();
+  Json results = Json::object();
+  Json series = Json::object();
   Json restore;
   Json resume;
 };

@@ -54,15 +54,15 @@ struct Saved {
 };
 
 Json ToJson(const Saved& s) {
-  Json j = Json::Object();
+  Json j = Json::object();
   j["kind"] = "power-states";
   j["serial"] = s.serial;
   j["power_state"] = std::uint64_t(s.power_state);
   if (s.has_apst) {
-    Json apst = Json::Object();
+    Json apst = Json::object();
     apst["enabled"] = s.apst_enabled;
-    Json table = Json::Array();
-    for (std::uint8_t b : s.apst_table) table.Push(std::uint64_t{b});
+    Json table = Json::array();
+    for (std::uint8_t b : s.apst_table) table.push_back(std::uint64_t{b});
     apst["table"] = table;
     j["apst"] = apst;
   }
@@ -77,33 +77,33 @@ Expected<Saved> FromJson(const Json& j) {
                      "256-byte APST table the power-states phase saved)"};
   };
   Saved s;
-  const Json* serial = j.Find("serial");
-  const Json* ps = j.Find("power_state");
-  if (serial == nullptr || serial->type() != Json::Type::kString || serial->AsString().empty()) {
+  const Json* serial = Find(j, "serial");
+  const Json* ps = Find(j, "power_state");
+  if (serial == nullptr || !serial->is_string() || AsString(*serial).empty()) {
     return bad("has no serial");
   }
-  if (ps == nullptr || ps->type() != Json::Type::kNumber || ps->AsDouble(-1) < 0 ||
-      ps->AsDouble(-1) > 31 || ps->AsDouble(-1) != static_cast<int>(ps->AsDouble(-1))) {
+  if (ps == nullptr || !ps->is_number() || AsDouble(*ps, -1) < 0 ||
+      AsDouble(*ps, -1) > 31 || AsDouble(*ps, -1) != static_cast<int>(AsDouble(*ps, -1))) {
     return bad("has no valid power_state");
   }
-  s.serial = serial->AsString();
-  s.power_state = static_cast<int>(ps->AsDouble());
-  if (const Json* apst = j.Find("apst"); apst && !apst->is_null()) {
-    const Json* enabled = apst->Find("enabled");
-    const Json* table = apst->Find("table");
-    if (enabled == nullptr || enabled->type() != Json::Type::kBool || table == nullptr ||
-        table->type() != Json::Type::kArray || table->items().size() != kApstTableSize) {
+  s.serial = AsString(*serial);
+  s.power_state = static_cast<int>(AsDouble(*ps));
+  if (const Json* apst = Find(j, "apst"); apst && !apst->is_null()) {
+    const Json* enabled = Find(*apst, "enabled");
+    const Json* table = Find(*apst, "table");
+    if (enabled == nullptr || !enabled->is_boolean() || table == nullptr ||
+        !table->is_array() || Items(*table).size() != kApstTableSize) {
       return bad("has an APST entry without enabled and 256 table bytes");
     }
-    for (const Json& b : table->items()) {
-      const double v = b.AsDouble(-1);
-      if (b.type() != Json::Type::kNumber || v < 0 || v > 255 || v != static_cast<int>(v)) {
+    for (const Json& b : Items(*table)) {
+      const double v = AsDouble(b, -1);
+      if (!b.is_number() || v < 0 || v > 255 || v != static_cast<int>(v)) {
         return bad("has an APST table byte out of 0..255");
       }
       s.apst_table.push_back(static_cast<std::uint8_t>(v));
     }
     s.has_apst = true;
-    s.apst_enabled = enabled->AsBool();
+    s.apst_enabled = AsBool(*enabled);
   }
   return s;
 }
@@ -431,7 +431,7 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseR
   auto id = DecodeIdentifyController(*id_bytes);
   if (!id) return id.error();
   const Json facts = ctx.DriveFacts();
-  const std::string serial = facts.Find("serial") ? facts.Find("serial")->AsString() : "";
+  const std::string serial = Find(facts, "serial") ? AsString(*Find(facts, "serial")) : "";
   if (ctx.nvme() && id->serial != serial) {
     return Error{EPERM, -1,
                  "target " + ctx.target().name + ": the controller reports serial \"" +
@@ -458,20 +458,20 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx, PhaseR
   const std::optional<PowerMeterSpec> meter = ctx.power_meter();
   const Measuring m{phase, ctx, *ctrl, *id, meter,
                     std::max<std::uint64_t>(1, ctx.capacity() / kReadSize)};
-  Json entries = Json::Array();
+  Json entries = Json::array();
   std::vector<std::string> unsupported;
   std::string first_failure;
   // Progress: the states take 80%, idle and 10 IOPS the rest.
   const double per_state = 0.8 / states;
   for (int s = 0; s < states && !ctx.stopped(); ++s) {
-    Json entry = Json::Object();
+    Json entry = Json::object();
     auto outcome = MeasureState(m, s, per_state * s, per_state, entry, report);
     if (!outcome) return outcome.error();
     if (*outcome == StateOutcome::kStopped) break;
-    entries.Push(entry);
+    entries.push_back(entry);
     if (*outcome == StateOutcome::kUnsupported) {
       unsupported.push_back(Ps(s));
-      if (first_failure.empty()) first_failure = entry.Find("error")->AsString();
+      if (first_failure.empty()) first_failure = AsString(*Find(entry, "error"));
       continue;
     }
     report.series["power_states"] = entries;

@@ -33,7 +33,7 @@ Status RunKind(const config::ReclaimParams& phase, PhaseContext& ctx, PhaseRepor
   double total = 0;
   for (auto idle : phase.reclaim_idle) total += (idle + phase.reclaim_write).count();
   double done = 0;
-  Json loops = Json::Array();
+  Json loops = Json::array();
   for (auto idle : phase.reclaim_idle) {
     const std::string name =
         "idle_" + config::FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(idle));

@@ -224,11 +224,11 @@ Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport
 // level unknown (one that stopped before its I/O has no trimmed_bytes); one
 // that only read or wrote leaves the filled part written.
 double FillLevelAfter(const config::ReplayParams&, const Json& record, double level) {
-  const Json* outcome = record.Find("outcome");
-  const Json* results = record.Find("results");
-  const Json* trimmed = results ? results->Find("trimmed_bytes") : nullptr;
-  const bool interrupted = outcome != nullptr && outcome->AsString() == "interrupted";
-  if (trimmed ? trimmed->AsDouble(1) != 0 : interrupted) return -1;
+  const Json* outcome = Find(record, "outcome");
+  const Json* results = Find(record, "results");
+  const Json* trimmed = results ? Find(*results, "trimmed_bytes") : nullptr;
+  const bool interrupted = outcome != nullptr && AsString(*outcome) == "interrupted";
+  if (trimmed ? AsDouble(*trimmed, 1) != 0 : interrupted) return -1;
   return level;
 }
 

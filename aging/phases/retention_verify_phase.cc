@@ -113,8 +113,8 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
                                  std::uint32_t queue_depth, const Json& study, double progress_from,
                                  double progress_to, bool* completed) {
   const RetentionPattern pattern = PatternOf(study);
-  const std::uint64_t offset = study.Find("region")->Find("offset")->AsUint();
-  const std::uint64_t length = study.Find("region")->Find("length")->AsUint();
+  const std::uint64_t offset = AsUint(*Find(*Find(study, "region"), "offset"));
+  const std::uint64_t length = AsUint(*Find(*Find(study, "region"), "length"));
   // LoadStudy checked the region's own numbers; only the open target can
   // say whether it fits. A region past the end is a damaged record, not a
   // verify that reads nothing and passes.
@@ -151,14 +151,14 @@ Expected<Json> VerifyStudyRegion(PhaseContext& ctx, const std::string& name, std
   Json v = verifier.Finish(start, Now(), *completed);
   if (!*completed || samples == 0) return v;  // the pass's latencies, as it was
   // The pass's own latencies, said for what they are.
-  Json pass = Json::Object();
+  Json pass = Json::object();
   pass["block_size"] = std::uint64_t{io};
   pass["queue_depth"] = std::uint64_t{queue_depth};
   for (const char* key : {"latency", "quantiles", "over_10ms_ratio", "over_100ms_ratio"}) {
-    pass[key] = *v.Find(key);
+    pass[key] = *Find(v, key);
   }
   v["pass_latency"] = std::move(pass);
-  Json method = Json::Object();
+  Json method = Json::object();
   method["block_size"] = std::uint64_t{pattern.block_size};
   method["queue_depth"] = std::uint64_t{1};
   method["access"] = "random";
@@ -176,20 +176,21 @@ namespace {
 // serial in `facts`).
 Status CheckVerifiable(const Json& study, const std::string& name, const Json& facts,
                        const std::string& target_name) {
-  const std::string st = study.Find("state")->AsString();
+  const std::string st = AsString(*Find(study, "state"));
   if (st != "active") {
-    return Error{EINVAL, -1,
-                 "retention study \"" + name + "\" is " + st +
-                     (st == "failed" && study.Find("reason") ? " (" + study.Find("reason")->AsString() + ")"
-                      : st == "ended" ? std::string(" (drivewatch retention end)")
-                                      : std::string(", not active: its write has not finished")) +
-                     "; nothing to verify"};
+    return Error{
+        EINVAL, -1,
+        "retention study \"" + name + "\" is " + st +
+            (st == "failed" && Find(study, "reason") ? " (" + AsString(*Find(study, "reason")) + ")"
+             : st == "ended"                         ? std::string(" (drivewatch retention end)")
+                             : std::string(", not active: its write has not finished")) +
+            "; nothing to verify"};
   }
-  const std::string serial = facts.Find("serial") ? facts.Find("serial")->AsString() : "";
-  if (study.Find("serial") && study.Find("serial")->AsString() != serial) {
+  const std::string serial = Find(facts, "serial") ? AsString(*Find(facts, "serial")) : "";
+  if (Find(study, "serial") && AsString(*Find(study, "serial")) != serial) {
     return Error{EPERM, -1,
                  "retention study \"" + name + "\" was written on serial \"" +
-                     study.Find("serial")->AsString() + "\", but target " + target_name +
+                     AsString(*Find(study, "serial")) + "\", but target " + target_name +
                      " is \"" + serial + "\" (aging.phases.target)"};
   }
   return Ok{};
@@ -215,14 +216,14 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
   }
   // A firmware update is an event of the study: the drive's retention
   // behaviour may change with it.
-  const std::string firmware = facts.Find("firmware") ? facts.Find("firmware")->AsString() : "";
-  const std::string recorded = study.Find("firmware") ? study.Find("firmware")->AsString() : "";
+  const std::string firmware = Find(facts, "firmware") ? AsString(*Find(facts, "firmware")) : "";
+  const std::string recorded = Find(study, "firmware") ? AsString(*Find(study, "firmware")) : "";
   if (!firmware.empty() && !recorded.empty() && firmware != recorded) {
-    Json e = Json::Object();
+    Json e = Json::object();
     e["time"] = Now();
     e["kind"] = "firmware_change";
     e["detail"] = recorded + " -> " + firmware;
-    study["events"].Push(e);
+    study["events"].push_back(e);
     study["firmware"] = firmware;
   }
 
@@ -230,8 +231,8 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
   if (ctx.nvme()) {
     if (auto s = ReadSmartSnapshot(ctx.fd())) {
       smart_now = *s;
-      if (const Json* t = smart_now.Find("composite_temperature_k"); t && t->AsDouble() > 0) {
-        AddTemperatureSample(study, Now(), t->AsDouble(), 600);
+      if (const Json* t = Find(smart_now, "composite_temperature_k"); t && AsDouble(*t) > 0) {
+        AddTemperatureSample(study, Now(), AsDouble(*t), 600);
       }
     }
   }
@@ -239,18 +240,19 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
   auto verify = VerifyStudyRegion(ctx, phase.study, phase.block_size, phase.queue_depth, study, 0, 1, &completed);
   if (!verify) return verify.error();
   Json v = *verify;
-  const std::uint64_t bad = v["bad"]["unreadable"].AsUint() + v["bad"]["wrong_content"].AsUint() +
-                            v["bad"]["misplaced"].AsUint() + v["bad"]["stale"].AsUint();
-  report.results["verified_bytes"] = v["checked"].AsUint() * std::uint64_t{kRetentionBlockSize};
+  const std::uint64_t bad = AsUint(v["bad"]["unreadable"]) + AsUint(v["bad"]["wrong_content"]) +
+                            AsUint(v["bad"]["misplaced"]) + AsUint(v["bad"]["stale"]);
+  report.results["verified_bytes"] = AsUint(v["checked"]) * std::uint64_t{kRetentionBlockSize};
   report.results["bad_bytes"] = bad * std::uint64_t{kRetentionBlockSize};
-  report.results["p99_9_seconds"] = v["quantiles"]["p99_9"].AsDouble();
-  report.results["max_seconds"] = v["quantiles"]["max"].AsDouble();
-  report.results["over_100ms_ratio"] = v["over_100ms_ratio"].AsDouble();
+  report.results["p99_9_seconds"] = AsDouble(v["quantiles"]["p99_9"]);
+  report.results["max_seconds"] = AsDouble(v["quantiles"]["max"]);
+  report.results["over_100ms_ratio"] = AsDouble(v["over_100ms_ratio"]);
   if (!completed) return Ok{};  // the study keeps no partial verify
 
   if (!smart_now.is_null()) {
     v["smart"] = smart_now;
-    if (const Json* before = study.Find("smart_at_write")) v["smart_delta"] = SmartDelta(*before, smart_now);
+    if (const Json* before = Find(study, "smart_at_write"))
+      v["smart_delta"] = SmartDelta(*before, smart_now);
   }
   // NaN when unset, as ComputeAges takes it: the powered-off part of the age unknown.
   const double storage_k = phase.storage_temperature.value_or(std::numeric_limits<double>::quiet_NaN()) + 273.15;
@@ -264,12 +266,12 @@ Status RunKind(const config::RetentionVerifyParams& phase, PhaseContext& ctx, Ph
     v["storage_temperature_k"] = storage_k;
     study["accounting"]["storage_temperature_k"] = storage_k;
   }
-  if (const Json* b = study.Find("baseline")) {
+  if (const Json* b = Find(study, "baseline")) {
     v["delta_vs_baseline"] = CompareWithBaseline(*b, v);
-    report.results["p99_9_delta_seconds"] = v["delta_vs_baseline"]["p99_9"].AsDouble();
+    report.results["p99_9_delta_seconds"] = AsDouble(v["delta_vs_baseline"]["p99_9"]);
   }
   report.results["age_seconds"] = ages.wall_seconds;
-  study["verifies"].Push(v);
+  study["verifies"].push_back(v);
   return SaveStudy(state, study);
 }
 

@@ -62,40 +62,40 @@ Json NewStudy(const config::RetentionWriteParams& phase, PhaseContext& ctx, cons
               std::uint64_t length) {
   const std::uint64_t offset = phase.region_offset;
   const std::uint64_t id = Random64();
-  Json study = Json::Object();
+  Json study = Json::object();
   study["version"] = 2;
   study["study"] = phase.study;
   study["id"] = StudyIdHex(id);
   study["state"] = "writing";
   study["target"] = ctx.target().name;
   for (const char* k : {"serial", "nsid", "model", "firmware", "device"}) {
-    if (const Json* v = facts.Find(k)) study[k] = *v;
+    if (const Json* v = Find(facts, k)) study[k] = *v;
   }
-  Json region = Json::Object();
+  Json region = Json::object();
   region["offset"] = offset;
   region["length"] = length;
   region["block_size"] = std::uint64_t{kRetentionBlockSize};
   study["region"] = region;
-  Json pattern = Json::Object();
+  Json pattern = Json::object();
   pattern["version"] = 1;
   pattern["seed"] = Random64();
   pattern["study_id"] = StudyIdHex(id);
   study["pattern"] = pattern;
-  Json written = Json::Object();
+  Json written = Json::object();
   written["start"] = Now();
   written["next_offset"] = offset;
   study["written"] = written;
   if (ctx.nvme()) {
     if (auto smart = ReadSmartSnapshot(ctx.fd())) study["smart_at_write"] = *smart;
   }
-  Json accounting = Json::Object();
+  Json accounting = Json::object();
   accounting["reference_temperature_k"] = phase.reference_temperature + 273.15;
   accounting["activation_energy_ev"] = phase.activation_energy;
   accounting["powered_on_sampled_seconds"] = 0.0;
   accounting["powered_on_equivalent_seconds"] = 0.0;
   study["accounting"] = accounting;
-  study["events"] = Json::Array();
-  study["verifies"] = Json::Array();
+  study["events"] = Json::array();
+  study["verifies"] = Json::array();
   // Which bytes of which storage the region is: what every other
   // writer's gate compares, whatever name it reaches them by.
   if (const auto storage = ctx.storage().Map(offset, length); !storage.empty()) {
@@ -120,17 +120,18 @@ Expected<Json> OpenStudy(const config::RetentionWriteParams& phase, PhaseContext
     return study;
   }
   Json study = *existing;
-  const std::string st = study.Find("state") ? study.Find("state")->AsString() : "";
+  const std::string st = Find(study, "state") ? AsString(*Find(study, "state")) : "";
   bool same_place =
-      study.Find("target") && study.Find("target")->AsString() == ctx.target().name &&
-      study.Find("serial") && study.Find("serial")->AsString() == facts.Find("serial")->AsString() &&
-      study.Find("region") && study.Find("region")->Find("offset")->AsUint() == offset &&
-      study.Find("region")->Find("length")->AsUint() == length;
+      Find(study, "target") && AsString(*Find(study, "target")) == ctx.target().name &&
+      Find(study, "serial") &&
+      AsString(*Find(study, "serial")) == AsString(*Find(facts, "serial")) &&
+      Find(study, "region") && AsUint(*Find(*Find(study, "region"), "offset")) == offset &&
+      AsUint(*Find(*Find(study, "region"), "length")) == length;
   // A write resumes only on the storage it began on: the same target name
   // and serial may reach other bytes now (another loop device, another
   // partition, the directory moved).
-  if (same_place && study.Find("storage") != nullptr) {
-    auto recorded = StorageFromJson(*study.Find("storage"), "");
+  if (same_place && Find(study, "storage") != nullptr) {
+    auto recorded = StorageFromJson(*Find(study, "storage"), "");
     const auto now = ctx.storage().Map(offset, length);
     if (!recorded || !RecordedSame(*recorded, now)) {
       const std::string was =
@@ -151,7 +152,8 @@ Expected<Json> OpenStudy(const config::RetentionWriteParams& phase, PhaseContext
                      "); a study is written once: give this one a new name "
                      "(aging.phases.study)"};
   }
-  report.results["resumed_at_bytes"] = study.Find("written")->Find("next_offset")->AsUint() - offset;
+  report.results["resumed_at_bytes"] =
+      AsUint(*Find(*Find(study, "written"), "next_offset")) - offset;
   return study;
 }
 
@@ -164,12 +166,12 @@ Status WriteRegion(const config::RetentionWriteParams& phase, PhaseContext& ctx,
   const std::uint32_t io = phase.block_size;
   const std::uint64_t offset = phase.region_offset;
   const RetentionPattern pattern = PatternOf(study);
-  std::uint64_t next = study["written"]["next_offset"].AsUint();
+  std::uint64_t next = AsUint(study["written"]["next_offset"]);
   double write_seconds = 0;
   std::uint64_t written_bytes = 0;
   const auto write_time_ns = static_cast<std::uint64_t>(Now() * 1e9);
   stopped = false;
-  while (study.Find("state")->AsString() == "writing" && next < offset + length) {
+  while (AsString(*Find(study, "state")) == "writing" && next < offset + length) {
     WorkloadSpec spec;
     spec.access = Access::kSequential;
     spec.block_size = io;
@@ -239,7 +241,7 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   // Entered in the host's register before the first byte is written (and
   // again on resume, should the entry have been lost), so a config with
   // another state directory sees the region held too.
-  if (study.Find("storage") != nullptr) {
+  if (Find(study, "storage") != nullptr) {
     if (Status s = RegisterStudy(ctx.study_register(), state, study); !s) {
       return Error{EPERM, -1, s.error().message};
     }
@@ -247,7 +249,7 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   report.results["region_bytes"] = length;
   bool stopped = false;
   if (Status s = WriteRegion(phase, ctx, study, length, report, stopped); !s || stopped) return s;
-  if (study.Find("state")->AsString() == "writing") {
+  if (AsString(*Find(study, "state")) == "writing") {
     study["written"]["end"] = Now();
     study["state"] = "baseline";
     if (Status s = SaveStudy(state, study); !s) return s.error();
@@ -259,22 +261,22 @@ Status RunKind(const config::RetentionWriteParams& phase, PhaseContext& ctx, Pha
   auto baseline = VerifyStudyRegion(ctx, phase.study, phase.block_size, phase.queue_depth, study, 0.5, 1.0, &completed);
   if (!baseline) return baseline.error();
   if (!completed) return Ok{};  // stopped: the baseline runs on resume
-  const std::uint64_t bad = (*baseline)["bad"]["unreadable"].AsUint() +
-                            (*baseline)["bad"]["wrong_content"].AsUint() +
-                            (*baseline)["bad"]["misplaced"].AsUint() +
-                            (*baseline)["bad"]["stale"].AsUint();
+  const std::uint64_t bad = AsUint((*baseline)["bad"]["unreadable"]) +
+                            AsUint((*baseline)["bad"]["wrong_content"]) +
+                            AsUint((*baseline)["bad"]["misplaced"]) +
+                            AsUint((*baseline)["bad"]["stale"]);
   study["baseline"] = *baseline;
-  report.results["baseline_p99_9_seconds"] = (*baseline)["quantiles"]["p99_9"].AsDouble();
-  report.results["baseline_p50_seconds"] = (*baseline)["quantiles"]["p50"].AsDouble();
-  report.results["baseline_max_seconds"] = (*baseline)["quantiles"]["max"].AsDouble();
+  report.results["baseline_p99_9_seconds"] = AsDouble((*baseline)["quantiles"]["p99_9"]);
+  report.results["baseline_p50_seconds"] = AsDouble((*baseline)["quantiles"]["p50"]);
+  report.results["baseline_max_seconds"] = AsDouble((*baseline)["quantiles"]["max"]);
   if (bad > 0) {
     study["state"] = "failed";
     study["reason"] = "the baseline read found " + std::to_string(bad) +
                       " bad blocks right after the write; the study does not start";
     (void)SaveStudy(state, study);
-    (void)UnregisterStudy(ctx.study_register(), study["id"].AsString());
+    (void)UnregisterStudy(ctx.study_register(), AsString(study["id"]));
     return Error{EIO, -1, "retention study " + Quote(phase.study) + ": " +
-                              study["reason"].AsString()};
+                              AsString(study["reason"])};
   }
   study["state"] = "active";
   return SaveStudy(state, study);

@@ -80,7 +80,7 @@ std::string Cell::Label() const {
 
 std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems) {
   std::vector<Cell> out;
-  const Json* cells = run.series ? run.series->Find("cells") : nullptr;
+  const Json* cells = run.series ? Find(*run.series, "cells") : nullptr;
   if (cells == nullptr) {
     for (const LegacyCell& l : kLegacyCells) {
       if (!run.Result(l.key)) continue;
@@ -97,22 +97,22 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
     return out;
   }
   const std::string where = run.source + ": run " + run.id + ": series.cells";
-  if (cells->type() != Json::Type::kArray) {
+  if (!cells->is_array()) {
     problems.push_back(where + " is not an array (expected the perf cells): no cell shown");
     return out;
   }
   std::set<std::string> names;
   std::size_t i = 0;
-  for (const Json& e : cells->items()) {
+  for (const Json& e : Items(*cells)) {
     const std::string at = where + "[" + std::to_string(i++) + "]";
-    const Json* name = e.Find("name");
-    if (e.type() != Json::Type::kObject || name == nullptr || name->type() != Json::Type::kString ||
-        !ValidName(name->AsString())) {
+    const Json* name = Find(e, "name");
+    if (!e.is_object() || name == nullptr || !name->is_string() ||
+        !ValidName(AsString(*name))) {
       problems.push_back(at + ": no valid name (expected letters, digits, _ . -): left out");
       continue;
     }
     Cell c;
-    c.name = name->AsString();
+    c.name = AsString(*name);
     if (!names.insert(c.name).second) {
       problems.push_back(at + ": " + c.name + " again: left out");
       continue;
@@ -123,25 +123,25 @@ std::vector<Cell> ParseCells(const Run& run, std::vector<std::string>& problems)
     for (auto [key, field, allowed] :
          {std::tuple{"access", &c.access, std::span<const std::string_view>(kAccess)},
           std::tuple{"operation", &c.operation, std::span<const std::string_view>(kOperation)}}) {
-      const Json* v = e.Find(key);
+      const Json* v = Find(e, key);
       if (v == nullptr) continue;
-      if (v->type() != Json::Type::kString ||
-          std::find(allowed.begin(), allowed.end(), v->AsString()) == allowed.end()) {
-        problem = std::string(key) + " is " + v->Dump();
+      if (!v->is_string() ||
+          std::find(allowed.begin(), allowed.end(), AsString(*v)) == allowed.end()) {
+        problem = std::string(key) + " is " + DumpJson(*v);
         break;
       }
-      *field = v->AsString();
+      *field = AsString(*v);
     }
     for (auto [key, field, most] :
          {std::tuple{"read_percent", &c.read_percent, 100.0},
           std::tuple{"block_size", &c.block_size, 1e12},
           std::tuple{"queue_depth", &c.queue_depth, 1e6}, std::tuple{"jobs", &c.jobs, 1e6},
           std::tuple{"rate_iops", &c.rate_iops, 1e12}}) {
-      const Json* v = e.Find(key);
+      const Json* v = Find(e, key);
       if (v == nullptr || !problem.empty()) continue;
-      const double d = v->AsDouble(-1);
-      if (v->type() != Json::Type::kNumber || !std::isfinite(d) || d < 0 || d > most) {
-        problem = std::string(key) + " is " + v->Dump();
+      const double d = AsDouble(*v, -1);
+      if (!v->is_number() || !std::isfinite(d) || d < 0 || d > most) {
+        problem = std::string(key) + " is " + DumpJson(*v);
         break;
       }
       *field = d;

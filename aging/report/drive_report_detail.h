@@ -127,7 +127,7 @@ struct Inputs {
   };
   std::map<std::string, StepTotals> step_totals;  // by drive
   std::vector<Study> studies;
-  Json sources = Json::Array();                    // per file: counts and what was damaged
+  Json sources = Json::array();                    // per file: counts and what was damaged
   std::vector<std::string> problems;               // values left out, with where and why
   std::uint64_t problems_unlisted = 0;             // past kMaxProblemsListed
   std::map<std::string, std::string> drive_names;  // drive -> model

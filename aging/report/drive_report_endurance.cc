@@ -65,9 +65,9 @@ std::vector<StepPick> PickSteps(const Selection& s, const std::vector<const Step
 // The "runs" member: each row's pass as a run (RunsJson's shape), with its
 // test and pass number.
 Json StepRunsJson(const Selection& s, const std::vector<StepPick>& picks) {
-  Json runs = Json::Array();
+  Json runs = Json::array();
   for (const StepPick& p : picks) {
-    Json row = Json::Object();
+    Json row = Json::object();
     row["label"] = p.label;
     row["drive"] = p.drive;
     if (!p.step) {
@@ -88,7 +88,7 @@ Json StepRunsJson(const Selection& s, const std::vector<StepPick>& picks) {
         if (r.id == p.step->run && r.drive == p.step->drive && r.age) run["age"] = AgeJson(*r.age);
       }
     }
-    runs.Push(std::move(row));
+    runs.push_back(std::move(row));
   }
   return runs;
 }
@@ -109,15 +109,15 @@ constexpr Field kFields[] = {{"host_bytes", "written in the pass", "bytes", 1},
 // A table of passes, a row each.
 Json PassTable(std::string id, std::string title,
                const std::vector<std::pair<std::string, const Step*>>& rows) {
-  Json t = Json::Object();
+  Json t = Json::object();
   t["id"] = std::move(id);
   t["title"] = std::move(title);
   Json& cols = t["columns"];
-  cols = Json::Array();
-  cols.Push(Column("pass", "pass", "count"));
-  for (const Field& f : kFields) cols.Push(Column(f.key, f.label, f.unit));
+  cols = Json::array();
+  cols.push_back(Column("pass", "pass", "count"));
+  for (const Field& f : kFields) cols.push_back(Column(f.key, f.label, f.unit));
   Json& out = t["rows"];
-  out = Json::Array();
+  out = Json::array();
   for (const auto& [label, st] : rows) {
     Json row = Row(label);
     row["values"]["pass"] = st ? Json(st->step) : Json();
@@ -128,31 +128,31 @@ Json PassTable(std::string id, std::string title,
       }
       row["values"][f.key] = v;
     }
-    out.Push(std::move(row));
+    out.push_back(std::move(row));
   }
   return t;
 }
 
 // Where the test is: the latest endurance run that wrote.
 Json ProgressTable(const Run& latest_run) {
-  Json t = Json::Object();
+  Json t = Json::object();
   t["id"] = "endurance_progress";
   t["title"] = "Where the test is";
   Json& cols = t["columns"];
-  cols = Json::Array();
-  cols.Push(Column("outcome", "latest run", "text"));
-  cols.Push(Column("host_written_bytes", "written by the test", "bytes"));
-  cols.Push(Column("drive_writes_ratio", "drive writes", "x"));
-  cols.Push(Column("target_progress_ratio", "toward its end", "percent"));
-  cols.Push(Column("run_written_bytes", "written by the run", "bytes"));
+  cols = Json::array();
+  cols.push_back(Column("outcome", "latest run", "text"));
+  cols.push_back(Column("host_written_bytes", "written by the test", "bytes"));
+  cols.push_back(Column("drive_writes_ratio", "drive writes", "x"));
+  cols.push_back(Column("target_progress_ratio", "toward its end", "percent"));
+  cols.push_back(Column("run_written_bytes", "written by the run", "bytes"));
   Json row = Row(latest_run.id);
   row["values"]["outcome"] = latest_run.outcome;
   for (const char* key :
        {"host_written_bytes", "drive_writes_ratio", "target_progress_ratio", "run_written_bytes"}) {
     row["values"][key] = Value(latest_run.Result(key));
   }
-  t["rows"] = Json::Array();
-  t["rows"].Push(std::move(row));
+  t["rows"] = Json::array();
+  t["rows"].push_back(std::move(row));
   return t;
 }
 
@@ -192,7 +192,7 @@ void AddEnduranceVerdict(Json& section, const std::vector<const Step*>& mine,
     }
     section["verdict"] = Verdict("info", line);
   } else {
-    section["notes"].Push("no endurance pass of this drive on record");
+    section["notes"].push_back("no endurance pass of this drive on record");
   }
 }
 
@@ -210,7 +210,7 @@ Json EnduranceSection(const Selection& s) {
   section["runs"] = StepRunsJson(s, picks);
   std::vector<std::pair<std::string, const Step*>> rows;
   for (const StepPick& p : picks) rows.emplace_back(p.label, p.step);
-  section["tables"].Push(PassTable("endurance", "Passes over the whole drive", rows));
+  section["tables"].push_back(PassTable("endurance", "Passes over the whole drive", rows));
   if (totals.count > 1) {
     std::vector<std::pair<std::string, const Step*>> all;
     const std::size_t listed = std::min(mine.size(), kPassRows);
@@ -221,9 +221,9 @@ Json EnduranceSection(const Selection& s) {
           (one_test ? "" : "test " + mine[i]->test + " ") + "pass " + std::to_string(mine[i]->step),
           mine[i]);
     }
-    section["tables"].Push(PassTable("passes", "Every pass of the drive", all));
+    section["tables"].push_back(PassTable("passes", "Every pass of the drive", all));
     if (from > 0)
-      section["notes"].Push(
+      section["notes"].push_back(
           Format("the first %zu passes are left out of the list", static_cast<std::size_t>(from)));
   }
   // Where the test is, from the drive's latest endurance run that wrote
@@ -236,7 +236,7 @@ Json EnduranceSection(const Selection& s) {
       latest_run = &r;
     }
   }
-  if (latest_run) section["tables"].Push(ProgressTable(*latest_run));
+  if (latest_run) section["tables"].push_back(ProgressTable(*latest_run));
   section["expectation"] =
       "Writing the drive over and over wears it: Percentage Used grows by about 100 % over its "
       "rated drive writes, the write amplification (WAF) stays near 1 for sequential writes and "

@@ -21,7 +21,7 @@ bool IsFill(const Run& r) {
 // The fill's throughput over time and against data written, with where
 // each row's SLC cache ran out.
 void AddFillCharts(Json& section, const std::vector<Pick>& picks) {
-  const std::string id = section["id"].AsString();
+  const std::string id = AsString(section["id"]);
   Json time = LineChart(id + "_time", "Fill throughput over time", ChartAxis("time", "s"),
                         ChartAxis("write", "MB/s"));
   Json bytes = LineChart(id + "_bytes", "Fill throughput against data written",
@@ -40,9 +40,9 @@ void AddFillCharts(Json& section, const std::vector<Pick>& picks) {
       AddMarker(bytes, *c / 1e9, "SLC cache ends (" + p.label + ")", p.label);
     }
   }
-  if (!time["series"].items().empty()) {
-    section["charts"].Push(std::move(time));
-    section["charts"].Push(std::move(bytes));
+  if (!Items(time["series"]).empty()) {
+    section["charts"].push_back(std::move(time));
+    section["charts"].push_back(std::move(bytes));
   }
 }
 
@@ -56,7 +56,7 @@ Json FillSection(const Selection& s, int level) {
   auto bound = [](const Run& r) {
     return r.Result("slc_cache_bytes") ? std::string() : std::string("at_least");
   };
-  section["tables"].Push(RunTable(
+  section["tables"].push_back(RunTable(
       "fill", "Sequential fill of the empty drive", picks,
       {{"slc_cache_bytes", "SLC cache", "bytes",
         [](const Run& r) {

@@ -44,8 +44,8 @@ ul.damaged li{color:#7f1d1d}
 constexpr std::size_t kDrawnPoints = 12;
 
 std::string Str(const Json& j, std::string_view key) {
-  const Json* v = j.Find(key);
-  return v && v->type() == Json::Type::kString ? v->AsString() : std::string();
+  const Json* v = Find(j, key);
+  return v && v->is_string() ? AsString(*v) : std::string();
 }
 
 std::string Anchor(std::string_view s) {
@@ -67,20 +67,20 @@ std::string TableHtml(const Json& t) {
   std::string out = "<div class=\"scroll\"><table class=\"measures\" data-table=\"" +
                     Html(Str(t, "id")) + "\"><caption>" + Html(Str(t, "title")) +
                     "</caption><thead><tr><th></th>";
-  const auto& columns = t.Find("columns")->items();
+  const auto& columns = Items(*Find(t, "columns"));
   for (const Json& c : columns) out += "<th>" + Heading(c) + "</th>";
   out += "</tr></thead><tbody>\n";
-  for (const Json& r : t.Find("rows")->items()) {
+  for (const Json& r : Items(*Find(t, "rows"))) {
     out += "<tr data-row=\"" + Html(Str(r, "label")) + "\"><td>" + Html(Str(r, "label")) + "</td>";
     for (const Json& c : columns) {
       const std::string key = Str(c, "key");
-      const Json* v = r.Find("values")->Find(key);
+      const Json* v = Find(*Find(r, "values"), key);
       if (v == nullptr || v->is_null()) {
         out += "<td class=\"nm\">" + std::string(kNotMeasured) + "</td>";
         continue;
       }
       std::string text = Html(ShowValue(*v, Str(c, "unit")));
-      const std::string mark = Str(*r.Find("marks"), key);
+      const std::string mark = Str(*Find(r, "marks"), key);
       if (mark == "at_least") text = "\xe2\x89\xa5&nbsp;" + text;
       if (mark == "not_steady") text += "&nbsp;\xe2\x80\xa0";
       if (mark == "indicative") text = "\xe2\x89\x88&nbsp;" + text;
@@ -95,12 +95,12 @@ std::string TableHtml(const Json& t) {
 }
 
 std::string RunsHtml(const Json& runs) {
-  if (runs.items().empty()) return "";
+  if (Items(runs).empty()) return "";
   std::string out =
       "<table class=\"runs\"><thead><tr><th>row</th><th>run</th><th>started</th>"
       "<th>drive age at its start</th><th>drive, source</th></tr></thead><tbody>\n";
-  for (const Json& r : runs.items()) {
-    const Json* run = r.Find("run");
+  for (const Json& r : Items(runs)) {
+    const Json* run = Find(r, "run");
     out += "<tr><td>" + Html(Str(r, "label")) + "</td>";
     if (run == nullptr || run->is_null()) {
       out += "<td colspan=\"4\" class=\"nm\">not measured: " + Html(Str(r, "note")) + " (" +
@@ -108,16 +108,16 @@ std::string RunsHtml(const Json& runs) {
       continue;
     }
     std::string age = "unknown";
-    if (const Json* a = run->Find("age"); a && !a->is_null()) {
-      age = ShowValue(*a->Find("power_on_hours"), "hours") + " power-on hours, " +
-            ShowValue(*a->Find("percentage_used"), "count") + " % used, " +
-            ShowValue(*a->Find("data_written_bytes"), "tb") + " TB written (" +
-            ShowValue(*a->Find("drive_writes"), "x") + " drive writes)";
-    } else if (run->Find("age_problem")) {
+    if (const Json* a = Find(*run, "age"); a && !a->is_null()) {
+      age = ShowValue(*Find(*a, "power_on_hours"), "hours") + " power-on hours, " +
+            ShowValue(*Find(*a, "percentage_used"), "count") + " % used, " +
+            ShowValue(*Find(*a, "data_written_bytes"), "tb") + " TB written (" +
+            ShowValue(*Find(*a, "drive_writes"), "x") + " drive writes)";
+    } else if (Find(*run, "age_problem")) {
       age = "damaged: " + Str(*run, "age_problem");
     }
     out += "<td>" + Html(Str(*run, "id")) + "</td><td>" +
-           Html(Utc(run->Find("start")->AsDouble())) + "</td><td>" + Html(age) + "</td><td>" +
+           Html(Utc(AsDouble(*Find(*run, "start")))) + "</td><td>" + Html(age) + "</td><td>" +
            Html(Str(r, "drive")) + ", " + Html(Str(*run, "source")) + "</td></tr>\n";
   }
   return out + "</tbody></table>\n";
@@ -158,31 +158,31 @@ svg::Axis AxisFor(const Json& axis, double lo, double hi, bool from_zero) {
 
 std::string LineChartHtml(const Json& c) {
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
-  for (const Json& s : c.Find("series")->items()) {
-    for (const Json& p : s.Find("points")->items()) {
-      const double x = p.items()[0].AsDouble(), y = p.items()[1].AsDouble();
+  for (const Json& s : Items(*Find(c, "series"))) {
+    for (const Json& p : Items(*Find(s, "points"))) {
+      const double x = AsDouble(Items(p)[0]), y = AsDouble(Items(p)[1]);
       x_lo = std::min(x_lo, x);
       x_hi = std::max(x_hi, x);
       if (y > 0) y_lo = std::min(y_lo, y);
       y_hi = std::max(y_hi, y);
     }
   }
-  for (const Json& m : c.Find("markers")->items()) x_hi = std::max(x_hi, m.Find("x")->AsDouble());
-  const svg::Plot plot({.width = 1000, .height = 360}, AxisFor(*c.Find("x"), x_lo, x_hi, true),
-                       AxisFor(*c.Find("y"), y_lo, y_hi * 1.05, true));
+  for (const Json& m : Items(*Find(c, "markers"))) x_hi = std::max(x_hi, AsDouble(*Find(m, "x")));
+  const svg::Plot plot({.width = 1000, .height = 360}, AxisFor(*Find(c, "x"), x_lo, x_hi, true),
+                       AxisFor(*Find(c, "y"), y_lo, y_hi * 1.05, true));
   std::string out =
       plot.Open("chart-svg line", Str(c, "title"), "data-chart=\"" + Html(Str(c, "id")) + "\"");
   out += plot.Axes();
   std::vector<svg::LegendEntry> legend;
   // Series of one group (a row's before and after) share a colour.
   std::vector<std::string> groups;
-  for (const Json& s : c.Find("series")->items()) {
+  for (const Json& s : Items(*Find(c, "series"))) {
     std::vector<svg::Point> points;
-    for (const Json& p : s.Find("points")->items()) {
-      points.push_back({p.items()[0].AsDouble(), p.items()[1].AsDouble()});
+    for (const Json& p : Items(*Find(s, "points"))) {
+      points.push_back({AsDouble(Items(p)[0]), AsDouble(Items(p)[1])});
     }
-    const bool dashed = s.Find("dashed")->AsBool();
-    const std::string group = s.Find("group") ? Str(s, "group") : Str(s, "name");
+    const bool dashed = AsBool(*Find(s, "dashed"));
+    const std::string group = Find(s, "group") ? Str(s, "group") : Str(s, "name");
     auto at = std::find(groups.begin(), groups.end(), group);
     if (at == groups.end()) at = groups.insert(groups.end(), group);
     const std::string colour = svg::Colour(static_cast<std::size_t>(at - groups.begin()));
@@ -205,12 +205,12 @@ std::string LineChartHtml(const Json& c) {
   // A marker takes its series' colour; their labels are stacked so that
   // close ones stay readable.
   double label_y = 0;
-  for (const Json& m : c.Find("markers")->items()) {
+  for (const Json& m : Items(*Find(c, "markers"))) {
     std::string colour = "#dc2626";
     if (auto at = std::find(groups.begin(), groups.end(), Str(m, "series")); at != groups.end()) {
       colour = svg::Colour(static_cast<std::size_t>(at - groups.begin()));
     }
-    out += plot.VerticalMarker(m.Find("x")->AsDouble(), "marker", colour, Str(m, "label"), label_y);
+    out += plot.VerticalMarker(AsDouble(*Find(m, "x")), "marker", colour, Str(m, "label"), label_y);
     label_y += 16;
   }
   out += plot.Legend(legend, plot.top() + 40);
@@ -218,14 +218,14 @@ std::string LineChartHtml(const Json& c) {
 }
 
 std::string BarChartHtml(const Json& c) {
-  const auto& groups = c.Find("groups")->items();
-  const auto& series = c.Find("series")->items();
+  const auto& groups = Items(*Find(c, "groups"));
+  const auto& series = Items(*Find(c, "series"));
   double lo = INFINITY, hi = 0;
   for (const Json& s : series) {
-    for (const Json& v : s.Find("values")->items()) {
+    for (const Json& v : Items(*Find(s, "values"))) {
       if (v.is_null()) continue;
-      if (v.AsDouble() > 0) lo = std::min(lo, v.AsDouble());
-      hi = std::max(hi, v.AsDouble());
+      if (AsDouble(v) > 0) lo = std::min(lo, AsDouble(v));
+      hi = std::max(hi, AsDouble(v));
     }
   }
   const bool turn = groups.size() > 5;
@@ -233,17 +233,17 @@ std::string BarChartHtml(const Json& c) {
   none.max = static_cast<double>(groups.size());
   // The legend goes in a right margin of its own: bars reach the top.
   const svg::Plot plot({.width = 1000, .height = 320, .right = 170, .bottom = turn ? 96.0 : 50.0},
-                       none, AxisFor(*c.Find("y"), lo, hi * 1.1, true));
+                       none, AxisFor(*Find(c, "y"), lo, hi * 1.1, true));
   std::string out =
       plot.Open("chart-svg bars", Str(c, "title"), "data-chart=\"" + Html(Str(c, "id")) + "\"");
   out += plot.Axes();
   const double group_width = (plot.right() - plot.left()) / std::max<std::size_t>(1, groups.size());
   const double bar_width = group_width * 0.8 / std::max<std::size_t>(1, series.size());
   std::vector<svg::LegendEntry> legend;
-  const std::string unit = Str(*c.Find("y"), "unit");
+  const std::string unit = Str(*Find(c, "y"), "unit");
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const double gx = plot.left() + group_width * static_cast<double>(g);
-    const std::string name = groups[g].AsString();
+    const std::string name = AsString(groups[g]);
     if (turn) {
       out += Format(
           "<text class=\"group\" transform=\"translate(%.1f %.1f) rotate(-25)\" "
@@ -255,7 +255,7 @@ std::string BarChartHtml(const Json& c) {
                  gx + group_width / 2, plot.bottom() + 18, Html(name).c_str());
     }
     for (std::size_t i = 0; i < series.size(); ++i) {
-      const Json& v = series[i].Find("values")->items()[g];
+      const Json& v = Items(*Find(series[i], "values"))[g];
       const double x = gx + group_width * 0.1 + bar_width * static_cast<double>(i);
       const std::string sname = Str(series[i], "name");
       if (v.is_null()) {
@@ -265,14 +265,14 @@ std::string BarChartHtml(const Json& c) {
             x + bar_width / 2, plot.bottom() - 4);
         continue;
       }
-      const double top = plot.Y(v.AsDouble());
+      const double top = plot.Y(AsDouble(v));
       out += Format(
           "<rect class=\"bar\" data-series=\"%s\" data-group=\"%s\" x=\"%.1f\" y=\"%.1f\" "
           "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>\n",
           Html(sname).c_str(), Html(name).c_str(), x, top, bar_width * 0.92,
           std::max(0.0, plot.bottom() - top), svg::Colour(i).c_str(),
           Html(sname + ", " + name + ": " +
-               report_format::Grouped(v.AsDouble(), v.AsDouble() < 10 ? 2 : 0) + " " + unit)
+               report_format::Grouped(AsDouble(v), AsDouble(v) < 10 ? 2 : 0) + " " + unit)
               .c_str());
     }
   }
@@ -288,15 +288,15 @@ std::string SectionHtml(const Json& s, const std::string& drive) {
   std::string out = "<section class=\"report-section\" id=\"" + Html(Anchor(drive + "-" + id)) +
                     "\" data-section=\"" + Html(id) + "\">\n<h2>" + Html(Str(s, "title")) +
                     "</h2>\n";
-  for (const Json& t : s.Find("tables")->items()) out += TableHtml(t);
-  for (const Json& c : s.Find("charts")->items()) {
+  for (const Json& t : Items(*Find(s, "tables"))) out += TableHtml(t);
+  for (const Json& c : Items(*Find(s, "charts"))) {
     out += "<figure class=\"chart\"><figcaption>" + Html(Str(c, "title")) + "</figcaption>\n";
     out += Str(c, "type") == "bars" ? BarChartHtml(c) : LineChartHtml(c);
     out += "</figure>\n";
   }
-  out += RunsHtml(*s.Find("runs"));
-  if (const Json* links = s.Find("links")) {
-    for (const Json& l : links->items()) {
+  out += RunsHtml(*Find(s, "runs"));
+  if (const Json* links = Find(s, "links")) {
+    for (const Json& l : Items(*links)) {
       out += "<p class=\"note links\"><a href=\"" + Html(Str(l, "href")) + "\">" +
              Html(Str(l, "label")) +
              "</a> (written beside this page by <code>drivewatch report "
@@ -304,10 +304,10 @@ std::string SectionHtml(const Json& s, const std::string& drive) {
              Html(Str(l, "command")) + "</code>)</p>\n";
     }
   }
-  for (const Json& n : s.Find("notes")->items()) {
-    out += "<p class=\"note\">" + Html(n.AsString()) + "</p>\n";
+  for (const Json& n : Items(*Find(s, "notes"))) {
+    out += "<p class=\"note\">" + Html(AsString(n)) + "</p>\n";
   }
-  const Json& v = *s.Find("verdict");
+  const Json& v = *Find(s, "verdict");
   out += "<p class=\"expectation\"><b>Expectation:</b> " + Html(Str(s, "expectation")) + "</p>\n";
   out += "<div class=\"verdict " + Html(Str(v, "status")) + "\" data-verdict=\"" +
          Html(Str(v, "status")) + "\">Verdict: " + Html(Str(v, "line")) + "</div>\n";
@@ -323,23 +323,23 @@ std::string RenderHtml(const Json& model) {
   out += "<title>drivewatch report</title>\n<style>" + std::string(report_format::kCss) +
          kReportCss + "</style>\n</head>\n<body>\n<main>\n";
   out += "<h1>drivewatch report <small>generated " +
-         Html(Utc(model.Find("generated")->AsDouble())) + "</small></h1>\n";
+         Html(Utc(AsDouble(*Find(model, "generated")))) + "</small></h1>\n";
   out += "<p class=\"sub\">Rows: " + Html(RowsText(model)) + ".</p>\n";
   out += "<section id=\"sources\"><h2>Sources</h2><ul class=\"sources\">\n";
   std::string damaged;
-  for (const Json& s : model.Find("sources")->items()) {
+  for (const Json& s : Items(*Find(model, "sources"))) {
     std::string line = Str(s, "file") + ": " + Str(s, "kind");
     if (Str(s, "kind") == "history") {
       line += Format(", %llu runs, %llu steps",
-                     static_cast<unsigned long long>(s.Find("runs")->AsUint()),
-                     static_cast<unsigned long long>(s.Find("steps")->AsUint()));
-      if (const auto d = s.Find("duplicates")->AsUint()) {
+                     static_cast<unsigned long long>(AsUint(*Find(s, "runs"))),
+                     static_cast<unsigned long long>(AsUint(*Find(s, "steps"))));
+      if (const auto d = AsUint(*Find(s, "duplicates"))) {
         line += Format(", %llu already read from another file", static_cast<unsigned long long>(d));
       }
     }
     out += "<li>" + Html(line) + "</li>\n";
-    for (const Json& d : s.Find("damaged")->items()) {
-      damaged += "<li>" + Html(Str(s, "file") + ": " + d.AsString()) + "</li>\n";
+    for (const Json& d : Items(*Find(s, "damaged"))) {
+      damaged += "<li>" + Html(Str(s, "file") + ": " + AsString(d)) + "</li>\n";
     }
   }
   out += "</ul>\n";
@@ -347,13 +347,13 @@ std::string RenderHtml(const Json& model) {
     out += "<h2>Damaged, so left out (never a result)</h2><ul class=\"damaged\" id=\"damaged\">\n" +
            damaged + "</ul>\n";
   }
-  if (const auto& problems = model.Find("problems")->items(); !problems.empty()) {
+  if (const auto& problems = Items(*Find(model, "problems")); !problems.empty()) {
     out += "<h2>Values left out</h2><ul class=\"damaged\">\n";
-    for (const Json& p : problems) out += "<li>" + Html(p.AsString()) + "</li>\n";
+    for (const Json& p : problems) out += "<li>" + Html(AsString(p)) + "</li>\n";
     out += "</ul>\n";
   }
   out += "</section>\n";
-  const auto& drives = model.Find("drives")->items();
+  const auto& drives = Items(*Find(model, "drives"));
   if (drives.empty()) {
     out += "<section id=\"empty\"><p>The history holds no runs: nothing to report.</p></section>\n";
   }
@@ -362,12 +362,12 @@ std::string RenderHtml(const Json& model) {
     out += "<h1 class=\"drive\" id=\"" + Html(Anchor(drive)) + "\">Drive " + Html(drive);
     if (!Str(d, "model").empty()) out += " <small>" + Html(Str(d, "model")) + "</small>";
     out += "</h1>\n<nav class=\"sections\">";
-    for (const Json& s : d.Find("sections")->items()) {
+    for (const Json& s : Items(*Find(d, "sections"))) {
       out += "<a href=\"#" + Html(Anchor(drive + "-" + Str(s, "id"))) + "\">" +
              Html(Str(s, "title")) + "</a>\n";
     }
     out += "</nav>\n";
-    for (const Json& s : d.Find("sections")->items()) out += SectionHtml(s, drive);
+    for (const Json& s : Items(*Find(d, "sections"))) out += SectionHtml(s, drive);
   }
   return out + "</main>\n</body>\n</html>\n";
 }

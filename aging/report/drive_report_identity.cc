@@ -58,7 +58,7 @@ Json IdentitySection(const Selection& s) {
   Json section = Section("identity", "Identity and age");
   const auto picks = PickRuns(s, [](const Run&) { return true; });
   section["runs"] = RunsJson(picks);
-  section["tables"].Push(RunTable(
+  section["tables"].push_back(RunTable(
       "identity", "Identity", picks,
       {{"model", "model", "text", [](const Run& r) { return Text(r.model); }, nullptr},
        {"firmware", "firmware", "text", [](const Run& r) { return Text(r.firmware); }, nullptr},
@@ -78,7 +78,7 @@ Json IdentitySection(const Selection& s) {
           return r.age && r.age->tmt2_k ? Json(*r.age->tmt2_k - 273.15) : Json();
         },
         nullptr}}));
-  section["tables"].Push(RunTable(
+  section["tables"].push_back(RunTable(
       "age", "Age at the start of the run", picks,
       {{"power_on_hours", "power-on", "hours",
         [](const Run& r) {

@@ -19,14 +19,9 @@ namespace {
 
 using report_format::Format;
 
-const Json* Member(const Json& r, std::string_view key, Json::Type type) {
-  const Json* v = r.Find(key);
-  return v != nullptr && v->type() == type ? v : nullptr;
-}
-
 std::string Text(const Json& r, std::string_view key) {
-  const Json* v = Member(r, key, Json::Type::kString);
-  return v ? v->AsString() : std::string();
+  const Json* v = Find(r, key);
+  return v != nullptr && v->is_string() ? AsString(*v) : std::string();
 }
 
 // A run as the report keeps it, without what it reads from its results
@@ -69,11 +64,11 @@ std::map<std::string, double, std::less<>> Numbers(const Json* object, const std
                                                    std::vector<std::string>& problems) {
   std::map<std::string, double, std::less<>> out;
   if (object == nullptr) return out;
-  for (const auto& [key, v] : object->members()) {
-    if (v.type() != Json::Type::kNumber) continue;
-    const double d = v.AsDouble();
+  for (const auto& [key, v] : Members(*object)) {
+    if (!v.is_number()) continue;
+    const double d = AsDouble(v);
     if (!std::isfinite(d) || d < 0) {
-      problems.push_back(where + ": " + key + " is " + v.Dump() +
+      problems.push_back(where + ": " + key + " is " + DumpJson(v) +
                          " (expected a number, 0 or more): left out");
       continue;
     }
@@ -135,9 +130,9 @@ std::string ClassOf(const Run& r) {
   for (const auto& [k, v] : r.results) key += k + ',';
   key += '\n';
   if (r.series != nullptr) {
-    for (const auto& [k, v] : r.series->members()) {
-      const bool empty = (v.type() == Json::Type::kArray && v.items().empty()) ||
-                         (v.type() == Json::Type::kObject && v.members().empty());
+    for (const auto& [k, v] : Members(*r.series)) {
+      const bool empty = (v.is_array() && Items(v).empty()) ||
+                         (v.is_object() && Members(v).empty());
       key += k + ':' + std::to_string(static_cast<int>(v.type())) + (empty ? "0," : "1,");
     }
   }
@@ -269,17 +264,17 @@ void TrimProblems(Inputs& in) {
 // A run's series that are arrays of numbers, each finite and 0 or more; an
 // array holding anything else is left out and said.
 void ReadSeriesNumbers(Run& run, const std::string& source, std::vector<std::string>& problems) {
-  for (const auto& [key, v] : run.series->members()) {
-    if (v.type() != Json::Type::kArray || v.items().empty() ||
-        v.items().front().type() != Json::Type::kNumber) {
+  for (const auto& [key, v] : Members(*run.series)) {
+    if (!v.is_array() || Items(v).empty() ||
+        !Items(v).front().is_number()) {
       continue;  // arrays of records are read where they are used
     }
     std::vector<double> values;
-    for (const Json& x : v.items()) {
-      const double d = x.AsDouble(-1);
-      if (x.type() != Json::Type::kNumber || !std::isfinite(d) || d < 0) {
+    for (const Json& x : Items(v)) {
+      const double d = AsDouble(x, -1);
+      if (!x.is_number() || !std::isfinite(d) || d < 0) {
         problems.push_back(source + ": run " + run.id + ": series." + key + " holds " +
-                           x.Dump() + " (expected numbers, 0 or more): left out");
+                           DumpJson(x) + " (expected numbers, 0 or more): left out");
         values.clear();
         break;
       }
@@ -312,7 +307,7 @@ class HistoryReading {
     const bool step = IsStepRecord(r);
     const std::string where = "record " + std::to_string(index_);
     if (!step && !IsRunRecord(r)) {
-      Damage(where + ": record is " + r.Find("record")->Dump() +
+      Damage(where + ": record is " + DumpJson(*Find(r, "record")) +
              " (expected \"run\" or \"step\"): left out");
     } else if (step) {
       TakeStep(r, where);
@@ -323,15 +318,15 @@ class HistoryReading {
 
   // The file's entry in the sources, once all of it is read.
   Json Source(const HistoryDamage& read) {
-    Json source = Json::Object();
+    Json source = Json::object();
     source["file"] = h_.name;
     source["kind"] = "history";
     // What the file's framing lost comes first, as the file has it.
-    Json framing = Json::Array();
-    for (const std::string& d : read.damaged) framing.Push(d);
-    for (const Json& d : damaged_.items()) {
-      if (framing.items().size() < kMaxDamageListed) {
-        framing.Push(d);
+    Json framing = Json::array();
+    for (const std::string& d : read.damaged) framing.push_back(d);
+    for (const Json& d : Items(damaged_)) {
+      if (Items(framing).size() < kMaxDamageListed) {
+        framing.push_back(d);
       } else {
         ++unlisted_;
       }
@@ -349,8 +344,8 @@ class HistoryReading {
 
  private:
   void Damage(std::string what) {
-    if (damaged_.items().size() < kMaxDamageListed) {
-      damaged_.Push(std::move(what));
+    if (Items(damaged_).size() < kMaxDamageListed) {
+      damaged_.push_back(std::move(what));
     } else {
       ++unlisted_;
     }
@@ -418,7 +413,7 @@ class HistoryReading {
   Inputs& in_;
   std::size_t index_ = 0;  // of the record in the file, from 1
   std::uint64_t runs_ = 0, steps_ = 0, duplicates_ = 0, unlisted_ = 0;
-  Json damaged_ = Json::Array();  // records left out, as the file has them
+  Json damaged_ = Json::array();  // records left out, as the file has them
 };
 
 // The retention studies, each a source and (once, by its id) a study.
@@ -432,17 +427,17 @@ void ReadStudies(const std::vector<StudyFile>& studies, Inputs& in) {
     } else {
       s.record = &*f.record;
       if (const std::string name = Text(*f.record, "study"); !name.empty()) s.name = name;
-      const Json* id = f.record->Find("id");
-      if (id != nullptr && !study_ids.insert(id->AsString()).second)
+      const Json* id = Find(*f.record, "id");
+      if (id != nullptr && !study_ids.insert(AsString(*id)).second)
         continue;  // the same study twice
       s.drive = DriveName(Text(*f.record, "serial"), Text(*f.record, "target"));
     }
-    Json source = Json::Object();
+    Json source = Json::object();
     source["file"] = f.name;
     source["kind"] = "retention study";
-    source["damaged"] = Json::Array();
-    if (!s.problem.empty()) source["damaged"].Push(s.problem);
-    in.sources.Push(std::move(source));
+    source["damaged"] = Json::array();
+    if (!s.problem.empty()) source["damaged"].push_back(s.problem);
+    in.sources.push_back(std::move(source));
     in.studies.push_back(std::move(s));
   }
 }
@@ -458,7 +453,7 @@ Expected<Inputs> ReadInputs(const std::vector<HistorySource>& histories,
     HistoryReading reading(h, taken, in);
     Expected<HistoryDamage> read = h.read([&](Json&& r) { reading.Take(std::move(r)); });
     if (!read) return read.error();
-    in.sources.Push(reading.Source(*read));
+    in.sources.push_back(reading.Source(*read));
   }
   TrimProblems(in);
   taken.keeper.Finish(in);

@@ -121,18 +121,18 @@ std::vector<int> AllStates(const std::vector<Pick>& picks) {
 // latest's declared exit latency.
 Json PerStateTable(const std::vector<Pick>& picks, const std::vector<int>& states,
                    const Pick* latest) {
-  Json per_state = Json::Object();
+  Json per_state = Json::object();
   per_state["id"] = "power_states";
   per_state["title"] = "Each power state: power and measured exit latency";
   Json& columns = per_state["columns"];
-  columns = Json::Array();
+  columns = Json::array();
   Json& rows = per_state["rows"];
-  rows = Json::Array();
+  rows = Json::array();
   for (const Pick& p : picks) {
-    columns.Push(Column(p.label + "_power_watts", p.label + " power", "mW"));
-    columns.Push(Column(p.label + "_exit_latency_p50_seconds", p.label + " exit", "us"));
+    columns.push_back(Column(p.label + "_power_watts", p.label + " power", "mW"));
+    columns.push_back(Column(p.label + "_exit_latency_p50_seconds", p.label + " exit", "us"));
   }
-  columns.Push(Column("exit_latency_declared_seconds", "declared EXLAT", "us"));
+  columns.push_back(Column("exit_latency_declared_seconds", "declared EXLAT", "us"));
   for (int n : states) {
     Json row = Row(Format("ps%d", n));
     for (const Pick& p : picks) {
@@ -142,7 +142,7 @@ Json PerStateTable(const std::vector<Pick>& picks, const std::vector<int>& state
     }
     row["values"]["exit_latency_declared_seconds"] =
         latest ? Value(Declared(*latest->run, n)) : Json();
-    rows.Push(std::move(row));
+    rows.push_back(std::move(row));
   }
   return per_state;
 }
@@ -200,8 +200,8 @@ void AddPowerStateCharts(Json& section, const std::vector<Pick>& picks,
     if (v) *v *= 1e6;
   }
   AddBars(exit, "declared", us);
-  section["charts"].Push(std::move(power));
-  section["charts"].Push(std::move(exit));
+  section["charts"].push_back(std::move(power));
+  section["charts"].push_back(std::move(exit));
 }
 
 }  // namespace
@@ -213,10 +213,10 @@ Json LowPowerSection(const Selection& s) {
            (Power(r, "idle") || Power(r, "at_10_iops") || !StatesOf(r).empty());
   });
   section["runs"] = RunsJson(picks);
-  section["tables"].Push(LowPowerTable(picks));
+  section["tables"].push_back(LowPowerTable(picks));
   const std::vector<int> states = AllStates(picks);
   const Pick* latest = Latest(picks);
-  if (!states.empty()) section["tables"].Push(PerStateTable(picks, states, latest));
+  if (!states.empty()) section["tables"].push_back(PerStateTable(picks, states, latest));
 
   section["expectation"] =
       "Idle with APST on, a client drive sits in its deepest non-operational state and draws a "

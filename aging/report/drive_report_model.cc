@@ -30,7 +30,7 @@ std::string Adaptive(double v) {
 }  // namespace
 
 Json AgeJson(const DriveAge& a) {
-  Json out = Json::Object();
+  Json out = Json::object();
   out["power_on_hours"] = a.power_on_hours;
   out["percentage_used"] = std::uint64_t{a.percentage_used};
   out["data_written_bytes"] = a.data_written_bytes;
@@ -66,9 +66,9 @@ std::string UnitLabel(std::string_view unit) {
 }
 
 std::string ShowValue(const Json& value, std::string_view unit) {
-  if (value.type() == Json::Type::kString) return value.AsString().empty() ? "-" : value.AsString();
-  if (value.type() != Json::Type::kNumber) return std::string(kNotMeasured);
-  const double v = value.AsDouble();
+  if (value.is_string()) return AsString(value).empty() ? "-" : AsString(value);
+  if (!value.is_number()) return std::string(kNotMeasured);
+  const double v = AsDouble(value);
   if (unit == "bytes") return Adaptive(v / 1e9);
   if (unit == "tb") return Adaptive(v / 1e12);
   if (unit == "bytes_per_second") return Adaptive(v / 1e6);
@@ -99,7 +99,7 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 Json Value(std::optional<double> v) { return v && std::isfinite(*v) ? Json(*v) : Json(); }
 
 Json Column(std::string key, std::string label, std::string unit) {
-  Json c = Json::Object();
+  Json c = Json::object();
   c["key"] = std::move(key);
   c["label"] = std::move(label);
   c["unit"] = std::move(unit);
@@ -107,42 +107,42 @@ Json Column(std::string key, std::string label, std::string unit) {
 }
 
 Json Verdict(std::string status, std::string line) {
-  Json v = Json::Object();
+  Json v = Json::object();
   v["status"] = std::move(status);
   v["line"] = std::move(line);
   return v;
 }
 
 Json Section(std::string id, std::string title) {
-  Json s = Json::Object();
+  Json s = Json::object();
   s["id"] = std::move(id);
   s["title"] = std::move(title);
-  s["runs"] = Json::Array();
-  s["tables"] = Json::Array();
-  s["charts"] = Json::Array();
-  s["notes"] = Json::Array();
+  s["runs"] = Json::array();
+  s["tables"] = Json::array();
+  s["charts"] = Json::array();
+  s["notes"] = Json::array();
   s["expectation"] = "";
   s["verdict"] = Verdict("not_measured", "not measured");
   return s;
 }
 
 Json Row(std::string label) {
-  Json r = Json::Object();
+  Json r = Json::object();
   r["label"] = std::move(label);
-  r["values"] = Json::Object();
-  r["marks"] = Json::Object();
+  r["values"] = Json::object();
+  r["marks"] = Json::object();
   return r;
 }
 
 Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
               const std::vector<ColumnSpec>& columns) {
-  Json t = Json::Object();
+  Json t = Json::object();
   t["id"] = std::move(id);
   t["title"] = std::move(title);
   Json& cols = t["columns"];
-  cols = Json::Array();
+  cols = Json::array();
   Json& rows = t["rows"];
-  rows = Json::Array();
+  rows = Json::array();
   std::vector<Json> built;
   for (const Pick& p : picks) built.push_back(Row(p.label));
   for (const ColumnSpec& c : columns) {
@@ -164,7 +164,7 @@ Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
       }
       if (recorded) column[name] = *key;
     }
-    cols.Push(std::move(column));
+    cols.push_back(std::move(column));
     for (std::size_t i = 0; i < picks.size(); ++i) {
       built[i]["values"][c.key] = values[i];
       if (picks[i].run && c.mark && !values[i].is_null()) {
@@ -172,21 +172,21 @@ Json RunTable(std::string id, std::string title, const std::vector<Pick>& picks,
       }
     }
   }
-  for (Json& r : built) rows.Push(std::move(r));
+  for (Json& r : built) rows.push_back(std::move(r));
   return t;
 }
 
 std::string SpreadText(const Json& row, const Json& column) {
   std::string out;
-  const Json* values = row.Find("values");
-  if (const Json* key = column.Find("spread")) {
-    const Json* unit = column.Find("unit");
-    if (const Json* se = values->Find(key->AsString()); se && !se->is_null()) {
-      out += "\xc2\xb1" + ShowValue(*se, unit ? unit->AsString() : "");
+  const Json* values = Find(row, "values");
+  if (const Json* key = Find(column, "spread")) {
+    const Json* unit = Find(column, "unit");
+    if (const Json* se = Find(*values, AsString(*key)); se && !se->is_null()) {
+      out += "\xc2\xb1" + ShowValue(*se, unit ? AsString(*unit) : "");
     }
   }
-  if (const Json* key = column.Find("count")) {
-    if (const Json* n = values->Find(key->AsString()); n && !n->is_null()) {
+  if (const Json* key = Find(column, "count")) {
+    if (const Json* n = Find(*values, AsString(*key)); n && !n->is_null()) {
       out += std::string(out.empty() ? "" : " ") + "(n " + ShowValue(*n, "count") + ")";
     }
   }
@@ -194,9 +194,9 @@ std::string SpreadText(const Json& row, const Json& column) {
 }
 
 bool AnyValue(const Json& table) {
-  if (const Json* rows = table.Find("rows")) {
-    for (const Json& r : rows->items()) {
-      for (const auto& [key, v] : r.Find("values")->members()) {
+  if (const Json* rows = Find(table, "rows")) {
+    for (const Json& r : Items(*rows)) {
+      for (const auto& [key, v] : Members(*Find(r, "values"))) {
         if (!v.is_null()) return true;
       }
     }
@@ -210,16 +210,16 @@ std::string TailMark(std::optional<double> n, double q) {
 }
 
 bool AnyIndicative(const Json& table) {
-  for (const Json& r : table.Find("rows")->items()) {
-    for (const auto& [key, m] : r.Find("marks")->members()) {
-      if (m.AsString() == "indicative") return true;
+  for (const Json& r : Items(*Find(table, "rows"))) {
+    for (const auto& [key, m] : Members(*Find(r, "marks"))) {
+      if (AsString(m) == "indicative") return true;
     }
   }
   return false;
 }
 
 Json ChartAxis(std::string title, std::string unit, bool log) {
-  Json a = Json::Object();
+  Json a = Json::object();
   a["title"] = std::move(title);
   a["unit"] = std::move(unit);
   a["scale"] = log ? "log" : "linear";
@@ -227,61 +227,61 @@ Json ChartAxis(std::string title, std::string unit, bool log) {
 }
 
 Json LineChart(std::string id, std::string title, Json x, Json y) {
-  Json c = Json::Object();
+  Json c = Json::object();
   c["id"] = std::move(id);
   c["title"] = std::move(title);
   c["type"] = "line";
   c["x"] = std::move(x);
   c["y"] = std::move(y);
-  c["series"] = Json::Array();
-  c["markers"] = Json::Array();
+  c["series"] = Json::array();
+  c["markers"] = Json::array();
   return c;
 }
 
 void AddLine(Json& chart, std::string name, const Points& points, bool dashed, std::string group) {
-  Json s = Json::Object();
+  Json s = Json::object();
   s["name"] = std::move(name);
   s["dashed"] = dashed;
   if (!group.empty()) s["group"] = std::move(group);
   Json& pts = s["points"];
-  pts = Json::Array();
+  pts = Json::array();
   for (const auto& [x, y] : points) {
-    Json p = Json::Array();
-    p.Push(Round4(x));
-    p.Push(Round4(y));
-    pts.Push(std::move(p));
+    Json p = Json::array();
+    p.push_back(Round4(x));
+    p.push_back(Round4(y));
+    pts.push_back(std::move(p));
   }
-  chart["series"].Push(std::move(s));
+  chart["series"].push_back(std::move(s));
 }
 
 void AddMarker(Json& chart, double x, std::string label, std::string series) {
-  Json m = Json::Object();
+  Json m = Json::object();
   m["x"] = Round4(x);
   m["label"] = std::move(label);
   m["series"] = series.empty() ? Json() : Json(std::move(series));
-  chart["markers"].Push(std::move(m));
+  chart["markers"].push_back(std::move(m));
 }
 
 Json BarChart(std::string id, std::string title, const std::vector<std::string>& groups, Json y) {
-  Json c = Json::Object();
+  Json c = Json::object();
   c["id"] = std::move(id);
   c["title"] = std::move(title);
   c["type"] = "bars";
   c["y"] = std::move(y);
   Json& g = c["groups"];
-  g = Json::Array();
-  for (const std::string& name : groups) g.Push(name);
-  c["series"] = Json::Array();
+  g = Json::array();
+  for (const std::string& name : groups) g.push_back(name);
+  c["series"] = Json::array();
   return c;
 }
 
 void AddBars(Json& chart, std::string name, const std::vector<std::optional<double>>& values) {
-  Json s = Json::Object();
+  Json s = Json::object();
   s["name"] = std::move(name);
   Json& v = s["values"];
-  v = Json::Array();
-  for (const auto& x : values) v.Push(x ? Json(Round4(*x)) : Json());
-  chart["series"].Push(std::move(s));
+  v = Json::array();
+  for (const auto& x : values) v.push_back(x ? Json(Round4(*x)) : Json());
+  chart["series"].push_back(std::move(s));
 }
 
 Points Downsample(const Points& points, std::size_t most) {
@@ -408,24 +408,24 @@ int FillLevel(const Run& r) {
 
 std::string RowsText(const Json& model) {
   std::string out;
-  for (const Json& r : model.Find("runs")->items()) {
-    const std::string item = r.AsString();
+  for (const Json& r : Items(*Find(model, "runs"))) {
+    const std::string item = AsString(r);
     out += (out.empty() ? "" : ", ") +
            (item == "first"    ? std::string("fresh (the first complete run of each measure)")
             : item == "latest" ? std::string("aged (the latest)")
                                : "run " + report_format::Printable(item));
   }
-  const Json* baseline = model.Find("baseline");
+  const Json* baseline = Find(model, "baseline");
   if (baseline && !baseline->is_null()) {
-    out += ", baseline (drive " + report_format::Printable(baseline->AsString()) + ", its latest)";
+    out += ", baseline (drive " + report_format::Printable(AsString(*baseline)) + ", its latest)";
   }
   return out;
 }
 
 Json RunsJson(const std::vector<Pick>& picks) {
-  Json out = Json::Array();
+  Json out = Json::array();
   for (const Pick& p : picks) {
-    Json row = Json::Object();
+    Json row = Json::object();
     row["label"] = p.label;
     row["drive"] = p.drive;
     if (p.run == nullptr) {
@@ -442,7 +442,7 @@ Json RunsJson(const std::vector<Pick>& picks) {
       run["age"] = p.run->age ? AgeJson(*p.run->age) : Json();
       if (!p.run->age_problem.empty()) run["age_problem"] = p.run->age_problem;
     }
-    out.Push(std::move(row));
+    out.push_back(std::move(row));
   }
   return out;
 }
@@ -528,36 +528,36 @@ Expected<Json> BuildDriveReport(const std::vector<HistorySource>& histories,
   if (!reported) return reported.error();
   const std::vector<std::string>& drives = *reported;
 
-  Json model = Json::Object();
+  Json model = Json::object();
   model["report"] = "drivewatch report";
   model["version"] = 1;
   model["generated"] = request.generated;
   model["baseline"] = request.baseline.empty() ? Json() : Json(request.baseline);
   Json& runs = model["runs"];
-  runs = Json::Array();
-  for (const std::string& r : request.runs) runs.Push(r);
+  runs = Json::array();
+  for (const std::string& r : request.runs) runs.push_back(r);
   model["sources"] = in.sources;
   Json& problems = model["problems"];
-  problems = Json::Array();
-  for (const std::string& p : in.problems) problems.Push(p);
+  problems = Json::array();
+  for (const std::string& p : in.problems) problems.push_back(p);
   if (in.problems_unlisted > 0) {
-    problems.Push(Format("and %llu more values left out, not listed",
+    problems.push_back(Format("and %llu more values left out, not listed",
                          static_cast<unsigned long long>(in.problems_unlisted)));
   }
   Json& out = model["drives"];
-  out = Json::Array();
+  out = Json::array();
   for (const std::string& drive : drives) {
-    Json d = Json::Object();
+    Json d = Json::object();
     d["drive"] = drive;
     auto name = in.drive_names.find(drive);
     d["model"] = name == in.drive_names.end() ? Json() : Json(name->second);
     Selection s{&in, drive, request.baseline, request.runs};
     Json& sections = d["sections"];
-    sections = Json::Array();
+    sections = Json::array();
     for (const SectionEntry& entry : DriveSections()) {
-      for (Json& section : entry.make(s)) sections.Push(std::move(section));
+      for (Json& section : entry.make(s)) sections.push_back(std::move(section));
     }
-    out.Push(std::move(d));
+    out.push_back(std::move(d));
   }
   return model;
 }

@@ -63,7 +63,7 @@ ColumnSpec CountColumn(const Cell& c, std::string_view op, std::string label) {
 }
 
 void NoteIndicative(Json& section, const Json& table) {
-  if (AnyIndicative(table)) section["notes"].Push(std::string(kIndicativeNote));
+  if (AnyIndicative(table)) section["notes"].push_back(std::string(kIndicativeNote));
 }
 
 std::string Ms(double seconds) { return ShowValue(Json(seconds), "ms") + " ms"; }
@@ -74,16 +74,16 @@ Json DetrimentalVerdict(const Json& table) {
   double worst = -1;
   std::string where;
   std::vector<std::string> over;
-  for (const Json& row : table.Find("rows")->items()) {
-    const std::string label = row.Find("label")->AsString();
+  for (const Json& row : Items(*Find(table, "rows"))) {
+    const std::string label = AsString(*Find(row, "label"));
     if (label == "baseline") continue;
-    for (const Json& col : table.Find("columns")->items()) {
-      const Json* v = row.Find("values")->Find(col.Find("key")->AsString());
-      if (v == nullptr || v->is_null() || col.Find("unit")->AsString() != "ms") continue;
-      const std::string what = col.Find("label")->AsString() + " (" + label + ")";
-      if (v->AsDouble() > kDetrimentalSeconds) over.push_back(what + " " + Ms(v->AsDouble()));
-      if (v->AsDouble() > worst) {
-        worst = v->AsDouble();
+    for (const Json& col : Items(*Find(table, "columns"))) {
+      const Json* v = Find(*Find(row, "values"), AsString(*Find(col, "key")));
+      if (v == nullptr || v->is_null() || AsString(*Find(col, "unit")) != "ms") continue;
+      const std::string what = AsString(*Find(col, "label")) + " (" + label + ")";
+      if (AsDouble(*v) > kDetrimentalSeconds) over.push_back(what + " " + Ms(AsDouble(*v)));
+      if (AsDouble(*v) > worst) {
+        worst = AsDouble(*v);
         where = what;
       }
     }
@@ -98,9 +98,9 @@ Json DetrimentalVerdict(const Json& table) {
 }
 
 bool AnyMark(const Json& table, std::string_view mark) {
-  for (const Json& row : table.Find("rows")->items()) {
-    for (const auto& [key, m] : row.Find("marks")->members()) {
-      if (m.AsString() == mark) return true;
+  for (const Json& row : Items(*Find(table, "rows"))) {
+    for (const auto& [key, m] : Members(*Find(row, "marks"))) {
+      if (AsString(m) == mark) return true;
     }
   }
   return false;
@@ -223,8 +223,8 @@ void AddAgedVerdict(Json& section, const Pick& fresh, const Pick& aged,
   std::string lowest_at;
   for (const auto& [c, se_key] : measures) {
     const Json f = c.value(*fresh.run), a = c.value(*aged.run);
-    if (f.is_null() || a.is_null() || f.AsDouble() <= 0) continue;
-    const double ratio = a.AsDouble() / f.AsDouble();
+    if (f.is_null() || a.is_null() || AsDouble(f) <= 0) continue;
+    const double ratio = AsDouble(a) / AsDouble(f);
     if (ratio < lowest) {
       lowest = ratio;
       lowest_at = c.label;
@@ -239,10 +239,10 @@ void AddAgedVerdict(Json& section, const Pick& fresh, const Pick& aged,
     }
     // The difference of two means against twice its standard error.
     const double noise = 2 * std::sqrt(*se_f * *se_f + *se_a * *se_a);
-    if (f.AsDouble() - a.AsDouble() > noise) {
+    if (AsDouble(f) - AsDouble(a) > noise) {
       dropped.push_back(what);
     } else {
-      within_noise.push_back(what + Format(" (noise \xc2\xb1%.0f%%)", noise / f.AsDouble() * 100));
+      within_noise.push_back(what + Format(" (noise \xc2\xb1%.0f%%)", noise / AsDouble(f) * 100));
     }
   }
   if (lowest_at.empty()) {
@@ -262,7 +262,7 @@ void AddAgedVerdict(Json& section, const Pick& fresh, const Pick& aged,
                     Format(" at %.0f%%)", lowest * 100));
   }
   if (!unknown_noise.empty()) {
-    section["notes"].Push("measured once (no standard error on record), so a drop there may "
+    section["notes"].push_back("measured once (no standard error on record), so a drop there may "
                           "be noise: " + Join(unknown_noise, ", "));
   }
 }
@@ -283,11 +283,11 @@ void AddThroughputCharts(Json& section, const std::string& id, const std::vector
         if ((cells[i].access == "sequential") != seq) continue;
         const Json v = p.run ? columns[i].value(*p.run) : Json();
         values.push_back(v.is_null() ? std::nullopt
-                                     : std::optional<double>(v.AsDouble() / (seq ? 1e6 : 1e3)));
+                                     : std::optional<double>(AsDouble(v) / (seq ? 1e6 : 1e3)));
       }
       AddBars(chart, p.label, values);
     }
-    section["charts"].Push(std::move(chart));
+    section["charts"].push_back(std::move(chart));
   }
 }
 
@@ -341,7 +341,7 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
   const Pick* fresh = Labelled(picks, "fresh");
   const Pick* aged = Labelled(picks, "aged");
   if (!AnyValue(table)) {
-    section["notes"].Push(level < 0 ? std::string("no perf run without a fill level on record")
+    section["notes"].push_back(level < 0 ? std::string("no perf run without a fill level on record")
                                     : Format("no perf run at %d %% fill on record: run fill "
                                              "with fill_percent = %d, then perf",
                                              level, level));
@@ -351,14 +351,14 @@ Json ThroughputSection(const Selection& s, const Group& g, std::size_t company) 
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");
   }
   if (AnyMark(table, "not_steady")) {
-    section["notes"].Push(
+    section["notes"].push_back(
         "\xe2\x80\xa0 a cell that did not reach steady state (SNIA PTS) "
         "within its rounds: its value is the last round's");
   }
   if (AnyValue(table)) {
     AddThroughputCharts(section, id, picks, cells, columns, seq_groups, rand_groups);
   }
-  section["tables"].Push(std::move(table));
+  section["tables"].push_back(std::move(table));
   return section;
 }
 
@@ -403,15 +403,15 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
   const Pick* fresh = Labelled(picks, "fresh");
   const Pick* aged = Labelled(picks, "aged");
   if (!AnyValue(table)) {
-    section["notes"].Push("no perf run with QD1 cells on record");
+    section["notes"].push_back("no perf run with QD1 cells on record");
   } else if (fresh && aged) {
     std::vector<std::string> grown;
     for (const ColumnSpec& c : columns) {
       if (c.key.size() < 13 || c.key.compare(c.key.size() - 13, 13, "p99_9_seconds") != 0) continue;
       const Json f = c.value(*fresh->run), a = c.value(*aged->run);
-      if (f.is_null() || a.is_null() || f.AsDouble() <= 0) continue;
-      if (a.AsDouble() > kLatencyGrowth * f.AsDouble()) {
-        grown.push_back(c.label + " " + Ms(f.AsDouble()) + " \xe2\x86\x92 " + Ms(a.AsDouble()));
+      if (f.is_null() || a.is_null() || AsDouble(f) <= 0) continue;
+      if (AsDouble(a) > kLatencyGrowth * AsDouble(f)) {
+        grown.push_back(c.label + " " + Ms(AsDouble(f)) + " \xe2\x86\x92 " + Ms(AsDouble(a)));
       }
     }
     if (grown.empty()) {
@@ -425,7 +425,7 @@ Json Qd1Table(const Selection& s, const Group* g, std::size_t company) {
     section["verdict"] = Verdict("info", "one run on record: nothing to compare with yet");
   }
   NoteIndicative(section, table);
-  section["tables"].Push(std::move(table));
+  section["tables"].push_back(std::move(table));
   return section;
 }
 
@@ -483,14 +483,14 @@ Json LowLoadTable(const Selection& s, const Group* g, std::size_t company) {
       "judged on response latency, which holds any wait a stall imposed on the reads behind it.";
   section["verdict"] = DetrimentalVerdict(table);
   if (!AnyValue(table)) {
-    section["notes"].Push(
+    section["notes"].push_back(
         "drivewatch keeps no history of the read latency probe (its windows live in memory and "
         "in Prometheus); low-load latency comes from perf cells of random reads at rate_iops = 10 "
         "and 100 (docs/report.md)");
   }
   NoteIndicative(section, table);
-  section["tables"].Push(std::move(table));
-  if (AnyValue(service_table)) section["tables"].Push(std::move(service_table));
+  section["tables"].push_back(std::move(table));
+  if (AnyValue(service_table)) section["tables"].push_back(std::move(service_table));
   return section;
 }
 
@@ -514,9 +514,9 @@ Json MixedTable(const Selection& s, const Group* g, std::size_t company) {
       "A read/write mix at a fixed rate keeps up with the rate, and its reads do not wait behind "
       "the writes. Rule: latencies over 300 ms are detrimental.";
   section["verdict"] = DetrimentalVerdict(table);
-  if (!AnyValue(table)) section["notes"].Push("no perf run with mixed cells on record");
+  if (!AnyValue(table)) section["notes"].push_back("no perf run with mixed cells on record");
   NoteIndicative(section, table);
-  section["tables"].Push(std::move(table));
+  section["tables"].push_back(std::move(table));
   return section;
 }
 

@@ -23,7 +23,7 @@ void AddReclaimCharts(Json& section, const std::vector<Pick>& picks,
         AddLine(chart, "after " + idle.substr(5), OverTime(*series));
       }
     }
-    if (!chart["series"].items().empty()) section["charts"].Push(std::move(chart));
+    if (!Items(chart["series"]).empty()) section["charts"].push_back(std::move(chart));
   }
 }
 
@@ -77,7 +77,7 @@ Json ReclaimSection(const Selection& s) {
     columns.push_back({"fast_stage_bytes", "fast stage after an idle", "bytes",
                        [](const Run&) { return Json(); }, nullptr});
   }
-  section["tables"].Push(
+  section["tables"].push_back(
       RunTable("fast_stage", "Data written at full speed after each idle", picks, columns));
   section["expectation"] =
       "Left idle, a drive folds its SLC cache into TLC/QLC and writes fast again: the longer the "

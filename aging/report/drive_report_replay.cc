@@ -104,13 +104,13 @@ Json ReplaySection(const Selection& s) {
                      : Verdict("fail", line + "; detrimental, over 300 ms: " + Join(over, "; "));
   }
   if (!AnyValue(summary)) {
-    section["notes"].Push(
+    section["notes"].push_back(
         "no replay run on record: the replay phase replays a block trace "
         "(docs/aging.md)");
   }
-  if (indicative) section["notes"].Push(std::string(kIndicativeNote));
-  section["tables"].Push(std::move(summary));
-  for (Json& t : latency) section["tables"].Push(std::move(t));
+  if (indicative) section["notes"].push_back(std::string(kIndicativeNote));
+  section["tables"].push_back(std::move(summary));
+  for (Json& t : latency) section["tables"].push_back(std::move(t));
   return section;
 }
 

@@ -14,11 +14,11 @@ namespace rr = retention_report_detail;
 
 // The reads table: its columns, and its rows to come (ReadRow).
 Json ReadsTable() {
-  Json table = Json::Object();
+  Json table = Json::object();
   table["id"] = "reads";
   table["title"] = "Read latency of the whole region at each read";
   Json& cols = table["columns"];
-  cols = Json::Array();
+  cols = Json::array();
   for (auto [key, label, unit] :
        {std::tuple{"date", "date", "text"}, std::tuple{"age_seconds", "age", "days"},
         std::tuple{"equivalent_age_seconds", "equivalent age", "days"},
@@ -28,9 +28,9 @@ Json ReadsTable() {
         std::tuple{"over_10ms_ratio", "reads over 10 ms", "percent"},
         std::tuple{"reads_over_100ms", "reads over 100 ms", "count"},
         std::tuple{"bad_blocks", "bad blocks", "count"}}) {
-    cols.Push(Column(key, label, unit));
+    cols.push_back(Column(key, label, unit));
   }
-  table["rows"] = Json::Array();
+  table["rows"] = Json::array();
   return table;
 }
 
@@ -88,7 +88,7 @@ Json StudySection(const Study& st, const Study* baseline_study) {
                          ChartAxis("read latency", "latency", true),
                          ChartAxis("reads slower than this", "share", true));
   for (const auto& [label, r] : reads) {
-    table["rows"].Push(ReadRow(label, *r));
+    table["rows"].push_back(ReadRow(label, *r));
     if (r->histogram && r->histogram->count() != 0) {
       AddLine(chart, label, TailPoints(*r->histogram),
               label == "baseline" || label.rfind("baseline drive", 0) == 0);
@@ -96,22 +96,22 @@ Json StudySection(const Study& st, const Study* baseline_study) {
   }
   AddMarker(chart, rr::kSlowReadSeconds, "100 ms limit");
   const bool indicative = AnyIndicative(table);
-  section["tables"].Push(std::move(table));
-  if (indicative) section["notes"].Push(std::string(kIndicativeNote));
+  section["tables"].push_back(std::move(table));
+  if (indicative) section["notes"].push_back(std::string(kIndicativeNote));
   // How each distribution was taken: a 4 KiB QD1 sample, or (recorded
   // before it) the verify's own large reads, which are not the same
   // measure as the reference report's.
-  section["notes"].Push(sum.MethodNote());
+  section["notes"].push_back(sum.MethodNote());
   if (theirs && !theirs->reads.empty()) {
-    section["notes"].Push("baseline drive: " + theirs->MethodNote());
+    section["notes"].push_back("baseline drive: " + theirs->MethodNote());
   }
-  if (!chart["series"].items().empty()) section["charts"].Push(std::move(chart));
-  Json link = Json::Object();
+  if (!Items(chart["series"]).empty()) section["charts"].push_back(std::move(chart));
+  Json link = Json::object();
   link["label"] = "the study's own report";
   link["href"] = RetentionReportFileName(st.name);
   link["command"] = "drivewatch retention report " + st.name + " --format=html";
-  section["links"] = Json::Array();
-  section["links"].Push(std::move(link));
+  section["links"] = Json::array();
+  section["links"].push_back(std::move(link));
   section["expectation"] =
       "Data written before months of storage reads back intact and as fast as right after the "
       "write. Rule: every block intact and no read over 100 ms (the reference report's limit).";
@@ -141,7 +141,7 @@ std::vector<Json> RetentionSections(const Selection& s) {
     section["expectation"] =
         "Data written before months of storage reads back intact and as fast as right after the "
         "write. Rule: every block intact and no read over 100 ms.";
-    section["notes"].Push("no retention study of this drive (docs/retention.md)");
+    section["notes"].push_back("no retention study of this drive (docs/retention.md)");
     out.push_back(std::move(section));
   }
   return out;

@@ -16,8 +16,8 @@ using report_format::Printable;
 using report_format::Utc;
 
 std::string Str(const Json& j, std::string_view key) {
-  const Json* v = j.Find(key);
-  return v && v->type() == Json::Type::kString ? v->AsString() : std::string();
+  const Json* v = Find(j, key);
+  return v && v->is_string() ? AsString(*v) : std::string();
 }
 
 std::string Heading(const Json& column) {
@@ -27,10 +27,10 @@ std::string Heading(const Json& column) {
 
 std::string CellText(const Json& row, const Json& column) {
   const std::string key = Str(column, "key");
-  const Json* v = row.Find("values")->Find(key);
+  const Json* v = Find(*Find(row, "values"), key);
   if (v == nullptr || v->is_null()) return std::string(kNotMeasured);
   std::string out = Printable(ShowValue(*v, Str(column, "unit")));
-  const std::string mark = Str(*row.Find("marks"), key);
+  const std::string mark = Str(*Find(row, "marks"), key);
   if (mark == "at_least") out = "\xe2\x89\xa5 " + out;
   if (mark == "not_steady") out += " \xe2\x80\xa0";
   if (mark == "indicative") out = "\xe2\x89\x88 " + out;
@@ -44,8 +44,8 @@ std::string CellText(const Json& row, const Json& column) {
 // per run), or turned so that each column is a line, which reads better
 // on a terminal when there are many measures and few runs.
 std::vector<std::vector<std::string>> Cells(const Json& table, bool turned) {
-  const auto& columns = table.Find("columns")->items();
-  const auto& rows = table.Find("rows")->items();
+  const auto& columns = Items(*Find(table, "columns"));
+  const auto& rows = Items(*Find(table, "rows"));
   std::vector<std::vector<std::string>> out;
   if (turned) {
     out.push_back({""});
@@ -67,25 +67,25 @@ std::vector<std::vector<std::string>> Cells(const Json& table, bool turned) {
   return out;
 }
 
-bool Turned(const Json& table) { return table.Find("rows")->items().size() <= 4; }
+bool Turned(const Json& table) { return Items(*Find(table, "rows")).size() <= 4; }
 
 std::string AgeText(const Json& run) {
-  const Json* age = run.Find("age");
+  const Json* age = Find(run, "age");
   if (age == nullptr || age->is_null()) {
-    return run.Find("age_problem") ? "drive age damaged" : "drive age unknown";
+    return Find(run, "age_problem") ? "drive age damaged" : "drive age unknown";
   }
-  return ShowValue(*age->Find("power_on_hours"), "hours") + " h, " +
-         ShowValue(*age->Find("percentage_used"), "pct") + " % used, " +
-         ShowValue(*age->Find("data_written_bytes"), "tb") + " TB written, " +
-         ShowValue(*age->Find("drive_writes"), "x") + " drive writes";
+  return ShowValue(*Find(*age, "power_on_hours"), "hours") + " h, " +
+         ShowValue(*Find(*age, "percentage_used"), "pct") + " % used, " +
+         ShowValue(*Find(*age, "data_written_bytes"), "tb") + " TB written, " +
+         ShowValue(*Find(*age, "drive_writes"), "x") + " drive writes";
 }
 
 // Each row's run: its id, the drive's age as it started, and where it was
 // read (and the drive, for the baseline's).
 std::vector<std::vector<std::string>> RunLines(const Json& runs, const std::string& drive) {
   std::vector<std::vector<std::string>> out;
-  for (const Json& r : runs.items()) {
-    const Json* run = r.Find("run");
+  for (const Json& r : Items(runs)) {
+    const Json* run = Find(r, "run");
     std::vector<std::string> line = {Printable(Str(r, "label"))};
     const std::string other =
         Str(r, "drive") == drive ? "" : ", drive " + Printable(Str(r, "drive"));
@@ -163,7 +163,7 @@ class TextReport {
     Title(model);
     Sources(model);
     Problems(model);
-    const auto& drives = model.Find("drives")->items();
+    const auto& drives = Items(*Find(model, "drives"));
     if (drives.empty()) {
       out_ += "\nThe history holds no runs: nothing to report.\n";
       return out_;
@@ -174,7 +174,7 @@ class TextReport {
 
  private:
   void Title(const Json& model) {
-    const double generated = model.Find("generated")->AsDouble();
+    const double generated = AsDouble(*Find(model, "generated"));
     if (markdown_) {
       out_ += "# drivewatch report\n\nGenerated " + Utc(generated) +
               ". Rows: " + Markdown(RowsText(model)) + ".\n\n";
@@ -188,17 +188,17 @@ class TextReport {
   void Sources(const Json& model) {
     std::vector<std::string> damaged;
     std::string sources;
-    for (const Json& s : model.Find("sources")->items()) {
+    for (const Json& s : Items(*Find(model, "sources"))) {
       std::string line = Printable(Str(s, "file"));
       if (Str(s, "kind") == "history") {
         line += Format(": %llu runs, %llu steps",
-                       static_cast<unsigned long long>(s.Find("runs")->AsUint()),
-                       static_cast<unsigned long long>(s.Find("steps")->AsUint()));
-        if (const auto d = s.Find("duplicates")->AsUint()) {
+                       static_cast<unsigned long long>(AsUint(*Find(s, "runs"))),
+                       static_cast<unsigned long long>(AsUint(*Find(s, "steps"))));
+        if (const auto d = AsUint(*Find(s, "duplicates"))) {
           line += Format(", %llu already read from another file",
                          static_cast<unsigned long long>(d));
         }
-        if (const auto t = s.Find("torn_tail_bytes")->AsUint()) {
+        if (const auto t = AsUint(*Find(s, "torn_tail_bytes"))) {
           line += Format(", a torn last record of %llu bytes left out",
                          static_cast<unsigned long long>(t));
         }
@@ -206,8 +206,8 @@ class TextReport {
         line += ": " + Str(s, "kind");
       }
       sources += markdown_ ? "- " + Markdown(line) + "\n" : "  " + line + "\n";
-      for (const Json& d : s.Find("damaged")->items()) {
-        damaged.push_back(Printable(Str(s, "file")) + ": " + Printable(d.AsString()));
+      for (const Json& d : Items(*Find(s, "damaged"))) {
+        damaged.push_back(Printable(Str(s, "file")) + ": " + Printable(AsString(d)));
       }
     }
     out_ += markdown_ ? "Sources:\n\n" + sources + "\n" : "sources:\n" + sources;
@@ -221,12 +221,12 @@ class TextReport {
   }
 
   void Problems(const Json& model) {
-    const auto& problems = model.Find("problems")->items();
+    const auto& problems = Items(*Find(model, "problems"));
     if (problems.empty()) return;
     out_ += markdown_ ? "**Values left out:**\n\n" : "values left out:\n";
     for (const Json& p : problems) {
-      out_ += markdown_ ? "- " + Markdown(p.AsString()) + "\n"
-                        : Wrap(Printable(p.AsString()), "  ");
+      out_ += markdown_ ? "- " + Markdown(AsString(p)) + "\n"
+                        : Wrap(Printable(AsString(p)), "  ");
     }
     if (markdown_) out_ += "\n";
   }
@@ -239,7 +239,7 @@ class TextReport {
     } else {
       out_ += "\n" + title + "\n" + std::string(report_format::Width(title), '=') + "\n";
     }
-    for (const Json& s : d.Find("sections")->items()) Section(s, Str(d, "drive"));
+    for (const Json& s : Items(*Find(d, "sections"))) Section(s, Str(d, "drive"));
   }
 
   void Section(const Json& s, const std::string& drive) {
@@ -249,17 +249,17 @@ class TextReport {
     } else {
       out_ += "\n" + name + "\n" + std::string(report_format::Width(name), '-') + "\n";
     }
-    for (const Json& t : s.Find("tables")->items()) Table(t);
-    if (!s.Find("runs")->items().empty()) Runs(*s.Find("runs"), drive);
-    if (const Json* links = s.Find("links")) {
-      for (const Json& l : links->items()) {
+    for (const Json& t : Items(*Find(s, "tables"))) Table(t);
+    if (!Items(*Find(s, "runs")).empty()) Runs(*Find(s, "runs"), drive);
+    if (const Json* links = Find(s, "links")) {
+      for (const Json& l : Items(*links)) {
         const std::string line = "See " + Str(l, "label") + ": " + Str(l, "command");
         out_ += markdown_ ? Markdown(line) + "\n\n" : Wrap(Printable(line), "");
       }
     }
-    for (const Json& n : s.Find("notes")->items()) {
-      out_ += markdown_ ? "Note: " + Markdown(n.AsString()) + "\n\n"
-                        : Wrap("note: " + Printable(n.AsString()), "");
+    for (const Json& n : Items(*Find(s, "notes"))) {
+      out_ += markdown_ ? "Note: " + Markdown(AsString(n)) + "\n\n"
+                        : Wrap("note: " + Printable(AsString(n)), "");
     }
     Verdict(s);
   }
@@ -294,7 +294,7 @@ class TextReport {
   }
 
   void Verdict(const Json& s) {
-    const Json& v = *s.Find("verdict");
+    const Json& v = *Find(s, "verdict");
     if (markdown_) {
       out_ += "**Expectation:** " + Markdown(Str(s, "expectation")) + "\n\n";
       out_ += "**Verdict (" + Markdown(StatusWord(v)) + "):** " + Markdown(Str(v, "line")) + "\n";
@@ -312,23 +312,23 @@ std::string RenderText(const Json& model, bool markdown) {
   return TextReport(markdown).Render(model);
 }
 
-// The model as JSON: objects one member a line, as Json::Dump(2) writes
+// The model as JSON: objects one member a line, as DumpJson(v, 2) writes
 // them, but an array of numbers (or of [x, y] pairs) on one line, so a
 // chart's points do not take a line each.
 bool Flat(const Json& v) {
-  if (v.type() != Json::Type::kArray) return v.type() != Json::Type::kObject;
-  const bool text = std::any_of(v.items().begin(), v.items().end(), [](const Json& item) {
-    return item.type() == Json::Type::kString;
+  if (!v.is_array()) return !v.is_object();
+  const bool text = std::any_of(Items(v).begin(), Items(v).end(), [](const Json& item) {
+    return item.is_string();
   });
-  if (text && v.Dump().size() > 60) return false;
-  return std::all_of(v.items().begin(), v.items().end(), [](const Json& item) {
-    return item.type() == Json::Type::kArray
-               ? std::all_of(item.items().begin(), item.items().end(),
+  if (text && DumpJson(v).size() > 60) return false;
+  return std::all_of(Items(v).begin(), Items(v).end(), [](const Json& item) {
+    return item.is_array()
+               ? std::all_of(Items(item).begin(), Items(item).end(),
                              [](const Json& x) {
-                               return x.type() != Json::Type::kArray &&
-                                      x.type() != Json::Type::kObject;
+                               return !x.is_array() &&
+                                      !x.is_object();
                              })
-               : item.type() != Json::Type::kObject;
+               : !item.is_object();
   });
 }
 
@@ -336,11 +336,11 @@ void JsonTo(const Json& v, int level, std::string& out) {
   const std::string pad(static_cast<std::size_t>(2 * level + 2), ' ');
   const std::string close(static_cast<std::size_t>(2 * level), ' ');
   if (Flat(v)) {
-    out += v.Dump();
-    if (v.type() == Json::Type::kArray) {
-      // Dump() writes no space after a comma; one reads better.
+    out += DumpJson(v);
+    if (v.is_array()) {
+      // DumpJson writes no space after a comma; one reads better.
       std::string spaced;
-      const std::string flat = v.Dump();
+      const std::string flat = DumpJson(v);
       out.resize(out.size() - flat.size());
       bool in_string = false;
       for (std::size_t i = 0; i < flat.size(); ++i) {
@@ -352,26 +352,26 @@ void JsonTo(const Json& v, int level, std::string& out) {
     }
     return;
   }
-  if (v.type() == Json::Type::kArray) {
+  if (v.is_array()) {
     out += "[\n";
-    for (std::size_t i = 0; i < v.items().size(); ++i) {
+    for (std::size_t i = 0; i < Items(v).size(); ++i) {
       out += pad;
-      JsonTo(v.items()[i], level + 1, out);
-      out += i + 1 < v.items().size() ? ",\n" : "\n";
+      JsonTo(Items(v)[i], level + 1, out);
+      out += i + 1 < Items(v).size() ? ",\n" : "\n";
     }
     out += close + "]";
     return;
   }
-  if (v.members().empty()) {
+  if (Members(v).empty()) {
     out += "{}";
     return;
   }
   out += "{\n";
-  for (std::size_t i = 0; i < v.members().size(); ++i) {
-    const auto& [key, value] = v.members()[i];
-    out += pad + Json(key).Dump() + ": ";
-    JsonTo(value, level + 1, out);
-    out += i + 1 < v.members().size() ? ",\n" : "\n";
+  const Json::object_t& members = Members(v);
+  for (auto member = members.begin(); member != members.end(); ++member) {
+    out += pad + DumpJson(Json(member->first)) + ": ";
+    JsonTo(member->second, level + 1, out);
+    out += std::next(member) != members.end() ? ",\n" : "\n";
   }
   out += close + "}";
 }

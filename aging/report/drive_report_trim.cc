@@ -21,7 +21,7 @@ Json TrimSection(const Selection& s) {
   auto result = [](std::string key) {
     return [key](const Run& r) { return Value(r.Result(key)); };
   };
-  section["tables"].Push(RunTable(
+  section["tables"].push_back(RunTable(
       "trim", "Write speed before and after deallocating", picks,
       {{"write_before_trim_bytes_per_second", "write before trim", "bytes_per_second",
         result("write_before_trim_bytes_per_second"), nullptr},
@@ -63,7 +63,7 @@ Json TrimSection(const Selection& s) {
       AddLine(chart, p.label + " after trim", OverTime(*after), false, p.label);
     }
   }
-  if (!chart["series"].items().empty()) section["charts"].Push(std::move(chart));
+  if (!Items(chart["series"]).empty()) section["charts"].push_back(std::move(chart));
   return section;
 }
 

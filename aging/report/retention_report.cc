@@ -29,8 +29,8 @@ using retention_report_detail::Utc;
 
 std::string RenderRetentionReport(const Json& study, ReportFormat format, double now) {
   if (Status valid = ValidateStudy(study); !valid) {
-    const Json* name = study.Find("study");
-    return RenderDamagedStudyReport(name ? name->AsString() : std::string(),
+    const Json* name = Find(study, "study");
+    return RenderDamagedStudyReport(name ? AsString(*name) : std::string(),
                                     valid.error().message, true, format);
   }
   const Summary summary = Summarize(study, now);
@@ -38,7 +38,7 @@ std::string RenderRetentionReport(const Json& study, ReportFormat format, double
     case ReportFormat::kJson: {
       Json out = study;
       out["summary"] = SummaryJson(summary);
-      return out.Dump(2) + "\n";
+      return DumpJson(out, 2) + "\n";
     }
     case ReportFormat::kHtml:
       return RenderHtml(study, summary, now);
@@ -61,14 +61,14 @@ std::string RenderDamagedStudyReport(const std::string& raw_name, const std::str
                : "; the record could not be read, so it gives no result");
   switch (format) {
     case ReportFormat::kJson: {
-      Json out = Json::Object();
+      Json out = Json::object();
       out["study"] = name;
       Json& summary = out["summary"];
-      summary = Json::Object();
+      summary = Json::object();
       summary["verdict"] = verdict;
       summary["verdict_line"] = line;
       summary["problem"] = problem;
-      return out.Dump(2) + "\n";
+      return DumpJson(out, 2) + "\n";
     }
     case ReportFormat::kHtml: {
       std::string class_name = verdict;

@@ -79,14 +79,15 @@ std::string BadBlockMap(const Json& study, const Read& r, std::array<std::uint64
   // cell -> (worst class, ranges text)
   std::map<std::uint64_t, std::pair<std::size_t, std::string>> marked;
   std::uint64_t outside = 0;
-  if (const Json* ranges = r.json->Find("ranges")) {
-    for (const Json& range : ranges->items()) {
+  if (const Json* ranges = Find(*r.json, "ranges")) {
+    for (const Json& range : Items(*ranges)) {
       const std::string cls = Str(range, {"class"});
       const auto it = std::find(kClasses.begin(), kClasses.end(), cls);
       if (it == kClasses.end()) continue;
       const std::size_t c = static_cast<std::size_t>(it - kClasses.begin());
-      const std::uint64_t first = range.Find("first_lba") ? range.Find("first_lba")->AsUint() : 0;
-      std::uint64_t last = range.Find("last_lba") ? range.Find("last_lba")->AsUint(first) : first;
+      const std::uint64_t first = Find(range, "first_lba") ? AsUint(*Find(range, "first_lba")) : 0;
+      std::uint64_t last =
+          Find(range, "last_lba") ? AsUint(*Find(range, "last_lba"), first) : first;
       if (last < first) last = first;
       if (first < region.first || first >= region.first + region.blocks) {
         ++outside;
@@ -138,7 +139,7 @@ std::string BadBlockMap(const Json& study, const Read& r, std::array<std::uint64
          " each, LBA " + Count(region.first) + " top left to " +
          Count(region.first + region.blocks - 1) + " bottom right; green is intact.";
   if (outside != 0) out += " " + Plural(outside, "range lies", "ranges lie") + " outside the region.";
-  if (r.json->Find("ranges_truncated") && r.json->Find("ranges_truncated")->AsBool()) {
+  if (Find(*r.json, "ranges_truncated") && AsBool(*Find(*r.json, "ranges_truncated"))) {
     out += " Only the first recorded ranges are shown (the list was truncated).";
   }
   out += "</p>\n";
@@ -221,12 +222,12 @@ std::string Time(const Summary& s) {
 }
 
 std::string Events(const Json& study) {
-  const Json* events = study.Find("events");
-  if (!events || events->items().empty()) return "";
+  const Json* events = Find(study, "events");
+  if (!events || Items(*events).empty()) return "";
   std::string out =
       "<section id=\"events\"><h2>Events</h2><table><thead><tr><th>when</th><th>event</th>"
       "<th style=\"text-align:left\">detail</th></tr></thead><tbody>\n";
-  for (const Json& e : events->items()) {
+  for (const Json& e : Items(*events)) {
     out += "<tr class=\"event\"><td>" + Html(Utc(Num(e, {"time"}))) + "</td><td>" +
            Html(Str(e, {"kind"})) + "</td><td style=\"text-align:left\">" +
            Html(Str(e, {"detail"})) + "</td></tr>\n";
@@ -308,7 +309,7 @@ std::string BadRanges(const Read& judged) {
              Html(range.detail) + "</td></tr>\n";
     }
     out += "</tbody></table>\n";
-    if (judged.json->Find("ranges_truncated") && judged.json->Find("ranges_truncated")->AsBool()) {
+    if (Find(*judged.json, "ranges_truncated") && AsBool(*Find(*judged.json, "ranges_truncated"))) {
       out += "<p class=\"note\">More ranges were found than a study records; these are the first.</p>\n";
     }
   }

@@ -19,7 +19,7 @@ constexpr double kDay = 86400;
 const Json* At(const Json& root, std::initializer_list<std::string_view> path) {
   const Json* j = &root;
   for (std::string_view key : path) {
-    j = j->Find(key);
+    j = Find(*j, key);
     if (j == nullptr) return nullptr;
   }
   return j;
@@ -47,31 +47,32 @@ Read LoadRead(const Json& v, std::string label) {
   r.label = std::move(label);
   r.json = &v;
   r.start = Num(v, {"start"});
-  r.blocks = v.Find("blocks") ? v.Find("blocks")->AsUint() : 0;
-  if (const Json* ok = v.Find("ok"); ok && ok->type() == Json::Type::kNumber) {
-    r.ok = ok->AsUint();
+  r.blocks = Find(v, "blocks") ? AsUint(*Find(v, "blocks")) : 0;
+  if (const Json* ok = Find(v, "ok"); ok && ok->is_number()) {
+    r.ok = AsUint(*ok);
   }
   for (std::size_t c = 0; c < kClasses.size(); ++c) {
-    if (const Json* n = At(v, {"bad", kClasses[c]})) r.bad[c] = n->AsUint();
+    if (const Json* n = At(v, {"bad", kClasses[c]})) r.bad[c] = AsUint(*n);
     r.bad_total += r.bad[c];
   }
   if (const Json* buckets = At(v, {"latency", "buckets"});
-      buckets && !buckets->items().empty()) {
+      buckets && !Items(*buckets).empty()) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> sparse;
-    for (const Json& b : buckets->items()) {
-      if (b.items().size() != 2) continue;
-      const std::uint64_t index = b.items()[0].AsUint();
+    for (const Json& b : Items(*buckets)) {
+      if (Items(b).size() != 2) continue;
+      const std::uint64_t index = AsUint(Items(b)[0]);
       if (index >= LatencyHistogram::kBuckets) continue;
       sparse.emplace_back(static_cast<std::uint32_t>(index),
-                          static_cast<std::uint32_t>(b.items()[1].AsUint()));
+                          static_cast<std::uint32_t>(AsUint(Items(b)[1])));
     }
     r.histogram = std::make_unique<LatencyHistogram>();
-    r.histogram->MergeSparse(sparse, At(v, {"latency", "sum_ns"}) ? At(v, {"latency", "sum_ns"})->AsUint() : 0,
-                             At(v, {"latency", "max_ns"}) ? At(v, {"latency", "max_ns"})->AsUint() : 0);
+    r.histogram->MergeSparse(
+        sparse, At(v, {"latency", "sum_ns"}) ? AsUint(*At(v, {"latency", "sum_ns"})) : 0,
+        At(v, {"latency", "max_ns"}) ? AsUint(*At(v, {"latency", "max_ns"})) : 0);
     r.reads = r.histogram->count();
   }
   if (const Json* count = At(v, {"latency", "count"})) {
-    r.reads = count->AsUint(r.reads);
+    r.reads = AsUint(*count, r.reads);
   }
   // The recorded quantiles are what verify computed; recompute from the
   // histogram only when they are missing.
@@ -89,7 +90,7 @@ Read LoadRead(const Json& v, std::string label) {
   if (!r.over10 && h) r.over10 = HistogramFractionAbove(*h, 0.01);
   r.over100 = Num(v, {"over_100ms_ratio"});
   if (!r.over100 && h) r.over100 = HistogramFractionAbove(*h, kSlowReadSeconds);
-  if (const Json* o = v.Find("outcome")) r.outcome = o->AsString();
+  if (const Json* o = Find(v, "outcome")) r.outcome = AsString(*o);
   return r;
 }
 
@@ -117,8 +118,8 @@ Json OptionalNumber(std::optional<double> v) {
 // ---------------------------------------------------------------- access
 
 std::optional<double> Num(const Json* j) {
-  if (j == nullptr || j->type() != Json::Type::kNumber) return std::nullopt;
-  return j->AsDouble();
+  if (j == nullptr || !j->is_number()) return std::nullopt;
+  return AsDouble(*j);
 }
 
 std::optional<double> Num(const Json& root,
@@ -132,16 +133,16 @@ std::optional<std::uint64_t> Whole(const Json& root,
                                    std::initializer_list<std::string_view> path) {
   const auto v = Num(root, path);
   if (!v || !(*v >= 0) || *v >= 18446744073709551616.0) return std::nullopt;
-  return At(root, path)->AsUint();
+  return AsUint(*At(root, path));
 }
 
 std::string Str(const Json& root, std::initializer_list<std::string_view> path) {
   const Json* j = At(root, path);
   if (j == nullptr) return "-";
-  if (j->type() == Json::Type::kString) {
-    return j->AsString().empty() ? "-" : j->AsString();
+  if (j->is_string()) {
+    return AsString(*j).empty() ? "-" : AsString(*j);
   }
-  if (j->type() == Json::Type::kNumber) return j->Dump();
+  if (j->is_number()) return DumpJson(*j);
   return "-";
 }
 
@@ -244,20 +245,20 @@ std::string LatencyTick(double seconds) {
 
 std::vector<RangeRow> RangeRows(const Read& r) {
   std::vector<RangeRow> out;
-  const Json* ranges = r.json ? r.json->Find("ranges") : nullptr;
+  const Json* ranges = r.json ? Find(*r.json, "ranges") : nullptr;
   if (ranges == nullptr) return out;
-  for (const Json& range : ranges->items()) {
+  for (const Json& range : Items(*ranges)) {
     const auto first = Whole(range, {"first_lba"});
     const auto last = Whole(range, {"last_lba"});
     RangeRow row;
     row.lbas = "LBA " + (first ? Count(*first) : "-");
     if (last && first && *last != *first) row.lbas += "-" + Count(*last);
-    if (range.Find("error")) row.detail = Str(range, {"error"});
-    if (range.Find("first_difference")) {
+    if (Find(range, "error")) row.detail = Str(range, {"error"});
+    if (Find(range, "first_difference")) {
       row.detail = "first difference at byte " + Str(range, {"first_difference"});
     }
-    if (range.Find("found_lba")) row.detail = "holds LBA " + Str(range, {"found_lba"});
-    if (range.Find("found_study")) row.detail = "holds study " + Str(range, {"found_study"});
+    if (Find(range, "found_lba")) row.detail = "holds LBA " + Str(range, {"found_lba"});
+    if (Find(range, "found_study")) row.detail = "holds study " + Str(range, {"found_study"});
     row.klass = Str(range, {"class"});
     const auto it = std::find(kClasses.begin(), kClasses.end(), row.klass);
     if (it != kClasses.end()) row.klass = kClassLabels[static_cast<std::size_t>(it - kClasses.begin())];
@@ -283,13 +284,13 @@ namespace {
 // The baseline and every verify, each read with how its latency was
 // taken and whether that compares with the baseline.
 void LoadReads(const Json& study, Summary& s) {
-  if (const Json* b = study.Find("baseline"); b && b->type() == Json::Type::kObject) {
+  if (const Json* b = Find(study, "baseline"); b && b->is_object()) {
     s.reads.push_back(LoadRead(*b, "baseline"));
     s.has_baseline = true;
   }
-  if (const Json* vs = study.Find("verifies")) {
+  if (const Json* vs = Find(study, "verifies")) {
     int n = 0;
-    for (const Json& v : vs->items()) {
+    for (const Json& v : Items(*vs)) {
       s.reads.push_back(LoadRead(v, "verify " + std::to_string(++n)));
     }
   }
@@ -406,10 +407,13 @@ Summary Summarize(const Json& study, double now) {
 
 Region RegionOf(const Json& study) {
   Region r;
-  r.block_size = At(study, {"region", "block_size"}) ? At(study, {"region", "block_size"})->AsUint() : 0;
+  r.block_size =
+      At(study, {"region", "block_size"}) ? AsUint(*At(study, {"region", "block_size"})) : 0;
   if (r.block_size == 0) return r;
-  const std::uint64_t offset = At(study, {"region", "offset"}) ? At(study, {"region", "offset"})->AsUint() : 0;
-  const std::uint64_t length = At(study, {"region", "length"}) ? At(study, {"region", "length"})->AsUint() : 0;
+  const std::uint64_t offset =
+      At(study, {"region", "offset"}) ? AsUint(*At(study, {"region", "offset"})) : 0;
+  const std::uint64_t length =
+      At(study, {"region", "length"}) ? AsUint(*At(study, {"region", "length"})) : 0;
   r.first = offset / r.block_size;
   r.blocks = length / r.block_size;
   return r;
@@ -426,7 +430,7 @@ std::string RegionText(const Json& study) {
 }
 
 std::string PatternText(const Json& study) {
-  if (!study.Find("pattern")) return "-";
+  if (!Find(study, "pattern")) return "-";
   return "version " + Str(study, {"pattern", "version"}) + ", seed " +
          Str(study, {"pattern", "seed"});
 }
@@ -480,7 +484,7 @@ std::string Signed(std::optional<double> v) {
 // ---------------------------------------------------------------- JSON
 
 Json SummaryJson(const Summary& s) {
-  Json out = Json::Object();
+  Json out = Json::object();
   out["verdict"] = s.verdict;
   out["verdict_line"] = s.line;
   out["as_of"] = OptionalNumber(s.as_of);
@@ -496,14 +500,14 @@ Json SummaryJson(const Summary& s) {
   const Read* judged = s.Judged();
   out["judged_read"] = judged ? Json(judged->label) : Json();
   Json& bad = out["bad"];
-  bad = Json::Object();
+  bad = Json::object();
   for (std::size_t c = 0; c < kClasses.size(); ++c) {
     bad[kClasses[c]] = judged ? judged->bad[c] : 0;
   }
   bad["total"] = judged ? judged->bad_total : 0;
   out["slow_reads_over_100ms"] = judged ? judged->SlowReads() : 0;
   Json& shift = out["latency_shift"];
-  shift = Json::Object();
+  shift = Json::object();
   const Read* base = s.Baseline();
   const Read* last = s.LastVerify();
   if (base && last && !last->comparable) {
@@ -530,8 +534,8 @@ Json SummaryJson(const Summary& s) {
     add("over_10ms_ratio", &Read::over10);
     add("over_100ms_ratio", &Read::over100);
   }
-  if (last && last->json->Find("smart_delta")) {
-    out["smart_delta"] = *last->json->Find("smart_delta");
+  if (last && Find(*last->json, "smart_delta")) {
+    out["smart_delta"] = *Find(*last->json, "smart_delta");
   } else {
     out["smart_delta"] = Json();
   }

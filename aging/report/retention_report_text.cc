@@ -45,10 +45,10 @@ std::string Time(const Summary& s) {
 }
 
 std::string Events(const Json& study) {
-  const Json* events = study.Find("events");
-  if (!events || events->items().empty()) return "";
+  const Json* events = Find(study, "events");
+  if (!events || Items(*events).empty()) return "";
   Rows rows;
-  for (const Json& e : events->items()) {
+  for (const Json& e : Items(*events)) {
     rows.push_back({Utc(Num(e, {"time"})), Str(e, {"kind"}), Str(e, {"detail"})});
   }
   return "\nEvents\n" + Table(rows, "  ", 99);
@@ -119,8 +119,8 @@ std::string BadBlocks(const Summary& s) {
     rows.clear();
     for (const RangeRow& range : ranges) rows.push_back({range.lbas, range.klass, range.detail});
     out += Table(rows, "  ", 99);
-    if (judged->json->Find("ranges_truncated") &&
-        judged->json->Find("ranges_truncated")->AsBool()) {
+    if (Find(*judged->json, "ranges_truncated") &&
+        AsBool(*Find(*judged->json, "ranges_truncated"))) {
       out += "  (more ranges not recorded)\n";
     }
   }

@@ -39,7 +39,7 @@ bool IsHex(std::string_view s) {
 // A value as the message shows it: compact JSON, cut short.
 std::string Shown(const Json* v) {
   if (v == nullptr) return "missing";
-  std::string s = v->Dump();
+  std::string s = DumpJson(*v);
   if (s.size() > 48) s = s.substr(0, 45) + "...";
   return s;
 }
@@ -63,9 +63,9 @@ class RecordCheck {
   // `nullable`: null stands for absent (the reports recompute it).
   const Json* Object(const Json& parent, const std::string& prefix, const char* key,
                      bool required, bool nullable = false) {
-    const Json* v = parent.Find(key);
+    const Json* v = Find(parent, key);
     if ((v == nullptr && !required) || (v && nullable && v->is_null())) return nullptr;
-    if (v == nullptr || v->type() != Json::Type::kObject) {
+    if (v == nullptr || !v->is_object()) {
       Fail(prefix + key, v, "an object");
       return nullptr;
     }
@@ -77,18 +77,18 @@ class RecordCheck {
   std::optional<std::uint64_t> Whole(const Json& parent, const std::string& prefix,
                                      const char* key, bool required, std::uint64_t min,
                                      std::uint64_t max, const std::string& expected) {
-    const Json* v = parent.Find(key);
+    const Json* v = Find(parent, key);
     if (v == nullptr && !required) return std::nullopt;
-    if (v == nullptr || v->type() != Json::Type::kNumber) {
+    if (v == nullptr || !v->is_number()) {
       Fail(prefix + key, v, expected);
       return std::nullopt;
     }
-    const double d = v->AsDouble();
+    const double d = AsDouble(*v);
     if (!(d >= 0) || d >= kTwo63 || std::floor(d) != d) {
       Fail(prefix + key, v, expected);
       return std::nullopt;
     }
-    const std::uint64_t n = v->AsUint();
+    const std::uint64_t n = AsUint(*v);
     if (n < min || n > max) {
       Fail(prefix + key, v, expected);
       return std::nullopt;
@@ -100,9 +100,9 @@ class RecordCheck {
   std::optional<double> Number(const Json& parent, const std::string& prefix, const char* key,
                                bool required, double min, double max,
                                const std::string& expected, bool nullable = false) {
-    const Json* v = parent.Find(key);
+    const Json* v = Find(parent, key);
     if ((v == nullptr && !required) || (v && nullable && v->is_null())) return std::nullopt;
-    const double d = v && v->type() == Json::Type::kNumber ? v->AsDouble() : NAN;
+    const double d = v && v->is_number() ? AsDouble(*v) : NAN;
     if (!(d >= min && d <= max)) {
       Fail(prefix + key, v, expected);
       return std::nullopt;
@@ -112,21 +112,21 @@ class RecordCheck {
 
   const std::string* String(const Json& parent, const std::string& prefix, const char* key,
                             bool required, bool nonempty = false) {
-    const Json* v = parent.Find(key);
+    const Json* v = Find(parent, key);
     if (v == nullptr && !required) return nullptr;
-    if (v == nullptr || v->type() != Json::Type::kString || (nonempty && v->AsString().empty())) {
+    if (v == nullptr || !v->is_string() || (nonempty && AsString(*v).empty())) {
       Fail(prefix + key, v, nonempty ? "a non-empty string" : "a string");
       return nullptr;
     }
-    return &v->AsString();
+    return &AsString(*v);
   }
 
   // An object whose members are all numbers (SMART snapshots and deltas).
   void Numbers(const Json& parent, const std::string& prefix, const char* key) {
     const Json* o = Object(parent, prefix, key, false);
     if (o == nullptr) return;
-    for (const auto& [name, v] : o->members()) {
-      if (v.type() != Json::Type::kNumber) Fail(prefix + key + "." + name, &v, "a number");
+    for (const auto& [name, v] : Members(*o)) {
+      if (!v.is_number()) Fail(prefix + key + "." + name, &v, "a number");
     }
   }
 
@@ -151,7 +151,7 @@ void CheckLatency(RecordCheck& c, const Json& v, const std::string& p) {
     c.Number(v, p, k, false, 0, 1, "a ratio from 0 to 1");
   }
   if (const Json* lat = c.Object(v, p, "latency", false, true)) {
-    if (const Json* b = lat->Find("buckets"); b && b->type() != Json::Type::kArray) {
+    if (const Json* b = Find(*lat, "buckets"); b && !b->is_array()) {
       c.Fail(p + "latency.buckets", b, "an array of [index, count] pairs");
     }
   }
@@ -171,7 +171,7 @@ void CheckLatencyMethod(RecordCheck& c, const Json& v, const std::string& p,
     c.Whole(*m, mp, "region_blocks", true, blocks, blocks, std::to_string(blocks));
     if (const std::string* access = c.String(*m, mp, "access", true);
         access && *access != "random" && *access != "sequential") {
-      c.Fail(mp + "access", m->Find("access"), "random or sequential");
+      c.Fail(mp + "access", Find(*m, "access"), "random or sequential");
     }
   }
   if (const Json* pass = c.Object(v, p, "pass_latency", false)) {
@@ -186,13 +186,13 @@ void CheckLatencyMethod(RecordCheck& c, const Json& v, const std::string& p,
 // for a region of `blocks` study blocks starting at LBA `first`.
 void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64_t first,
                std::uint64_t blocks) {
-  if (v.type() != Json::Type::kObject) return c.Fail(at, &v, "an object");
+  if (!v.is_object()) return c.Fail(at, &v, "an object");
   const std::string p = at + ".";
   const auto start = c.Number(v, p, "start", true, 0, kMaxTime, "Unix seconds");
   c.Number(v, p, "end", true, start.value_or(0), kMaxTime, "Unix seconds, not before start");
   const std::string* outcome = c.String(v, p, "outcome", false);
   if (outcome && *outcome != "completed" && *outcome != "aborted") {
-    c.Fail(p + "outcome", v.Find("outcome"), "\"completed\" or \"aborted\"");
+    c.Fail(p + "outcome", Find(v, "outcome"), "\"completed\" or \"aborted\"");
   }
   c.Whole(v, p, "blocks", true, blocks, blocks,
           std::to_string(blocks) + ", the region's 4 KiB blocks");
@@ -210,25 +210,25 @@ void CheckRead(RecordCheck& c, const Json& v, const std::string& at, std::uint64
   if (!c.ok() || !ok) return;
   const std::uint64_t read = checked.value_or(*ok + bad_total);
   if (*ok + bad_total != read) {
-    return c.Fail(p + "ok", v.Find("ok"),
+    return c.Fail(p + "ok", Find(v, "ok"),
                   std::to_string(read - std::min(read, bad_total)) + ": ok plus bad (" +
                       std::to_string(bad_total) + ") must equal checked (" +
                       std::to_string(read) + ")");
   }
   if ((outcome == nullptr || *outcome == "completed") && read != blocks) {
-    return c.Fail(p + (checked ? "checked" : "ok"), v.Find(checked ? "checked" : "ok"),
+    return c.Fail(p + (checked ? "checked" : "ok"), Find(v, checked ? "checked" : "ok"),
                   "a completed read to check all " + std::to_string(blocks) + " blocks");
   }
-  if (const Json* ranges = v.Find("ranges")) {
-    if (ranges->type() != Json::Type::kArray) return c.Fail(p + "ranges", ranges, "an array");
+  if (const Json* ranges = Find(v, "ranges")) {
+    if (!ranges->is_array()) return c.Fail(p + "ranges", ranges, "an array");
     std::size_t i = 0;
-    for (const Json& r : ranges->items()) {
+    for (const Json& r : Items(*ranges)) {
       const std::string rp = p + "ranges[" + std::to_string(i++) + "].";
-      if (r.type() != Json::Type::kObject) return c.Fail(rp.substr(0, rp.size() - 1), &r, "an object");
+      if (!r.is_object()) return c.Fail(rp.substr(0, rp.size() - 1), &r, "an object");
       const std::string* klass = c.String(r, rp, "class", true);
       if (klass && *klass != "unreadable" && *klass != "wrong_content" && *klass != "misplaced" &&
           *klass != "stale") {
-        c.Fail(rp + "class", r.Find("class"), "unreadable, wrong_content, misplaced or stale");
+        c.Fail(rp + "class", Find(r, "class"), "unreadable, wrong_content, misplaced or stale");
       }
       const std::string inside = "an LBA of the region, " + std::to_string(first) + " to " +
                                  std::to_string(first + blocks - 1);
@@ -268,19 +268,19 @@ void CheckIdentity(RecordCheck& c, const Json& study, const std::string& expecte
              ch == '_' || ch == '-' || ch == '.';
     });
     if (!safe) {
-      c.Fail("study", study.Find("study"), "letters, digits, _, - and . only");
+      c.Fail("study", Find(study, "study"), "letters, digits, _, - and . only");
     } else if (!expected_name.empty() && *name != expected_name) {
-      c.Fail("study", study.Find("study"), "\"" + expected_name + "\", the file's name");
+      c.Fail("study", Find(study, "study"), "\"" + expected_name + "\", the file's name");
     }
   }
   const std::string* id = c.String(study, "", "id", true);
   if (id && (id->size() != 16 || !IsHex(*id) || *id == "0000000000000000")) {
-    c.Fail("id", study.Find("id"), "16 lower-case hex digits, not all zero");
+    c.Fail("id", Find(study, "id"), "16 lower-case hex digits, not all zero");
   }
   const std::string* state = c.String(study, "", "state", true);
   if (state && *state != "writing" && *state != "baseline" && *state != "active" &&
       *state != "failed" && *state != "ended") {
-    c.Fail("state", study.Find("state"), "writing, baseline, active, failed or ended");
+    c.Fail("state", Find(study, "state"), "writing, baseline, active, failed or ended");
   }
   c.String(study, "", "reason", false);
   c.String(study, "", "target", true, true);
@@ -303,11 +303,11 @@ void CheckRegion(RecordCheck& c, const Json& study, StudyFacts& facts) {
   const auto l = c.Whole(*r, "region.", "length", true, kRetentionBlockSize, UINT64_MAX,
                          "a length in bytes, a multiple of 4096 and at least 4096");
   if (o && *o % kRetentionBlockSize != 0) {
-    c.Fail("region.offset", r->Find("offset"), "a multiple of 4096");
+    c.Fail("region.offset", Find(*r, "offset"), "a multiple of 4096");
   } else if (l && *l % kRetentionBlockSize != 0) {
-    c.Fail("region.length", r->Find("length"), "a multiple of 4096");
+    c.Fail("region.length", Find(*r, "length"), "a multiple of 4096");
   } else if (o && l && *l > static_cast<std::uint64_t>(kTwo63) - *o) {
-    c.Fail("region.length", r->Find("length"),
+    c.Fail("region.length", Find(*r, "length"),
            "a region that ends before byte 2^63 (offset " + std::to_string(*o) + ")");
   } else if (o && l) {
     facts.offset = *o;
@@ -320,13 +320,13 @@ void CheckPattern(RecordCheck& c, const Json& study, const StudyFacts& facts) {
   if (p == nullptr) return;
   c.Whole(*p, "pattern.", "version", true, kRetentionBlockVersion, kRetentionBlockVersion,
           std::to_string(kRetentionBlockVersion));
-  if (const Json* seed = p->Find("seed"); seed == nullptr || seed->type() != Json::Type::kNumber ||
-                                          seed->AsUint(1) != seed->AsUint(2)) {
+  if (const Json* seed = Find(*p, "seed"); seed == nullptr || !seed->is_number() ||
+                                          AsUint(*seed, 1) != AsUint(*seed, 2)) {
     c.Fail("pattern.seed", seed, "a whole number from 0 to 2^64-1");
   }
   if (const std::string* sid = c.String(*p, "pattern.", "study_id", true);
       sid && facts.id && *sid != *facts.id) {
-    c.Fail("pattern.study_id", p->Find("study_id"), "\"" + *facts.id + "\", the study's id");
+    c.Fail("pattern.study_id", Find(*p, "study_id"), "\"" + *facts.id + "\", the study's id");
   }
 }
 
@@ -346,9 +346,9 @@ void CheckWritten(RecordCheck& c, const Json& study, const StudyFacts& facts) {
   const auto next = c.Whole(*w, "written.", "next_offset", true, offset, offset + length,
                             "a byte offset from " + range + ", a multiple of 4096");
   if (next && *next % kRetentionBlockSize != 0) {
-    c.Fail("written.next_offset", w->Find("next_offset"), "a multiple of 4096");
+    c.Fail("written.next_offset", Find(*w, "next_offset"), "a multiple of 4096");
   } else if (next && past_writing && *next != offset + length) {
-    c.Fail("written.next_offset", w->Find("next_offset"),
+    c.Fail("written.next_offset", Find(*w, "next_offset"),
            std::to_string(offset + length) + ", the region's end (the study is past writing)");
   }
 }
@@ -371,17 +371,17 @@ void CheckAccounting(RecordCheck& c, const Json& study) {
 void CheckReads(RecordCheck& c, const Json& study, const StudyFacts& facts) {
   const std::uint64_t first = facts.offset / kRetentionBlockSize;
   const std::uint64_t blocks = facts.length / kRetentionBlockSize;
-  if (const Json* b = study.Find("baseline")) {
+  if (const Json* b = Find(study, "baseline")) {
     CheckRead(c, *b, "baseline", first, blocks);
   } else if (facts.state && *facts.state == "active") {
     c.Fail("baseline", nullptr, "the baseline read of an active study");
   }
-  if (const Json* vs = study.Find("verifies")) {
-    if (vs->type() != Json::Type::kArray) {
+  if (const Json* vs = Find(study, "verifies")) {
+    if (!vs->is_array()) {
       c.Fail("verifies", vs, "an array");
     } else {
       std::size_t i = 0;
-      for (const Json& v : vs->items()) {
+      for (const Json& v : Items(*vs)) {
         CheckRead(c, v, "verifies[" + std::to_string(i++) + "]", first, blocks);
         if (!c.ok()) break;
       }
@@ -394,7 +394,7 @@ void CheckReads(RecordCheck& c, const Json& study, const StudyFacts& facts) {
 Status ValidateStudy(const Json& study, const std::string& where,
                      const std::string& expected_name) {
   RecordCheck c(where);
-  if (study.type() != Json::Type::kObject) {
+  if (!study.is_object()) {
     c.Fail("the record", &study, "a JSON object");
     return c.Result();
   }
@@ -403,7 +403,7 @@ Status ValidateStudy(const Json& study, const std::string& where,
   CheckRegion(c, study, facts);
   // The storage the region reaches (aging/safety/storage.h), recorded from this
   // version on; older records name only the device.
-  if (const Json* st = study.Find("storage")) {
+  if (const Json* st = Find(study, "storage")) {
     if (auto extents = StorageFromJson(*st, ""); !extents) {
       c.Fail("storage", st, "a list of storage extents: " + extents.error().message);
     }
@@ -413,7 +413,7 @@ Status ValidateStudy(const Json& study, const std::string& where,
   c.Numbers(study, "", "smart_at_write");
   c.Numbers(study, "", "last_smart");
   CheckAccounting(c, study);
-  if (const Json* e = study.Find("events"); e && e->type() != Json::Type::kArray) {
+  if (const Json* e = Find(study, "events"); e && !e->is_array()) {
     c.Fail("events", e, "an array");
   }
   if (!c.ok() || facts.length == 0) return c.Result();
@@ -422,14 +422,14 @@ Status ValidateStudy(const Json& study, const std::string& where,
 }
 
 std::string SerializeStudy(const Json& study) {
-  Json record = Json::Object();
+  Json record = Json::object();
   record["version"] = kRecordVersion;
-  for (const auto& [k, v] : study.members()) {
+  for (const auto& [k, v] : Members(study)) {
     if (k != "version" && k != "crc32c") record[k] = v;
   }
-  // Dump(1) starts "{\n" and holds at least "version": what follows the
+  // DumpJson(v, 1) starts "{\n" and holds at least "version": what follows the
   // checksum line is the rest of that text, byte for byte.
-  const std::string body = record.Dump(1).substr(2) + "\n";
+  const std::string body = DumpJson(record, 1).substr(2) + "\n";
   return std::string(kChecksumHead) + Hex8(Crc32c(body.data(), body.size())) +
          std::string(kChecksumTail) + body;
 }
@@ -452,25 +452,26 @@ Expected<Json> ParseChecksummedRecord(std::string_view bytes, const std::string&
     }
     checksummed = true;
   }
-  auto json = Json::Parse(bytes);
+  auto json = ParseJson(bytes);
   if (!json) return damaged("not JSON: " + json.error().message);
-  if (json->type() != Json::Type::kObject) {
+  if (!json->is_object()) {
     return damaged("the record is " + Shown(&*json) + " (expected an object)");
   }
-  Json record = Json::Object();
-  for (const auto& [k, v] : json->members()) {
+  Json record = Json::object();
+  for (const auto& [k, v] : Members(*json)) {
     if (k != "crc32c") record[k] = v;
   }
   if (!checksummed) {
-    if (json->Find("crc32c")) {
+    if (Find(*json, "crc32c")) {
       return damaged("crc32c is not on the record's first line, as drivewatch writes it "
                      "(the file was rewritten by another program)");
     }
-    if (const Json* v = json->Find("version"); v == nullptr || !(*v == Json(1))) {
+    if (const Json* v = Find(*json, "version"); v == nullptr || !(*v == Json(1))) {
       return damaged("no crc32c checksum line (expected one in every record of version 2 "
                      "and later; version is " + Shown(v) + ")");
     }
-  } else if (const Json* v = json->Find("version"); v == nullptr || !(*v == Json(kRecordVersion))) {
+  } else if (const Json* v = Find(*json, "version");
+             v == nullptr || !(*v == Json(kRecordVersion))) {
     return damaged("version is " + Shown(v) + " (expected 2 in a record with a checksum)");
   }
   return record;

@@ -32,12 +32,12 @@ constexpr double kBoltzmannEvPerK = 8.617e-5;
 constexpr std::size_t kMaxBadEntries = 100'000;
 constexpr std::size_t kMaxRanges = 1'000;
 
-double Number(const Json* v, double fallback = 0) { return v ? v->AsDouble(fallback) : fallback; }
+double Number(const Json* v, double fallback = 0) { return v ? AsDouble(*v, fallback) : fallback; }
 
 const Json* Path(const Json& j, std::initializer_list<const char*> keys) {
   const Json* at = &j;
   for (const char* k : keys) {
-    at = at->Find(k);
+    at = Find(*at, k);
     if (at == nullptr) return nullptr;
   }
   return at;
@@ -77,11 +77,11 @@ Expected<Json> ReadStudyRecord(const std::string& path, const std::string& name)
 
 Status SaveStudy(const std::string& state_directory, const Json& study) {
   if (Status s = EnsureDirectory(RetentionDirectory(state_directory)); !s) return s;
-  const Json* name = study.Find("study");
-  if (name == nullptr || name->AsString().empty()) {
+  const Json* name = Find(study, "study");
+  if (name == nullptr || AsString(*name).empty()) {
     return Error{EINVAL, -1, "a retention study needs a name"};
   }
-  return WriteFileAtomically(StudyPath(state_directory, name->AsString()), SerializeStudy(study));
+  return WriteFileAtomically(StudyPath(state_directory, AsString(*name)), SerializeStudy(study));
 }
 
 std::vector<StudyFile> ReadStudies(const std::string& state_directory) {
@@ -114,20 +114,20 @@ std::vector<Json> ListStudies(const std::string& state_directory,
 
 void PutLatency(Json& into, const LatencyHistogram& h, std::uint64_t over_10ms,
                 std::uint64_t over_100ms) {
-  Json lat = Json::Object();
-  Json buckets = Json::Array();
+  Json lat = Json::object();
+  Json buckets = Json::array();
   for (const auto& [index, n] : h.NonZero()) {
-    Json pair = Json::Array();
-    pair.Push(std::uint64_t{index});
-    pair.Push(std::uint64_t{n});
-    buckets.Push(std::move(pair));
+    Json pair = Json::array();
+    pair.push_back(std::uint64_t{index});
+    pair.push_back(std::uint64_t{n});
+    buckets.push_back(std::move(pair));
   }
   lat["buckets"] = buckets;
   lat["sum_ns"] = h.sum_ns();
   lat["max_ns"] = h.max_ns();
   lat["count"] = h.count();
   into["latency"] = lat;
-  Json q = Json::Object();
+  Json q = Json::object();
   q["p50"] = h.Quantile(0.5);
   q["p99"] = h.Quantile(0.99);
   q["p99_9"] = h.Quantile(0.999);
@@ -148,34 +148,34 @@ std::string SizeText(std::uint64_t bytes) {
 }  // namespace
 
 std::string LatencyMethodText(const Json& read) {
-  const Json* m = read.Find("latency_method");
-  if (m == nullptr || m->type() != Json::Type::kObject) {
+  const Json* m = Find(read, "latency_method");
+  if (m == nullptr || !m->is_object()) {
     return "its own pass over every block, block size and queue depth not on record";
   }
-  const Json* bs = m->Find("block_size");
-  const Json* qd = m->Find("queue_depth");
-  const Json* blocks = m->Find("region_blocks");
-  std::string out = (bs ? SizeText(bs->AsUint()) : std::string("?")) + " random reads at QD" +
-                    (qd ? std::to_string(qd->AsUint()) : std::string("?")) +
+  const Json* bs = Find(*m, "block_size");
+  const Json* qd = Find(*m, "queue_depth");
+  const Json* blocks = Find(*m, "region_blocks");
+  std::string out = (bs ? SizeText(AsUint(*bs)) : std::string("?")) + " random reads at QD" +
+                    (qd ? std::to_string(AsUint(*qd)) : std::string("?")) +
                     " over a sample of the region";
-  if (blocks) out += " (of its " + std::to_string(blocks->AsUint()) + " blocks)";
+  if (blocks) out += " (of its " + std::to_string(AsUint(*blocks)) + " blocks)";
   return out;
 }
 
 bool SameLatencyMethod(const Json& a, const Json& b) {
-  const Json* ma = a.Find("latency_method");
-  const Json* mb = b.Find("latency_method");
+  const Json* ma = Find(a, "latency_method");
+  const Json* mb = Find(b, "latency_method");
   if (ma == nullptr || mb == nullptr) return ma == mb;
   for (const char* key : {"block_size", "queue_depth", "access"}) {
-    const Json* x = ma->Find(key);
-    const Json* y = mb->Find(key);
+    const Json* x = Find(*ma, key);
+    const Json* y = Find(*mb, key);
     if (x == nullptr || y == nullptr || !(*x == *y)) return false;
   }
   return true;
 }
 
 Json CompareWithBaseline(const Json& baseline, const Json& verify) {
-  Json delta = Json::Object();
+  Json delta = Json::object();
   if (!SameLatencyMethod(baseline, verify)) {
     delta["not_compared"] = "the baseline's latency is " + LatencyMethodText(baseline) +
                             ", this verify's " + LatencyMethodText(verify) +
@@ -185,12 +185,12 @@ Json CompareWithBaseline(const Json& baseline, const Json& verify) {
   for (const char* q : {"p50", "p99", "p99_9", "max"}) {
     const Json* b = Path(baseline, {"quantiles", q});
     const Json* v = Path(verify, {"quantiles", q});
-    if (b && v) delta[q] = v->AsDouble() - b->AsDouble();
+    if (b && v) delta[q] = AsDouble(*v) - AsDouble(*b);
   }
   for (const char* r : {"over_10ms_ratio", "over_100ms_ratio"}) {
-    const Json* b = baseline.Find(r);
-    const Json* v = verify.Find(r);
-    if (b && v) delta[r] = v->AsDouble() - b->AsDouble();
+    const Json* b = Find(baseline, r);
+    const Json* v = Find(verify, r);
+    if (b && v) delta[r] = AsDouble(*v) - AsDouble(*b);
   }
   return delta;
 }
@@ -260,7 +260,7 @@ Status EndStudy(const std::string& state_directory, const std::string& study,
   auto loaded = LoadStudy(state_directory, study);
   if (!loaded) return loaded.error();
   Json record = *loaded;
-  if (record.Find("state") && record.Find("state")->AsString() == "ended") return Ok{};
+  if (Find(record, "state") && AsString(*Find(record, "state")) == "ended") return Ok{};
   record["state"] = "ended";
   record["ended_at"] =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -268,7 +268,7 @@ Status EndStudy(const std::string& state_directory, const std::string& study,
   if (Status s = SaveStudy(state_directory, record); !s) return s;
   // The record says "ended" now, which is what the write gate reads; the
   // entry is only the register's pointer to it.
-  if (const Json* id = record.Find("id")) (void)UnregisterStudy(study_register, id->AsString());
+  if (const Json* id = Find(record, "id")) (void)UnregisterStudy(study_register, AsString(*id));
   return Ok{};
 }
 
@@ -280,11 +280,13 @@ std::uint64_t ParseStudyId(const std::string& hex) {
 
 RetentionPattern PatternOf(const Json& study) {
   RetentionPattern p{};
-  p.study_id = ParseStudyId(Path(study, {"pattern", "study_id"}) ? Path(study, {"pattern", "study_id"})->AsString() : "");
-  p.seed = Path(study, {"pattern", "seed"}) ? Path(study, {"pattern", "seed"})->AsUint() : 0;
+  p.study_id = ParseStudyId(
+      Path(study, {"pattern", "study_id"}) ? AsString(*Path(study, {"pattern", "study_id"})) : "");
+  p.seed = Path(study, {"pattern", "seed"}) ? AsUint(*Path(study, {"pattern", "seed"})) : 0;
   p.block_size = static_cast<std::uint32_t>(
-      Path(study, {"region", "block_size"}) ? Path(study, {"region", "block_size"})->AsUint(kRetentionBlockSize)
-                                            : kRetentionBlockSize);
+      Path(study, {"region", "block_size"})
+          ? AsUint(*Path(study, {"region", "block_size"}), kRetentionBlockSize)
+          : kRetentionBlockSize);
   return p;
 }
 
@@ -294,7 +296,7 @@ Expected<Json> ReadSmartSnapshot(int fd) {
   auto u = [](unsigned __int128 v) {
     return static_cast<std::uint64_t>(std::min<unsigned __int128>(v, ~std::uint64_t{0}));
   };
-  Json j = Json::Object();
+  Json j = Json::object();
   j["power_on_hours"] = u(smart->power_on_hours);
   j["power_cycles"] = u(smart->power_cycles);
   j["unsafe_shutdowns"] = u(smart->unsafe_shutdowns);
@@ -305,13 +307,13 @@ Expected<Json> ReadSmartSnapshot(int fd) {
 }
 
 Json SmartDelta(const Json& before, const Json& after) {
-  Json d = Json::Object();
+  Json d = Json::object();
   for (const char* k : {"power_on_hours", "power_cycles", "unsafe_shutdowns", "media_errors",
                         "error_log_entries"}) {
-    const Json* a = before.Find(k);
-    const Json* b = after.Find(k);
+    const Json* a = Find(before, k);
+    const Json* b = Find(after, k);
     if (a && b) {
-      d[k] = static_cast<std::int64_t>(b->AsUint()) - static_cast<std::int64_t>(a->AsUint());
+      d[k] = static_cast<std::int64_t>(AsUint(*b)) - static_cast<std::int64_t>(AsUint(*a));
     }
   }
   return d;
@@ -323,17 +325,18 @@ double AccelerationFactor(double kelvin, double reference_kelvin, double ea_ev) 
 
 void AddTemperatureSample(Json& study, double now, double kelvin, double max_gap) {
   Json& a = study["accounting"];
-  const bool sampled_before = a.Find("last_sample") != nullptr && !a.Find("last_sample")->is_null();
-  const double last = Number(a.Find("last_sample"), 0);
-  const double last_k = Number(a.Find("last_temperature_k"), 0);
+  const bool sampled_before =
+      Find(a, "last_sample") != nullptr && !Find(a, "last_sample")->is_null();
+  const double last = Number(Find(a, "last_sample"), 0);
+  const double last_k = Number(Find(a, "last_temperature_k"), 0);
   const double dt = now - last;
   if (sampled_before && last_k > 0 && dt > 0 && dt <= max_gap) {
-    const double ref = Number(a.Find("reference_temperature_k"), 303.15);
-    const double ea = Number(a.Find("activation_energy_ev"), 1.1);
+    const double ref = Number(Find(a, "reference_temperature_k"), 303.15);
+    const double ea = Number(Find(a, "activation_energy_ev"), 1.1);
     const double mean_k = (kelvin + last_k) / 2;
-    a["powered_on_sampled_seconds"] = Number(a.Find("powered_on_sampled_seconds")) + dt;
+    a["powered_on_sampled_seconds"] = Number(Find(a, "powered_on_sampled_seconds")) + dt;
     a["powered_on_equivalent_seconds"] =
-        Number(a.Find("powered_on_equivalent_seconds")) + dt * AccelerationFactor(mean_k, ref, ea);
+        Number(Find(a, "powered_on_equivalent_seconds")) + dt * AccelerationFactor(mean_k, ref, ea);
   }
   a["last_sample"] = now;
   a["last_temperature_k"] = kelvin;
@@ -344,17 +347,18 @@ RetentionAges ComputeAges(const Json& study, double now, const Json* smart_now,
   RetentionAges ages;
   const double written = Number(Path(study, {"written", "end"}), now);
   ages.wall_seconds = std::max(0.0, now - written);
-  const Json* a = study.Find("accounting");
-  const double sampled = a ? Number(a->Find("powered_on_sampled_seconds")) : 0;
-  const double sampled_eq = a ? Number(a->Find("powered_on_equivalent_seconds")) : 0;
-  const double ref = a ? Number(a->Find("reference_temperature_k"), 303.15) : 303.15;
-  const double ea = a ? Number(a->Find("activation_energy_ev"), 1.1) : 1.1;
+  const Json* a = Find(study, "accounting");
+  const double sampled = a ? Number(Find(*a, "powered_on_sampled_seconds")) : 0;
+  const double sampled_eq = a ? Number(Find(*a, "powered_on_equivalent_seconds")) : 0;
+  const double ref = a ? Number(Find(*a, "reference_temperature_k"), 303.15) : 303.15;
+  const double ea = a ? Number(Find(*a, "activation_energy_ev"), 1.1) : 1.1;
   ages.powered_on_seconds = sampled;
-  const Json* at_write = study.Find("smart_at_write");
+  const Json* at_write = Find(study, "smart_at_write");
   bool smart_known = false;
-  if (smart_now && at_write && at_write->Find("power_on_hours") && smart_now->Find("power_on_hours")) {
-    const double hours = static_cast<double>(smart_now->Find("power_on_hours")->AsUint()) -
-                         static_cast<double>(at_write->Find("power_on_hours")->AsUint());
+  if (smart_now && at_write && Find(*at_write, "power_on_hours") &&
+      Find(*smart_now, "power_on_hours")) {
+    const double hours = static_cast<double>(AsUint(*Find(*smart_now, "power_on_hours"))) -
+                         static_cast<double>(AsUint(*Find(*at_write, "power_on_hours")));
     // Power-on hours count whole hours: never below what was sampled.
     ages.powered_on_seconds = std::max(sampled, std::max(0.0, hours) * 3600);
     smart_known = true;
@@ -384,11 +388,11 @@ void RetentionVerifier::Bad(std::uint64_t lba, const std::string& klass, const J
     truncated_ = true;
     return;
   }
-  Json r = Json::Object();
+  Json r = Json::object();
   r["class"] = klass;
   r["first_lba"] = lba;
   r["last_lba"] = lba;
-  for (const auto& [k, v] : detail.members()) r[k] = v;
+  for (const auto& [k, v] : Members(detail)) r[k] = v;
   ranges_.push_back(std::move(r));
 }
 
@@ -418,7 +422,7 @@ void RetentionVerifier::Classify(std::uint64_t offset, const void* data, std::ui
     // The whole read failed (or came back short): every block in it is
     // unreadable; it is not a latency sample.
     unreadable_ += n;
-    Json detail = Json::Object();
+    Json detail = Json::object();
     detail["error"] = result < 0 ? std::string(std::strerror(-result))
                                  : "short read, " + std::to_string(result) + " of " +
                                        std::to_string(size) + " bytes";
@@ -427,7 +431,7 @@ void RetentionVerifier::Classify(std::uint64_t offset, const void* data, std::ui
   }
   ok_ += CheckRetentionBlocks(pattern_, first, n, data,
                               [&](std::size_t i, const BlockCheck& c) {
-                                Json detail = Json::Object();
+                                Json detail = Json::object();
                                 switch (c.verdict) {
                                   case BlockVerdict::kWrongContent:
                                     ++wrong_;
@@ -455,7 +459,7 @@ std::uint64_t RetentionVerifier::bad_blocks() const {
 }
 
 Json RetentionVerifier::Finish(double start, double end, bool completed) const {
-  Json v = Json::Object();
+  Json v = Json::object();
   v["start"] = start;
   v["end"] = end;
   v["outcome"] = completed ? "completed" : "aborted";
@@ -463,7 +467,7 @@ Json RetentionVerifier::Finish(double start, double end, bool completed) const {
   v["checked"] = checked_;
   v["ok"] = ok_;
   Json& bad = v["bad"];
-  bad = Json::Object();
+  bad = Json::object();
   bad["unreadable"] = unreadable_;
   bad["wrong_content"] = wrong_;
   bad["misplaced"] = misplaced_;
@@ -472,23 +476,23 @@ Json RetentionVerifier::Finish(double start, double end, bool completed) const {
   std::vector<const Json*> sorted;
   for (const Json& r : ranges_) sorted.push_back(&r);
   std::sort(sorted.begin(), sorted.end(), [](const Json* a, const Json* b) {
-    return a->Find("first_lba")->AsUint() < b->Find("first_lba")->AsUint();
+    return AsUint(*Find(*a, "first_lba")) < AsUint(*Find(*b, "first_lba"));
   });
-  Json ranges = Json::Array();
+  Json ranges = Json::array();
   std::size_t count = 0;
   Json current;
   for (const Json* r : sorted) {
-    if (!current.is_null() && current.Find("class")->AsString() == r->Find("class")->AsString() &&
-        current.Find("last_lba")->AsUint() + 1 == r->Find("first_lba")->AsUint()) {
-      current["last_lba"] = r->Find("last_lba")->AsUint();
+    if (!current.is_null() && AsString(*Find(current, "class")) == AsString(*Find(*r, "class")) &&
+        AsUint(*Find(current, "last_lba")) + 1 == AsUint(*Find(*r, "first_lba"))) {
+      current["last_lba"] = AsUint(*Find(*r, "last_lba"));
       continue;
     }
     if (!current.is_null()) {
-      if (count++ < kMaxRanges) ranges.Push(current);
+      if (count++ < kMaxRanges) ranges.push_back(current);
     }
     current = *r;
   }
-  if (!current.is_null() && count++ < kMaxRanges) ranges.Push(current);
+  if (!current.is_null() && count++ < kMaxRanges) ranges.push_back(current);
   v["ranges"] = ranges;
   if (truncated_ || count > kMaxRanges) v["ranges_truncated"] = true;
   PutLatency(v, latency_, over_10ms_, over_100ms_);

@@ -40,16 +40,16 @@ Expected<RegisteredStudy> ParseEntry(const std::string& bytes, const std::string
   for (const auto& [key, out] : {std::pair<const char*, std::string*>{"study", &r.study},
                                  {"id", &r.id},
                                  {"state_directory", &r.state_directory}}) {
-    const Json* v = record->Find(key);
-    if (v == nullptr || v->type() != Json::Type::kString || v->AsString().empty()) {
+    const Json* v = Find(*record, key);
+    if (v == nullptr || !v->is_string() || AsString(*v).empty()) {
       return damaged(std::string(key) + " is not a non-empty string");
     }
-    *out = v->AsString();
+    *out = AsString(*v);
   }
   if (r.id != file_id) {
     return damaged("id \"" + r.id + "\" is not the file's name (expected \"" + file_id + "\")");
   }
-  const Json* storage = record->Find("storage");
+  const Json* storage = Find(*record, "storage");
   if (storage == nullptr) return damaged("no storage");
   auto extents = StorageFromJson(*storage, "");
   if (!extents) return damaged(extents.error().message);
@@ -65,29 +65,29 @@ bool StudyHoldsRegion(const std::string& state) {
 
 Status RegisterStudy(const std::string& register_directory, const std::string& state_directory,
                      const Json& study) {
-  const Json* id = study.Find("id");
-  const Json* name = study.Find("study");
-  const Json* storage = study.Find("storage");
-  if (id == nullptr || !IsStudyId(id->AsString()) || name == nullptr || storage == nullptr) {
+  const Json* id = Find(study, "id");
+  const Json* name = Find(study, "study");
+  const Json* storage = Find(study, "storage");
+  if (id == nullptr || !IsStudyId(AsString(*id)) || name == nullptr || storage == nullptr) {
     return Error{EINVAL, -1, "a study register entry needs the study's name, id and storage"};
   }
   if (Status s = EnsureDirectory(register_directory); !s) {
     return Error{s.error().errnum, -1,
-                 "cannot enter retention study \"" + name->AsString() +
+                 "cannot enter retention study \"" + AsString(*name) +
                      "\" in the host's study register: " + s.error().message +
                      " (every drivewatch on the host reads it before writing; make it writable, "
                      "or set [state] study_register to a directory that is, in every config)"};
   }
-  Json entry = Json::Object();
+  Json entry = Json::object();
   entry["version"] = 2;
-  entry["study"] = name->AsString();
-  entry["id"] = id->AsString();
+  entry["study"] = AsString(*name);
+  entry["id"] = AsString(*id);
   entry["state_directory"] = state_directory;
   entry["storage"] = *storage;
-  const std::string path = EntryPath(register_directory, id->AsString());
+  const std::string path = EntryPath(register_directory, AsString(*id));
   if (Status s = WriteFileAtomically(path, SerializeStudy(entry)); !s) {
     return Error{s.error().errnum, -1,
-                 "cannot enter retention study \"" + name->AsString() +
+                 "cannot enter retention study \"" + AsString(*name) +
                      "\" in the host's study register: " + s.error().message};
   }
   return Ok{};
@@ -145,14 +145,14 @@ void RegisterHeldStudies(const std::string& register_directory,
   std::vector<std::string> ignored;
   const auto entered = ReadStudyRegister(register_directory, &ignored);
   for (const Json& study : ListStudies(state_directory)) {
-    const Json* state = study.Find("state");
-    const Json* id = study.Find("id");
-    if (state == nullptr || !StudyHoldsRegion(state->AsString()) || id == nullptr ||
-        study.Find("storage") == nullptr) {
+    const Json* state = Find(study, "state");
+    const Json* id = Find(study, "id");
+    if (state == nullptr || !StudyHoldsRegion(AsString(*state)) || id == nullptr ||
+        Find(study, "storage") == nullptr) {
       continue;
     }
     const bool known = std::any_of(entered.begin(), entered.end(), [&](const RegisteredStudy& r) {
-      return r.id == id->AsString();
+      return r.id == AsString(*id);
     });
     if (known) continue;
     if (Status s = RegisterStudy(register_directory, state_directory, study); !s && problems) {

@@ -20,16 +20,16 @@ constexpr double kDataUnitBytes = 512'000;
 Error Invalid(std::string_view field, const Json* value, std::string_view expected) {
   return Error{EBADMSG, -1,
                "drive_at_start." + std::string(field) + " is " +
-                   (value ? value->Dump() : std::string("missing")) + " (expected " +
+                   (value ? DumpJson(*value) : std::string("missing")) + " (expected " +
                    std::string(expected) + ")"};
 }
 
 // A whole number in [lo, hi], exactly.
 std::optional<std::uint64_t> Whole(const Json* v, double lo, double hi) {
-  if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-  const double d = v->AsDouble(-1);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  const double d = AsDouble(*v, -1);
   if (!std::isfinite(d) || d < lo || d > hi || d != std::floor(d)) return std::nullopt;
-  return v->AsUint();
+  return AsUint(*v);
 }
 
 }  // namespace
@@ -37,7 +37,7 @@ std::optional<std::uint64_t> Whole(const Json* v, double lo, double hi) {
 Expected<Json> ReadDriveAge(Controller& ctrl, std::uint64_t capacity_bytes, double now) {
   auto log = ReadSmartLog(ctrl);
   if (!log) return log.error();
-  Json out = Json::Object();
+  Json out = Json::object();
   out["time"] = now;
   // A 128-bit counter; past 2^64 hours it is no age (and fails the check
   // on reading back).
@@ -62,35 +62,35 @@ Expected<Json> ReadDriveAge(Controller& ctrl, std::uint64_t capacity_bytes, doub
 }
 
 Expected<DriveAge> DriveAgeFromJson(const Json& s) {
-  if (s.type() != Json::Type::kObject) return Invalid("", &s, "an object");
+  if (!s.is_object()) return Invalid("", &s, "an object");
   DriveAge a;
-  const Json* time = s.Find("time");
-  if (time == nullptr || time->type() != Json::Type::kNumber || !std::isfinite(time->AsDouble()) ||
-      time->AsDouble() < 0) {
+  const Json* time = Find(s, "time");
+  if (time == nullptr || !time->is_number() || !std::isfinite(AsDouble(*time)) ||
+      AsDouble(*time) < 0) {
     return Invalid("time", time, "Unix seconds, 0 or more");
   }
-  a.time = time->AsDouble();
-  const auto poh = Whole(s.Find("power_on_hours"), 0, 18446744073709549568.0);
-  if (!poh) return Invalid("power_on_hours", s.Find("power_on_hours"), "a whole number of hours");
+  a.time = AsDouble(*time);
+  const auto poh = Whole(Find(s, "power_on_hours"), 0, 18446744073709549568.0);
+  if (!poh) return Invalid("power_on_hours", Find(s, "power_on_hours"), "a whole number of hours");
   a.power_on_hours = *poh;
-  const auto used = Whole(s.Find("percentage_used"), 0, 255);
+  const auto used = Whole(Find(s, "percentage_used"), 0, 255);
   if (!used) {
-    return Invalid("percentage_used", s.Find("percentage_used"), "a whole number from 0 to 255");
+    return Invalid("percentage_used", Find(s, "percentage_used"), "a whole number from 0 to 255");
   }
   a.percentage_used = static_cast<std::uint32_t>(*used);
-  const Json* written = s.Find("data_written_bytes");
-  if (written == nullptr || written->type() != Json::Type::kNumber ||
-      !std::isfinite(written->AsDouble()) || written->AsDouble() < 0) {
+  const Json* written = Find(s, "data_written_bytes");
+  if (written == nullptr || !written->is_number() ||
+      !std::isfinite(AsDouble(*written)) || AsDouble(*written) < 0) {
     return Invalid("data_written_bytes", written, "bytes, 0 or more");
   }
-  a.data_written_bytes = written->AsDouble();
-  const auto capacity = Whole(s.Find("capacity_bytes"), 1, 18446744073709549568.0);
+  a.data_written_bytes = AsDouble(*written);
+  const auto capacity = Whole(Find(s, "capacity_bytes"), 1, 18446744073709549568.0);
   if (!capacity) {
-    return Invalid("capacity_bytes", s.Find("capacity_bytes"), "a whole number of bytes above 0");
+    return Invalid("capacity_bytes", Find(s, "capacity_bytes"), "a whole number of bytes above 0");
   }
   a.capacity_bytes = *capacity;
   for (auto [key, field] : {std::pair{"tmt1_k", &a.tmt1_k}, std::pair{"tmt2_k", &a.tmt2_k}}) {
-    const Json* v = s.Find(key);
+    const Json* v = Find(s, key);
     if (v == nullptr) continue;
     const auto k = Whole(v, 1, 65535);
     if (!k) return Invalid(key, v, "kelvin, a whole number from 1 to 65535");

@@ -30,8 +30,8 @@ using phase_detail::StateLock;
 using phase_detail::TargetLockPath;
 
 std::string PhaseOf(const Json& record) {
-  const Json* p = record.Find("phase");
-  return p ? p->AsString() : std::string("?");
+  const Json* p = Find(record, "phase");
+  return p ? AsString(*p) : std::string("?");
 }
 
 // Whether the history already holds the run of a checkpoint: a run killed
@@ -40,8 +40,8 @@ std::string PhaseOf(const Json& record) {
 // run id and the same start: an id alone could be another process's run
 // started in the same millisecond (RunId), which must not hide this one.
 bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
-  if (id.type() != Json::Type::kString || start == nullptr) return false;
-  const double at = start->AsDouble(-1);
+  if (!id.is_string() || start == nullptr) return false;
+  const double at = AsDouble(*start, -1);
   if (at < 0) return false;
   bool found = false;
   auto read = history.ForEach([&](Json&& r) {
@@ -49,7 +49,7 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
     const Expected<RunRecord> run = ReadRunHeader(r, RecordFields::kPresent);
     // Both starts went through the same JSON number formatting; allow for
     // a microsecond of rounding all the same.
-    found = run && run->id == id.AsString() && run->start &&
+    found = run && run->id == AsString(id) && run->start &&
             std::fabs(*run->start - at) < 1e-6;
   });
   return read && found;
@@ -61,24 +61,24 @@ bool IsRecorded(HistoryFile& history, const Json& id, const Json* start) {
 // SV=0); the restore is for a crash of drivewatch alone. Returns what to
 // add to the record's reason.
 std::string Restore(const Json& record, const ControllerOpener& open) {
-  const Json* restore = record.Find("restore");
+  const Json* restore = Find(record, "restore");
   if (restore == nullptr || restore->is_null()) return "";
-  const Json* device = record.Find("device");
-  if (device == nullptr || device->type() != Json::Type::kString || device->AsString().empty()) {
+  const Json* device = Find(record, "device");
+  if (device == nullptr || !device->is_string() || AsString(*device).empty()) {
     return "; the drive's settings it changed were not restored: the checkpoint names no device";
   }
   std::unique_ptr<Controller> ctrl;
   int fd = -1;
   if (open) {
-    ctrl = open(device->AsString());
+    ctrl = open(AsString(*device));
   } else {
-    fd = ::open(device->AsString().c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) ctrl = NvmeControllerOn(fd, device->AsString());
+    fd = ::open(AsString(*device).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) ctrl = NvmeControllerOn(fd, AsString(*device));
   }
   std::string out;
   if (ctrl == nullptr) {
     out = "; the drive's settings it changed were not restored: cannot open " +
-          device->AsString() + (fd < 0 && !open ? std::string(": ") + std::strerror(errno) : "");
+          AsString(*device) + (fd < 0 && !open ? std::string(": ") + std::strerror(errno) : "");
   } else if (Expected<std::string> done = RestoreDriveSettings(*ctrl, *restore); done) {
     out = "; " + *done;
   } else {
@@ -101,10 +101,10 @@ std::string Restore(const Json& record, const ControllerOpener& open) {
 // directory, the content a JSON object. Returns what to add to the record's
 // reason; an Error (the file cannot be written) keeps the checkpoint.
 Expected<std::string> WriteBackResume(const std::string& state_directory, const Json& record) {
-  const Json* resume = record.Find("resume");
+  const Json* resume = Find(record, "resume");
   if (resume == nullptr || resume->is_null()) return std::string();
-  const Json* file = resume->type() == Json::Type::kObject ? resume->Find("file") : nullptr;
-  const Json* content = resume->type() == Json::Type::kObject ? resume->Find("content") : nullptr;
+  const Json* file = resume->is_object() ? Find(*resume, "file") : nullptr;
+  const Json* content = resume->is_object() ? Find(*resume, "content") : nullptr;
   const std::string phase = PhaseOf(record);
   const auto valid_word = [](std::string_view w) {
     if (w.empty() || w.front() < 'a' || w.front() > 'z') return false;
@@ -115,10 +115,10 @@ Expected<std::string> WriteBackResume(const std::string& state_directory, const 
   };
   std::string why;
   std::string name;
-  if (file == nullptr || file->type() != Json::Type::kString) {
+  if (file == nullptr || !file->is_string()) {
     why = "resume.file: expected a path under the state directory";
   } else {
-    name = file->AsString();
+    name = AsString(*file);
     const std::size_t slash = name.find('/');
     const std::string base = slash == std::string::npos ? "" : name.substr(slash + 1);
     const std::size_t dot = base.rfind('.');
@@ -128,7 +128,7 @@ Expected<std::string> WriteBackResume(const std::string& state_directory, const 
       why = "resume.file: \"" + name + "\" is not <directory>/" + phase + ".<ext>";
     }
   }
-  if (why.empty() && (content == nullptr || content->type() != Json::Type::kObject)) {
+  if (why.empty() && (content == nullptr || !content->is_object())) {
     why = "resume.content: expected a JSON object";
   }
   if (!why.empty()) {
@@ -137,7 +137,7 @@ Expected<std::string> WriteBackResume(const std::string& state_directory, const 
     return "; its checkpoint's resume state was damaged and not written back (" + why + ")";
   }
   const std::string path = state_directory + "/" + name;
-  const std::string text = content->Dump() + "\n";
+  const std::string text = DumpJson(*content) + "\n";
   if (auto now = ReadWholeFile(path, kMaxCheckpointBytes, "a resume state file");
       now && *now == text) {
     return std::string();  // the run saved it itself
@@ -154,11 +154,11 @@ Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* rea
   // bound is still taken, so its results stay on disk in the history (a
   // damaged record there) rather than being dropped with the checkpoint.
   auto text = ReadWholeFile(path, kMaxCheckpointBytes, "a phase checkpoint");
-  auto parsed = text ? Json::Parse(*text) : Expected<Json>(text.error());
-  *readable = parsed && parsed->type() == Json::Type::kObject;
+  auto parsed = text ? ParseJson(*text) : Expected<Json>(text.error());
+  *readable = parsed && parsed->is_object();
   if (*readable) return *parsed;
   *why = parsed ? "not a JSON object" : parsed.error().message;
-  Json record = Json::Object();
+  Json record = Json::object();
   record["version"] = 1;
   record["phase"] = phase;
   return record;
@@ -178,30 +178,30 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
   std::string why;
   const Json record = ReadCheckpoint(path, phase, &readable, &why);
   std::optional<StateLock> target_lock;
-  if (const Json* target = record.Find("target");
-      target && target->type() == Json::Type::kString && target->AsString() != held_target) {
-    auto lock = StateLock::Take(TargetLockPath(state_directory, target->AsString()),
+  if (const Json* target = Find(record, "target");
+      target && target->is_string() && AsString(*target) != held_target) {
+    auto lock = StateLock::Take(TargetLockPath(state_directory, AsString(*target)),
                                 "recovery of " + path);
     if (!lock && lock.error().errnum == EBUSY) {
       log::Info("phase " + PhaseOf(record) + ": left the checkpoint " + path +
-                " to its run, which is still going (target " + target->AsString() + " is " +
+                " to its run, which is still going (target " + AsString(*target) + " is " +
                 lock.error().message + ")");
       *error = Error{EBUSY, -1,
                      "the checkpoint " + path + " belongs to a run still going (target " +
-                         target->AsString() + " is " + lock.error().message + ")"};
+                         AsString(*target) + " is " + lock.error().message + ")"};
       return std::nullopt;
     }
     if (lock) target_lock = std::move(*lock);
   }
   HistoryFile history(HistoryPath(state_directory));
-  if (const Json* id = record.Find("run");
-      id && IsRecorded(history, *id, record.Find("start"))) {
+  if (const Json* id = Find(record, "run");
+      id && IsRecorded(history, *id, Find(record, "start"))) {
     std::remove(path.c_str());
     log::Warn("phase " + PhaseOf(record) + ": removed the stale checkpoint " + path +
-              " of run " + id->AsString() + ", which the history already records");
+              " of run " + AsString(*id) + ", which the history already records");
     return std::nullopt;
   }
-  const double at = record.Find("checkpoint") ? record.Find("checkpoint")->AsDouble() : 0;
+  const double at = Find(record, "checkpoint") ? AsDouble(*Find(record, "checkpoint")) : 0;
   std::string resumed;
   if (readable) {
     auto written = WriteBackResume(state_directory, record);
@@ -216,8 +216,8 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
     resumed = *written;
   }
   const std::string restored = readable ? Restore(record, open) : "";
-  Json clean = Json::Object();
-  for (const auto& [k, v] : record.members()) {
+  Json clean = Json::object();
+  for (const auto& [k, v] : Members(record)) {
     if (k != "checkpoint" && k != "restore" && k != "resume") clean[k] = v;
   }
   clean["outcome"] = "interrupted";
@@ -228,7 +228,7 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
                                "was unreadable: " + why;
   if (at > 0) {
     clean["end"] = at;
-    if (const Json* start = clean.Find("start")) clean["duration_seconds"] = at - start->AsDouble();
+    if (const Json* start = Find(clean, "start")) clean["duration_seconds"] = at - AsDouble(*start);
   }
   if (Status s = history.Append(clean); !s) {
     log::Error("phase " + PhaseOf(clean) + ": cannot record the interrupted run: " +

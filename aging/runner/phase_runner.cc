@@ -153,7 +153,7 @@ struct RunState {
     if (!report.restore.is_null()) c["restore"] = report.restore;
     if (!report.resume.is_null()) c["resume"] = report.resume;
     const std::string path = CheckpointPath(options->state_directory, phase->name);
-    if (Status s = WriteFileAtomically(path, c.Dump() + "\n"); !s) {
+    if (Status s = WriteFileAtomically(path, DumpJson(c) + "\n"); !s) {
       return Error{s.error().errnum, -1, "cannot save the checkpoint: " + s.error().message};
     }
     return Ok{};
@@ -172,7 +172,7 @@ class Context : public PhaseContext {
   int fd() const override { return io_.fd(); }
   bool nvme() const override { return nvme_; }
   Json DriveFacts() const override {
-    Json f = Json::Object();
+    Json f = Json::object();
     f["serial"] = run_.serial;
     f["nsid"] = std::uint64_t{nsid_};
     f["model"] = run_.model;

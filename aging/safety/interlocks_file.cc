@@ -106,20 +106,20 @@ Expected<std::optional<OwnFile>> ReadOwnRecord(const std::string& state_director
   if (!bytes) return bytes.error();
   auto record = ParseChecksummedRecord(*bytes, path, kRecordNoun);
   if (!record) return record.error();
-  const Json* device = record->Find("device");
-  const Json* inode = record->Find("inode");
-  const Json* birth = record->Find("birth_ns");
+  const Json* device = Find(*record, "device");
+  const Json* inode = Find(*record, "inode");
+  const Json* birth = Find(*record, "birth_ns");
   unsigned maj = 0, min = 0;
   char tail = 0;
-  if (device == nullptr || inode == nullptr || inode->type() != Json::Type::kNumber ||
-      inode->AsUint(0) == 0 || birth == nullptr || birth->type() != Json::Type::kNumber ||
-      std::sscanf(device->AsString().c_str(), "%u:%u%c", &maj, &min, &tail) != 2) {
+  if (device == nullptr || inode == nullptr || !inode->is_number() ||
+      AsUint(*inode, 0) == 0 || birth == nullptr || !birth->is_number() ||
+      std::sscanf(AsString(*device).c_str(), "%u:%u%c", &maj, &min, &tail) != 2) {
     return Error{EBADMSG, -1, path + ": damaged " + std::string(kRecordNoun) +
                                   ": expected the file's device (\"MAJOR:MINOR\"), inode and "
                                   "birth_ns"};
   }
   return std::optional<OwnFile>(
-      OwnFile{makedev(maj, min), static_cast<ino_t>(inode->AsUint()), birth->AsUint()});
+      OwnFile{makedev(maj, min), static_cast<ino_t>(AsUint(*inode)), AsUint(*birth)});
 }
 
 // statx(2)'s birth time, 0 when the file system keeps none: a file made
@@ -136,7 +136,7 @@ std::uint64_t BirthNs(const std::string& path) {
 Status WriteOwnRecord(const std::string& state_directory, const config::AgingTarget& target,
                       const std::string& path, const struct stat& st) {
   if (Status s = EnsureDirectory(state_directory + "/files"); !s) return s;
-  Json record = Json::Object();
+  Json record = Json::object();
   record["version"] = 2;
   record["target"] = target.name;
   record["path"] = path;
@@ -151,8 +151,8 @@ Status WriteOwnRecord(const std::string& state_directory, const config::AgingTar
 // directory naming its path.
 bool HeldByLegacyStudy(const std::string& state_directory, const std::string& path) {
   for (const Json& study : ListStudies(state_directory)) {
-    const Json* device = study.Find("device");
-    if (device != nullptr && device->AsString() == path) return true;
+    const Json* device = Find(study, "device");
+    if (device != nullptr && AsString(*device) == path) return true;
   }
   return false;
 }

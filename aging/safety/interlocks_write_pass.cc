@@ -44,8 +44,8 @@ std::string FileKind(mode_t mode) {
 
 const std::string& Text(const Json& j, const char* key) {
   static const std::string empty;
-  const Json* v = j.Find(key);
-  return v != nullptr && v->type() == Json::Type::kString ? v->AsString() : empty;
+  const Json* v = Find(j, key);
+  return v != nullptr && v->is_string() ? AsString(*v) : empty;
 }
 
 // A study that holds storage, and where it came from.
@@ -68,24 +68,24 @@ std::string EndIt(const std::string& study, const std::string& elsewhere = "") {
 // still exists, and its region mapped, so a study made by an older
 // drivewatch is compared on storage too.
 std::vector<StorageExtent> StudyStorage(const Json& study, const SystemPaths& paths) {
-  if (const Json* st = study.Find("storage")) {
+  if (const Json* st = Find(study, "storage")) {
     if (auto extents = StorageFromJson(*st, "")) return *extents;
   }
   const std::string& device = Text(study, "device");
-  const Json* region = study.Find("region");
+  const Json* region = Find(study, "region");
   if (device.empty() || region == nullptr) return {};
   auto map = ResolvePath(device, paths);
   if (!map) return {};
-  return map->Map(region->Find("offset") ? region->Find("offset")->AsUint() : 0,
-                  region->Find("length") ? region->Find("length")->AsUint() : 0);
+  return map->Map(Find(*region, "offset") ? AsUint(*Find(*region, "offset")) : 0,
+                  Find(*region, "length") ? AsUint(*Find(*region, "length")) : 0);
 }
 
 // Whether an old record without storage names the drive or file `target`
 // stands for: the same serial and namespace, or the same path.
 bool SameTargetByName(const Json& study, const config::AgingTarget& target) {
-  const Json* nsid = study.Find("nsid");
+  const Json* nsid = Find(study, "nsid");
   if (!target.serial.empty() && Text(study, "serial") == target.serial &&
-      (nsid == nullptr ? 0 : nsid->AsUint()) == target.nsid) {
+      (nsid == nullptr ? 0 : AsUint(*nsid)) == target.nsid) {
     return true;
   }
   const std::string path =
@@ -187,17 +187,19 @@ Status CheckHolder(const Holder& h, const config::AgingTarget& target, const Wri
     for (std::size_t i = 1; i < h.storage.size(); ++i) held += " and " + h.storage[i].Describe();
   } else if (!h.record.is_null() && SameTargetByName(h.record, target)) {
     // An old record whose device is gone: compared by name, as it was.
-    const Json* region = h.record.Find("region");
-    const std::uint64_t offset = region && region->Find("offset") ? region->Find("offset")->AsUint() : 0;
-    const std::uint64_t length = region && region->Find("length") ? region->Find("length")->AsUint() : 0;
+    const Json* region = Find(h.record, "region");
+    const std::uint64_t offset =
+        region && Find(*region, "offset") ? AsUint(*Find(*region, "offset")) : 0;
+    const std::uint64_t length =
+        region && Find(*region, "length") ? AsUint(*Find(*region, "length")) : 0;
     overlaps = (offset < w.end && w.begin < offset + length) || pass.resizes;
     held = Range(offset, offset + length) + " of " + w.device;
   }
   if (!overlaps) return Ok{};
   std::string region = held;
-  if (const Json* r = h.record.Find("region")) {
-    const std::uint64_t offset = r->Find("offset") ? r->Find("offset")->AsUint() : 0;
-    const std::uint64_t length = r->Find("length") ? r->Find("length")->AsUint() : 0;
+  if (const Json* r = Find(h.record, "region")) {
+    const std::uint64_t offset = Find(*r, "offset") ? AsUint(*Find(*r, "offset")) : 0;
+    const std::uint64_t length = Find(*r, "length") ? AsUint(*Find(*r, "length")) : 0;
     region = Range(offset, offset + length);
   }
   const std::string study = "retention study " + Quote(h.name) + " (" + h.state + ", " +

@@ -37,9 +37,9 @@ bool SameRecorded(const Storage& recorded, const Storage& now) {
 }  // namespace
 
 Json ToJson(const std::vector<StorageExtent>& extents) {
-  Json out = Json::Array();
+  Json out = Json::array();
   for (const StorageExtent& e : extents) {
-    Json j = Json::Object();
+    Json j = Json::object();
     j["kind"] = e.storage.kind == Storage::Kind::kDisk ? "disk" : "file";
     j["device"] = DevNumber(e.storage.device);
     if (e.storage.kind == Storage::Kind::kFile) {
@@ -51,7 +51,7 @@ Json ToJson(const std::vector<StorageExtent>& extents) {
     j["path"] = e.storage.path;
     j["offset"] = e.offset;
     j["length"] = e.length;
-    out.Push(std::move(j));
+    out.push_back(std::move(j));
   }
   return out;
 }
@@ -60,32 +60,32 @@ Expected<std::vector<StorageExtent>> StorageFromJson(const Json& j, const std::s
   const auto bad = [&](const std::string& what) {
     return Error{EBADMSG, -1, where.empty() ? what : where + ": " + what};
   };
-  if (j.type() != Json::Type::kArray || j.items().empty() || j.items().size() > 64) {
+  if (!j.is_array() || Items(j).empty() || Items(j).size() > 64) {
     return bad("storage is not a list of 1 to 64 extents");
   }
   std::vector<StorageExtent> out;
-  for (std::size_t i = 0; i < j.items().size(); ++i) {
-    const Json& e = j.items()[i];
+  for (std::size_t i = 0; i < Items(j).size(); ++i) {
+    const Json& e = Items(j)[i];
     const std::string at = "storage[" + std::to_string(i) + "].";
     const auto text = [&](const char* key) -> const Json* {
-      const Json* v = e.Find(key);
-      return v != nullptr && v->type() == Json::Type::kString ? v : nullptr;
+      const Json* v = Find(e, key);
+      return v != nullptr && v->is_string() ? v : nullptr;
     };
     const auto whole = [&](const char* key) -> std::optional<std::uint64_t> {
-      const Json* v = e.Find(key);
-      if (v == nullptr || v->type() != Json::Type::kNumber) return std::nullopt;
-      const std::uint64_t u = v->AsUint(UINT64_MAX);
-      if (u == UINT64_MAX || static_cast<double>(u) != v->AsDouble(-1)) return std::nullopt;
+      const Json* v = Find(e, key);
+      if (v == nullptr || !v->is_number()) return std::nullopt;
+      const std::uint64_t u = AsUint(*v, UINT64_MAX);
+      if (u == UINT64_MAX || static_cast<double>(u) != AsDouble(*v, -1)) return std::nullopt;
       return u;
     };
     StorageExtent x;
     const Json* kind = text("kind");
-    if (kind == nullptr || (kind->AsString() != "disk" && kind->AsString() != "file")) {
+    if (kind == nullptr || (AsString(*kind) != "disk" && AsString(*kind) != "file")) {
       return bad(at + "kind is not \"disk\" or \"file\"");
     }
-    x.storage.kind = kind->AsString() == "disk" ? Storage::Kind::kDisk : Storage::Kind::kFile;
+    x.storage.kind = AsString(*kind) == "disk" ? Storage::Kind::kDisk : Storage::Kind::kFile;
     const Json* device = text("device");
-    const auto dev = device ? ParseDevNumber(device->AsString()) : std::nullopt;
+    const auto dev = device ? ParseDevNumber(AsString(*device)) : std::nullopt;
     if (!dev) return bad(at + "device is not a \"MAJOR:MINOR\" string");
     x.storage.device = *dev;
     if (x.storage.kind == Storage::Kind::kFile) {
@@ -98,11 +98,11 @@ Expected<std::vector<StorageExtent>> StorageFromJson(const Json& j, const std::s
     } else {
       const Json* identity = text("identity");
       if (identity == nullptr) return bad(at + "identity is not a string");
-      x.storage.identity = identity->AsString();
+      x.storage.identity = AsString(*identity);
     }
     const Json* path = text("path");
     if (path == nullptr) return bad(at + "path is not a string");
-    x.storage.path = path->AsString();
+    x.storage.path = AsString(*path);
     const auto offset = whole("offset");
     const auto length = whole("length");
     if (!offset || !length || *length == 0 || *offset > UINT64_MAX - *length) {

@@ -9,14 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/util/json_strict.h"
 
-namespace drivewatch::aging {
+namespace drivewatch {
 namespace {
 
 // nlohmann-json escapes the strings written (and reads the text,
-// config/util/json_parse.cc). What stays here is how numbers are written.
-using NlohmannJson = nlohmann::ordered_json;
+// config/util/json_parse.cc). What stays here is how numbers are written,
+// how invalid UTF-8 is replaced, and reading values of any type.
 
 // 2^63 and 2^64 as doubles, exactly representable: the bounds for exact
 // double <-> integer comparisons and conversions.
@@ -74,8 +73,8 @@ void DumpString(const std::string& s, std::string& out) {
     if (replacing) replaced.append(s, i, length);
     i += length;
   }
-  const NlohmannJson value(replacing ? replaced : s);
-  out += value.dump(-1, ' ', false, NlohmannJson::error_handler_t::replace);
+  const Json value(replacing ? replaced : s);
+  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 void DumpDouble(double d, std::string& out) {
@@ -100,7 +99,7 @@ void NewLine(std::string& out, int indent, int level) {
   out.append(static_cast<std::size_t>(indent) * static_cast<std::size_t>(level), ' ');
 }
 
-// The layout of arrays and objects, shared by Json::Dump and DumpJson:
+// The layout of arrays and objects:
 // `dump_element` writes one item or member, one level deeper.
 template <typename Elements, typename DumpElement>
 void DumpContainer(char open, const Elements& elements, char close, std::string& out, int indent,
@@ -135,31 +134,31 @@ void DumpObject(const Members& members, std::string& out, int indent, int level,
   });
 }
 
-void DumpNlohmann(const NlohmannJson& value, std::string& out, int indent, int level) {
-  const auto dump = [&](const NlohmannJson& inner, int at) {
+void DumpNlohmann(const Json& value, std::string& out, int indent, int level) {
+  const auto dump = [&](const Json& inner, int at) {
     DumpNlohmann(inner, out, indent, at);
   };
   switch (value.type()) {
-    case NlohmannJson::value_t::null: out += "null"; return;
-    case NlohmannJson::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
-    case NlohmannJson::value_t::string:
-      DumpString(value.get_ref<const NlohmannJson::string_t&>(), out);
+    case Json::value_t::null: out += "null"; return;
+    case Json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+    case Json::value_t::string:
+      DumpString(value.get_ref<const Json::string_t&>(), out);
       return;
-    case NlohmannJson::value_t::number_integer:
+    case Json::value_t::number_integer:
       out += std::to_string(value.get<std::int64_t>());
       return;
-    case NlohmannJson::value_t::number_unsigned:
+    case Json::value_t::number_unsigned:
       out += std::to_string(value.get<std::uint64_t>());
       return;
-    case NlohmannJson::value_t::number_float: DumpDouble(value.get<double>(), out); return;
-    case NlohmannJson::value_t::array:
-      DumpArray(value.get_ref<const NlohmannJson::array_t&>(), out, indent, level, dump);
+    case Json::value_t::number_float: DumpDouble(value.get<double>(), out); return;
+    case Json::value_t::array:
+      DumpArray(value.get_ref<const Json::array_t&>(), out, indent, level, dump);
       return;
-    case NlohmannJson::value_t::object:
-      DumpObject(value.get_ref<const NlohmannJson::object_t&>(), out, indent, level, dump);
+    case Json::value_t::object:
+      DumpObject(value.get_ref<const Json::object_t&>(), out, indent, level, dump);
       return;
-    case NlohmannJson::value_t::binary:
-    case NlohmannJson::value_t::discarded:
+    case Json::value_t::binary:
+    case Json::value_t::discarded:
       // Never parsed from JSON text; written as nlohmann-json writes them.
       out += value.dump();
       return;
@@ -168,178 +167,79 @@ void DumpNlohmann(const NlohmannJson& value, std::string& out, int indent, int l
 
 }  // namespace
 
-std::string DumpJson(const NlohmannJson& value, int indent) {
+std::string DumpJson(const Json& value, int indent) {
   std::string out;
   DumpNlohmann(value, out, indent, 0);
   return out;
 }
 
-Json::Json(bool value) : type_(Type::kBool), bool_(value) {}
-
-Json::Json(double value) : type_(Type::kNumber), double_(value) {}
-
-Json::Json(int value) : Json(static_cast<std::int64_t>(value)) {}
-
-Json::Json(std::int64_t value)
-    : type_(Type::kNumber),
-      int_(Int::kSigned),
-      double_(static_cast<double>(value)),
-      signed_(value) {}
-
-Json::Json(std::uint64_t value)
-    : type_(Type::kNumber), double_(static_cast<double>(value)) {
-  // Kept signed whenever it fits, so kUnsigned always means > INT64_MAX and
-  // the same integer has one representation.
-  if (value <= static_cast<std::uint64_t>(
-                   std::numeric_limits<std::int64_t>::max())) {
-    int_ = Int::kSigned;
-    signed_ = static_cast<std::int64_t>(value);
-  } else {
-    int_ = Int::kUnsigned;
-    unsigned_ = value;
-  }
-}
-
-Json::Json(const char* value) : Json(std::string(value ? value : "")) {}
-
-Json::Json(std::string value)
-    : type_(Type::kString), string_(std::move(value)) {}
-
-Json Json::Array() {
-  Json j;
-  j.type_ = Type::kArray;
-  return j;
-}
-
-Json Json::Object() {
-  Json j;
-  j.type_ = Type::kObject;
-  return j;
-}
-
-Json& Json::operator[](std::string_view key) {
-  if (type_ != Type::kObject) *this = Object();
-  for (auto& [name, value] : members_) {
-    if (name == key) return value;
-  }
-  members_.emplace_back(std::string(key), Json());
-  return members_.back().second;
-}
-
-const Json* Json::Find(std::string_view key) const {
-  if (type_ != Type::kObject) return nullptr;
-  for (const auto& [name, value] : members_) {
+const Json* Find(const Json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  for (const auto& [name, value] : object.get_ref<const Json::object_t&>()) {
     if (name == key) return &value;
   }
   return nullptr;
 }
 
-const std::vector<std::pair<std::string, Json>>& Json::members() const {
-  return members_;  // empty unless an object: only objects ever fill it
+const Json::object_t& Members(const Json& object) {
+  static const Json::object_t kNone;
+  return object.is_object() ? object.get_ref<const Json::object_t&>() : kNone;
 }
 
-void Json::Push(Json value) {
-  if (type_ != Type::kArray) *this = Array();
-  items_.push_back(std::move(value));
+const Json::array_t& Items(const Json& array) {
+  static const Json::array_t kNone;
+  return array.is_array() ? array.get_ref<const Json::array_t&>() : kNone;
 }
 
-const std::vector<Json>& Json::items() const { return items_; }
-
-bool Json::AsBool(bool fallback) const {
-  return type_ == Type::kBool ? bool_ : fallback;
+bool AsBool(const Json& value, bool fallback) {
+  return value.is_boolean() ? value.get<bool>() : fallback;
 }
 
-double Json::AsDouble(double fallback) const {
-  return type_ == Type::kNumber ? double_ : fallback;
+double AsDouble(const Json& value, double fallback) {
+  switch (value.type()) {
+    case Json::value_t::number_integer: return static_cast<double>(value.get<std::int64_t>());
+    case Json::value_t::number_unsigned: return static_cast<double>(value.get<std::uint64_t>());
+    case Json::value_t::number_float: return value.get<double>();
+    default: return fallback;
+  }
 }
 
-std::int64_t Json::AsInt(std::int64_t fallback) const {
-  if (type_ != Type::kNumber) return fallback;
-  switch (int_) {
-    case Int::kSigned: return signed_;
-    case Int::kUnsigned: return fallback;  // > INT64_MAX
-    case Int::kNone:
+std::int64_t AsInt(const Json& value, std::int64_t fallback) {
+  switch (value.type()) {
+    case Json::value_t::number_integer: return value.get<std::int64_t>();
+    case Json::value_t::number_unsigned: {
+      const std::uint64_t u = value.get<std::uint64_t>();
+      return u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                 ? static_cast<std::int64_t>(u)
+                 : fallback;
+    }
+    case Json::value_t::number_float: {
       // Truncated toward zero; NaN and out-of-range fail both tests.
-      if (double_ >= -kTwo63 && double_ < kTwo63) {
-        return static_cast<std::int64_t>(double_);
-      }
-      return fallback;
+      const double d = value.get<double>();
+      return d >= -kTwo63 && d < kTwo63 ? static_cast<std::int64_t>(d) : fallback;
+    }
+    default: return fallback;
   }
-  return fallback;
 }
 
-std::uint64_t Json::AsUint(std::uint64_t fallback) const {
-  if (type_ != Type::kNumber) return fallback;
-  switch (int_) {
-    case Int::kSigned:
-      return signed_ >= 0 ? static_cast<std::uint64_t>(signed_) : fallback;
-    case Int::kUnsigned: return unsigned_;
-    case Int::kNone:
-      if (double_ > -1.0 && double_ < kTwo64) {
-        return static_cast<std::uint64_t>(double_);
-      }
-      return fallback;
+std::uint64_t AsUint(const Json& value, std::uint64_t fallback) {
+  switch (value.type()) {
+    case Json::value_t::number_integer: {
+      const std::int64_t i = value.get<std::int64_t>();
+      return i >= 0 ? static_cast<std::uint64_t>(i) : fallback;
+    }
+    case Json::value_t::number_unsigned: return value.get<std::uint64_t>();
+    case Json::value_t::number_float: {
+      const double d = value.get<double>();
+      return d > -1.0 && d < kTwo64 ? static_cast<std::uint64_t>(d) : fallback;
+    }
+    default: return fallback;
   }
-  return fallback;
 }
 
-const std::string& Json::AsString() const {
+const std::string& AsString(const Json& value) {
   static const std::string kEmpty;
-  return type_ == Type::kString ? string_ : kEmpty;
+  return value.is_string() ? value.get_ref<const std::string&>() : kEmpty;
 }
 
-void Json::DumpTo(std::string& out, int indent, int level) const {
-  const auto dump = [&](const Json& inner, int at) { inner.DumpTo(out, indent, at); };
-  switch (type_) {
-    case Type::kNull: out += "null"; return;
-    case Type::kBool: out += bool_ ? "true" : "false"; return;
-    case Type::kString: DumpString(string_, out); return;
-    case Type::kNumber:
-      switch (int_) {
-        case Int::kSigned: out += std::to_string(signed_); return;
-        case Int::kUnsigned: out += std::to_string(unsigned_); return;
-        case Int::kNone: DumpDouble(double_, out); return;
-      }
-      return;
-    case Type::kArray: DumpArray(items_, out, indent, level, dump); return;
-    case Type::kObject: DumpObject(members_, out, indent, level, dump); return;
-  }
-}
-
-std::string Json::Dump(int indent) const {
-  std::string out;
-  DumpTo(out, indent, 0);
-  return out;
-}
-
-bool Json::operator==(const Json& other) const {
-  if (type_ != other.type_) return false;
-  switch (type_) {
-    case Type::kNull: return true;
-    case Type::kBool: return bool_ == other.bool_;
-    case Type::kString: return string_ == other.string_;
-    case Type::kArray: return items_ == other.items_;
-    case Type::kObject: return members_ == other.members_;
-    case Type::kNumber: break;
-  }
-  // Numbers compare by value, so 1.0 == 1 and an exact integer is never
-  // confused with a nearby double (2^53 + 1 != 2^53 as a double).
-  const Json& a = *this;
-  const Json& b = other;
-  if (a.int_ == Int::kNone && b.int_ == Int::kNone) return a.double_ == b.double_;
-  if (a.int_ != Int::kNone && b.int_ != Int::kNone) {
-    return a.int_ == b.int_ && a.signed_ == b.signed_ &&
-           a.unsigned_ == b.unsigned_;
-  }
-  const Json& d = a.int_ == Int::kNone ? a : b;
-  const Json& i = a.int_ == Int::kNone ? b : a;
-  if (d.double_ != std::trunc(d.double_)) return false;  // also NaN, inf
-  if (i.int_ == Int::kSigned) {
-    return d.double_ >= -kTwo63 && d.double_ < kTwo63 &&
-           static_cast<std::int64_t>(d.double_) == i.signed_;
-  }
-  return d.double_ >= 0 && d.double_ < kTwo64 &&
-         static_cast<std::uint64_t>(d.double_) == i.unsigned_;
-}
-
-}  // namespace drivewatch::aging
+}  // namespace drivewatch

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Json::Parse and ParseJson: nlohmann-json reads the text through its SAX
-// interface, building Json or nlohmann::ordered_json values as it goes.
-// What stays here is what it leaves to its user: the nesting limit,
-// duplicate keys, and errors in our words with a line and column.
+// ParseJson: nlohmann-json reads the text through its SAX interface,
+// building the value as it goes. What stays here is what it leaves to its
+// user: the nesting limit, duplicate keys, the size of an object, and
+// errors in our words with a line and column.
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -13,17 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "config/util/json.h"
-#include "config/util/json_strict.h"
 
-namespace drivewatch::aging {
+namespace drivewatch {
 namespace {
-
-using NlohmannJson = nlohmann::ordered_json;
 
 constexpr int kMaxDepth = 64;
 
-static_assert(Json::kMaxObjectMembers == kMaxJsonObjectMembers,
-              "Json::Parse and ParseJson take objects of the same size");
 
 std::string Describe(std::string_view text, std::size_t at) {
   if (at >= text.size()) return "end of input";
@@ -119,49 +114,17 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-}  // namespace
+// Appends a member without the linear search ordered_map's own insertion
+// makes, which would make parsing an object quadratic in its members: the
+// parser has checked that `key` is new.
+void AppendMember(Json& object, std::string key, Json value) {
+  static_cast<Json::object_t::Container&>(object.get_ref<Json::object_t&>())
+      .emplace_back(std::move(key), std::move(value));
+}
 
-namespace detail {
-
-// How the parser puts values of each type together; scalars are built by
-// the value's own constructors.
-template <>
-struct JsonTree<Json> {
-  static Json Object() { return Json::Object(); }
-  static Json Array() { return Json::Array(); }
-  static bool IsArray(const Json& value) { return value.type() == Json::Type::kArray; }
-  static const auto& Members(const Json& object) { return object.members(); }
-  static void Push(Json& array, Json value) { array.Push(std::move(value)); }
-  static void Append(Json& object, std::string key, Json value) {
-    object.AppendMember(std::move(key), std::move(value));
-  }
-};
-
-template <>
-struct JsonTree<NlohmannJson> {
-  using ObjectMembers = NlohmannJson::object_t;
-  static NlohmannJson Object() { return NlohmannJson::object(); }
-  static NlohmannJson Array() { return NlohmannJson::array(); }
-  static bool IsArray(const NlohmannJson& value) { return value.is_array(); }
-  static const ObjectMembers& Members(const NlohmannJson& object) {
-    return object.get_ref<const ObjectMembers&>();
-  }
-  static void Push(NlohmannJson& array, NlohmannJson value) { array.push_back(std::move(value)); }
-  // Appends without the linear search ordered_map's own insertion makes,
-  // for the reason Json::AppendMember gives: the parser has checked that
-  // `key` is new.
-  static void Append(NlohmannJson& object, std::string key, NlohmannJson value) {
-    static_cast<ObjectMembers::Container&>(object.get_ref<ObjectMembers&>())
-        .emplace_back(std::move(key), std::move(value));
-  }
-};
-
-// Builds a Json or an ordered_json from nlohmann-json's SAX events and
-// turns its errors into ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
-template <typename Value>
-class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
-  using Tree = JsonTree<Value>;
-
+// Builds a Json from nlohmann-json's SAX events and turns its errors into
+// ours: "line 1, column 8: unexpected '\"' (expected ',' or '}')".
+class JsonBuilder final : public nlohmann::json_sax<Json> {
  public:
   // `text` is all of the input, for positions and for naming characters;
   // nlohmann-json reads its first `parsed` bytes, and `read_end` is how far
@@ -169,21 +132,21 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   JsonBuilder(std::string_view text, std::size_t parsed, const char* const& read_end)
       : text_(text), parsed_(parsed), read_end_(read_end) {}
 
-  Value TakeValue() { return std::move(value_); }
+  Json TakeValue() { return std::move(value_); }
   const Error& error() const { return error_; }
 
-  bool null() override { return Add(Value()); }
-  bool boolean(bool value) override { return Add(Value(value)); }
-  bool number_integer(number_integer_t value) override { return Add(Value(value)); }
-  bool number_unsigned(number_unsigned_t value) override { return Add(Value(value)); }
-  bool number_float(number_float_t value, const string_t&) override { return Add(Value(value)); }
-  bool string(string_t& value) override { return Add(Value(std::move(value))); }
+  bool null() override { return Add(Json()); }
+  bool boolean(bool value) override { return Add(Json(value)); }
+  bool number_integer(number_integer_t value) override { return Add(Json(value)); }
+  bool number_unsigned(number_unsigned_t value) override { return Add(Json(value)); }
+  bool number_float(number_float_t value, const string_t&) override { return Add(Json(value)); }
+  bool string(string_t& value) override { return Add(Json(std::move(value))); }
   bool binary(binary_t&) override { return false; }  // only in binary formats, never in JSON text
 
-  bool start_object(std::size_t) override { return Open(Tree::Object()); }
+  bool start_object(std::size_t) override { return Open(Json::object()); }
   bool key(string_t& name) override {
     OpenContainer& object = open_.back();
-    const auto& so_far = Tree::Members(object.value);
+    const auto& so_far = object.value.get_ref<const Json::object_t&>();
     const std::size_t members = so_far.size();
     if (members >= kMaxJsonObjectMembers) {
       const std::string most = std::to_string(kMaxJsonObjectMembers);
@@ -204,12 +167,12 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
       }
       duplicate = !object.keys.insert(name).second;
     }
-    if (duplicate) return Fail(KeyStart(), "duplicate key " + DumpJson(NlohmannJson(name)));
+    if (duplicate) return Fail(KeyStart(), "duplicate key " + DumpJson(Json(name)));
     object.key = std::move(name);
     return true;
   }
   bool end_object() override { return Close(); }
-  bool start_array(std::size_t) override { return Open(Tree::Array()); }
+  bool start_array(std::size_t) override { return Open(Json::array()); }
   bool end_array() override { return Close(); }
 
   bool parse_error(std::size_t position, const std::string& token,
@@ -217,7 +180,7 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
 
  private:
   struct OpenContainer {
-    Value value;
+    Json value;
     std::string key;  // objects: the member the next value is for
     // Objects of kSearchedMembers members or more: the keys so far.
     std::unordered_set<std::string> keys;
@@ -241,22 +204,22 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
     return at;
   }
 
-  bool Add(Value value) {
+  bool Add(Json value) {
     if (open_.empty()) {
       value_ = std::move(value);
       complete_ = true;
-    } else if (Tree::IsArray(open_.back().value)) {
-      Tree::Push(open_.back().value, std::move(value));
+    } else if (open_.back().value.is_array()) {
+      open_.back().value.push_back(std::move(value));
     } else {
-      Tree::Append(open_.back().value, std::move(open_.back().key), std::move(value));
+      AppendMember(open_.back().value, std::move(open_.back().key), std::move(value));
     }
     return true;
   }
 
-  bool Open(Value container) {
+  bool Open(Json container) {
     if (open_.size() >= kMaxDepth) {
-      // nlohmann-json's parser does not recurse, but Json (Dump, ==),
-      // DumpJson and nlohmann-json's own dump do.
+      // nlohmann-json's parser does not recurse, but DumpJson, == and
+      // copies of a value do.
       return Fail(ReadSoFar() - 1, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
     }
     open_.push_back({std::move(container), {}});
@@ -264,7 +227,7 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   }
 
   bool Close() {
-    Value done = std::move(open_.back().value);
+    Json done = std::move(open_.back().value);
     open_.pop_back();
     return Add(std::move(done));
   }
@@ -285,13 +248,12 @@ class JsonBuilder final : public nlohmann::json_sax<NlohmannJson> {
   std::size_t parsed_;
   const char* const& read_end_;
   std::vector<OpenContainer> open_;
-  Value value_;
+  Json value_;
   bool complete_ = false;  // the top-level value has been read
   Error error_;
 };
 
-template <typename Value>
-std::size_t JsonBuilder<Value>::TokenStart(std::size_t position, const std::string& token,
+std::size_t JsonBuilder::TokenStart(std::size_t position, const std::string& token,
                                     bool read_in_full, const std::string& problem,
                                     std::size_t failed_at) const {
   if (read_in_full) {
@@ -320,8 +282,7 @@ std::size_t JsonBuilder<Value>::TokenStart(std::size_t position, const std::stri
 
 // A token nlohmann-json could not read where a value was wanted (or a key
 // string): say what was wrong inside it, where.
-template <typename Value>
-bool JsonBuilder<Value>::FailInsideToken(const std::string& problem, std::size_t at) {
+bool JsonBuilder::FailInsideToken(const std::string& problem, std::size_t at) {
   const auto unexpected = [&](std::size_t where, const std::string& expected) {
     return Fail(where, "unexpected " + Describe(text_, where) + " (expected " + expected + ")");
   };
@@ -390,8 +351,7 @@ bool JsonBuilder<Value>::FailInsideToken(const std::string& problem, std::size_t
   return Fail(at, problem);  // nlohmann-json's own words, should it have new ones
 }
 
-template <typename Value>
-bool JsonBuilder<Value>::parse_error(std::size_t position, const std::string& token,
+bool JsonBuilder::parse_error(std::size_t position, const std::string& token,
                               const nlohmann::detail::exception& ex) {
   if (ex.id == 406) {
     // The only out_of_range error when parsing: a number a double cannot
@@ -450,12 +410,9 @@ bool JsonBuilder<Value>::parse_error(std::size_t position, const std::string& to
               "unexpected " + Describe(text_, start) + after + " (expected " + expected + ")");
 }
 
-}  // namespace detail
+}  // namespace
 
-namespace {
-
-template <typename Value>
-Expected<Value> ParseAs(std::string_view text) {
+Expected<Json> ParseJson(std::string_view text) {
   // nlohmann-json skips a UTF-8 byte order mark; RFC 8259 §8.1 allows none
   // in JSON text that is exchanged (a byte 0xef starts no other value).
   if (!text.empty() && text[0] == '\xEF') {
@@ -466,10 +423,10 @@ Expected<Value> ParseAs(std::string_view text) {
   // is.
   const std::string_view json = text.substr(0, text.find('\0'));
   const char* read_end = json.data();
-  detail::JsonBuilder<Value> builder(text, json.size(), read_end);
+  JsonBuilder builder(text, json.size(), read_end);
   const bool ok =
-      NlohmannJson::sax_parse(TrackedIterator(json.data(), &read_end),
-                              TrackedIterator(json.data() + json.size(), &read_end), &builder);
+      Json::sax_parse(TrackedIterator(json.data(), &read_end),
+                      TrackedIterator(json.data() + json.size(), &read_end), &builder);
   if (!ok) return builder.error();
   if (json.size() < text.size()) {
     return ErrorAt(text, json.size(),
@@ -478,10 +435,4 @@ Expected<Value> ParseAs(std::string_view text) {
   return builder.TakeValue();
 }
 
-}  // namespace
-
-Expected<Json> Json::Parse(std::string_view text) { return ParseAs<Json>(text); }
-
-Expected<NlohmannJson> ParseJson(std::string_view text) { return ParseAs<NlohmannJson>(text); }
-
-}  // namespace drivewatch::aging
+}  // namespace drivewatch

@@ -61,7 +61,7 @@ class ProgressPrinter : public aging::PhaseObserver {
     std::fflush(stderr);
   }
 
-  void OnEnd(const aging::Json&) override {
+  void OnEnd(const Json&) override {
     if (tty_) std::fputs("\n", stderr);
   }
 
@@ -72,7 +72,7 @@ class ProgressPrinter : public aging::PhaseObserver {
 
 // Records the runs a crash left unrecorded, and says which phases they were.
 void SayRecovered(const std::string& state_directory) {
-  for (const aging::Json& r : aging::RecoverInterrupted(state_directory)) {
+  for (const Json& r : aging::RecoverInterrupted(state_directory)) {
     const auto run = aging::ReadRunHeader(r, aging::RecordFields::kPresent);
     std::fprintf(stderr, "drivewatch: recorded an interrupted run of phase %s\n",
                  run && !run->phase.empty() ? run->phase.c_str() : "?");
@@ -134,7 +134,7 @@ int RunPhaseCommand(const CommandLine& cli) {
     std::fprintf(stderr, "drivewatch: phase %s: %s\n", name.c_str(), record.error().message.c_str());
     return record.error().errnum == ENOENT ? 2 : 1;
   }
-  std::fputs((record->Dump(2) + "\n").c_str(), stdout);
+  std::fputs((DumpJson(*record, 2) + "\n").c_str(), stdout);
   // A perf run's matrix as a table, beside the JSON (docs/aging.md).
   if (const std::string table = aging::RenderPerfSummary(*record); !table.empty()) {
     std::fflush(stdout);
@@ -148,12 +148,12 @@ int RunPhaseCommand(const CommandLine& cli) {
     return 1;
   }
   if (run->outcome != "completed") return run->outcome == "refused" ? 2 : 1;
-  const aging::Json* bad = run->results.Find("bad_bytes");
-  if (bad != nullptr && bad->AsDouble() > 0) {
+  const Json* bad = Find(run->results, "bad_bytes");
+  if (bad != nullptr && AsDouble(*bad) > 0) {
     std::fprintf(stderr,
                  "drivewatch: phase %s: the verify found %.0f bytes that no longer read back as "
                  "written (exit status 3; drivewatch retention report names the blocks)\n",
-                 name.c_str(), bad->AsDouble());
+                 name.c_str(), AsDouble(*bad));
     return kExitDataDamaged;
   }
   return 0;
@@ -255,7 +255,7 @@ int RunRetentionCommand(const CommandLine& cli) {
                                      : fmt == "html" ? aging::ReportFormat::kHtml
                                                      : aging::ReportFormat::kText;
   if (cli.args[0] == "list") {
-    std::vector<aging::Json> studies;
+    std::vector<Json> studies;
     std::vector<aging::UnloadableStudy> unloadable;
     for (aging::StudyFile& f : aging::ReadStudies(cfg->state_directory)) {
       if (f.record) {

@@ -33,26 +33,26 @@ double Now() {
 
 // Says on stderr what the report left out of each history, from its model
 // (the histories were read once, as they streamed).
-void Warn(const aging::Json& model) {
-  const aging::Json* sources = model.Find("sources");
+void Warn(const Json& model) {
+  const Json* sources = Find(model, "sources");
   if (sources == nullptr) return;
-  for (const aging::Json& source : sources->items()) {
-    if (source.Find("kind")->AsString() != "history") continue;
-    const std::string file = source.Find("file")->AsString();
-    const std::uint64_t torn = source.Find("torn_tail_bytes")->AsUint();
+  for (const Json& source : Items(*sources)) {
+    if (AsString(*Find(source, "kind")) != "history") continue;
+    const std::string file = AsString(*Find(source, "file"));
+    const std::uint64_t torn = AsUint(*Find(source, "torn_tail_bytes"));
     if (torn > 0) {
       std::fprintf(stderr,
                    "drivewatch: %s: the last %llu bytes are a torn record (a write cut short by a "
                    "crash) and are left out\n",
                    file.c_str(), static_cast<unsigned long long>(torn));
     }
-    for (const aging::Json& d : source.Find("damaged")->items()) {
+    for (const Json& d : Items(*Find(source, "damaged"))) {
       std::fprintf(stderr, "drivewatch: %s: damaged record left out: %s\n", file.c_str(),
-                   d.AsString().c_str());
+                   AsString(d).c_str());
     }
-    if (const aging::Json* more = source.Find("damaged_unlisted")) {
+    if (const Json* more = Find(source, "damaged_unlisted")) {
       std::fprintf(stderr, "drivewatch: %s: %llu more damaged records left out\n", file.c_str(),
-                   static_cast<unsigned long long>(more->AsUint()));
+                   static_cast<unsigned long long>(AsUint(*more)));
     }
   }
 }
@@ -79,9 +79,9 @@ int WriteStudyPages(const std::string& output, const std::vector<aging::StudyFil
   for (const aging::StudyFile& s : studies) {
     if (!s.record) continue;
     // Named as the report names it: by the study's own name.
-    const aging::Json* study = s.record->Find("study");
+    const Json* study = Find(*s.record, "study");
     const std::string name =
-        study && study->type() == aging::Json::Type::kString ? study->AsString() : s.name;
+        study && study->is_string() ? AsString(*study) : s.name;
     const std::string page = (dir / aging::RetentionReportFileName(name)).string();
     const std::string html =
         aging::RenderRetentionReport(*s.record, aging::ReportFormat::kHtml, generated);

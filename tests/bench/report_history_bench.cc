@@ -39,9 +39,12 @@
 
 namespace {
 
+using drivewatch::AsDouble;
+using drivewatch::AsString;
+using drivewatch::Find;
+using drivewatch::Json;
 using drivewatch::aging::FramedRecord;
 using drivewatch::aging::IsStepRecord;
-using drivewatch::aging::Json;
 
 std::vector<std::string> Flags(int argc, char** argv, const std::string& name) {
   std::vector<std::string> out;
@@ -83,9 +86,9 @@ bool MakeHistory(const std::string& path, long records) {
     const std::string suffix = "-c" + std::to_string(cycle);
     auto moved = [&](const Json& record) {
       Json r = record;
-      r["run"] = r.Find("run")->AsString() + suffix;
+      r["run"] = AsString(*Find(r, "run")) + suffix;
       for (const char* key : {"start", "end", "time"}) {
-        if (const Json* t = r.Find(key)) r[key] = t->AsDouble() + shift;
+        if (const Json* t = Find(r, key)) r[key] = AsDouble(*t) + shift;
       }
       return r;
     };
@@ -97,7 +100,7 @@ bool MakeHistory(const std::string& path, long records) {
     for (int k = 0; k < kPassesPerCycle && written < records && !passes.empty(); ++k) {
       Json r = moved(passes[static_cast<std::size_t>(k) % passes.size()]);
       r["step"] = ++step;
-      r["time"] = r.Find("time")->AsDouble() + k;
+      r["time"] = AsDouble(*Find(r, "time")) + k;
       out << FramedRecord(r);
       ++written;
     }

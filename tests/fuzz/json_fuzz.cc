@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Json::Parse on any text; what it accepts must survive Dump(), compact
-// and pretty: Parse(Dump(j)) == j. What it refuses has an error located in
-// the text: "line L, column C: what", with L and C inside the input (C may
-// be one past the end of its line).
+// ParseJson on any text; what it accepts must survive DumpJson, compact
+// and pretty: ParseJson(DumpJson(j)) == j. What it refuses has an error
+// located in the text: "line L, column C: what", with L and C inside the
+// input (C may be one past the end of its line).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -14,7 +14,7 @@
 namespace {
 
 // Whether `message` starts with a line and column inside `text`; columns
-// count characters (UTF-8 lead bytes and ASCII), as Json::Parse does.
+// count characters (UTF-8 lead bytes and ASCII), as ParseJson does.
 bool LocatedIn(std::string_view text, const std::string& message) {
   std::size_t line = 0, column = 0;
   int consumed = 0;
@@ -38,9 +38,10 @@ bool LocatedIn(std::string_view text, const std::string& message) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using drivewatch::aging::Json;
+  using drivewatch::DumpJson;
+  using drivewatch::ParseJson;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const auto json = Json::Parse(input);
+  const auto json = ParseJson(input);
   if (!json) {
     if (!LocatedIn(input, json.error().message)) {
       std::fprintf(stderr, "error: %s\n", json.error().message.c_str());
@@ -49,12 +50,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   for (int indent : {-1, 2}) {
-    const std::string text = json->Dump(indent);
-    const auto again = Json::Parse(text);
-    if (!again || !(*again == *json)) std::fprintf(stderr, "Dump(%d): %s\n", indent, text.c_str());
-    DW_FUZZ_CHECK(again.ok(), "Dump() output does not parse");
-    DW_FUZZ_CHECK(*again == *json, "Dump() round trip changed the value");
-    DW_FUZZ_CHECK(again->Dump(indent) == text, "Dump() is not stable");
+    const std::string text = DumpJson(*json, indent);
+    const auto again = ParseJson(text);
+    if (!again || !(*again == *json)) {
+      std::fprintf(stderr, "DumpJson(%d): %s\n", indent, text.c_str());
+    }
+    DW_FUZZ_CHECK(again.ok(), "DumpJson output does not parse");
+    DW_FUZZ_CHECK(*again == *json, "DumpJson round trip changed the value");
+    DW_FUZZ_CHECK(DumpJson(*again, indent) == text, "DumpJson is not stable");
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace drivewatch;
   using namespace drivewatch::aging;
   const std::string file = FuzzFile(data, size);
   std::vector<HistorySource> histories = {HistorySource::File("fuzz.dwh", file)};
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   DW_FUZZ_CHECK(model.ok(), "a report that names no drive, baseline or run was refused, or "
                             "reading a readable file failed");
   // The JSON printed is the model.
-  auto parsed = Json::Parse(RenderDriveReport(*model, DriveReportFormat::kJson));
+  auto parsed = ParseJson(RenderDriveReport(*model, DriveReportFormat::kJson));
   DW_FUZZ_CHECK(parsed.ok() && *parsed == *model, "the JSON report does not parse back to the model");
   const std::string html = RenderDriveReport(*model, DriveReportFormat::kHtml);
   DW_FUZZ_CHECK(html.find("<script") == std::string::npos, "a script in the HTML report");
@@ -29,10 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   // With its first drive as the baseline of the others.
-  const auto& drives = model->Find("drives")->items();
+  const auto& drives = Items(*Find(*model, "drives"));
   if (!drives.empty()) {
     DriveReportRequest r;
-    r.baseline = drives.front().Find("drive")->AsString();
+    r.baseline = AsString(*Find(drives.front(), "drive"));
     auto with = BuildDriveReport(histories, {}, r);
     DW_FUZZ_CHECK(with.ok(), "a baseline on record was refused");
     (void)RenderDriveReport(*with, DriveReportFormat::kHtml);

@@ -21,14 +21,15 @@
 
 namespace {
 
+using namespace drivewatch;
 using namespace drivewatch::aging;
 
 std::string Verdict(const Json& study, double now) {
-  auto report = Json::Parse(RenderRetentionReport(study, ReportFormat::kJson, now));
+  auto report = ParseJson(RenderRetentionReport(study, ReportFormat::kJson, now));
   DW_FUZZ_CHECK(report.ok(), "the JSON report does not parse");
-  const Json* summary = report->Find("summary");
-  DW_FUZZ_CHECK(summary && summary->Find("verdict"), "the JSON report has no verdict");
-  return summary->Find("verdict")->AsString();
+  const Json* summary = Find(*report, "summary");
+  DW_FUZZ_CHECK(summary && Find(*summary, "verdict"), "the JSON report has no verdict");
+  return AsString(*Find(*summary, "verdict"));
 }
 
 }  // namespace
@@ -44,9 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     DW_FUZZ_CHECK(Verdict(*record, now) != "DAMAGED", "a loaded record reports DAMAGED");
     auto again = ParseStudyRecord(SerializeStudy(*record), "fuzz.json", "");
     DW_FUZZ_CHECK(again.ok(), "a saved record does not load back");
-    Json expected = Json::Object();  // SerializeStudy puts the version first
+    Json expected = Json::object();  // SerializeStudy puts the version first
     expected["version"] = 2;
-    for (const auto& [k, v] : record->members()) {
+    for (const auto& [k, v] : Members(*record)) {
       if (k != "version") expected[k] = v;
     }
     DW_FUZZ_CHECK(*again == expected, "a saved record loads back different");
@@ -54,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     DW_FUZZ_CHECK(record.error().errnum == EBADMSG, "a record refused without EBADMSG");
   }
 
-  auto study = Json::Parse(bytes);
+  auto study = ParseJson(bytes);
   if (!study) return 0;
   const bool valid = ValidateStudy(*study).ok();
   if (!valid) {
@@ -67,9 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     DW_FUZZ_CHECK(html.find("<div class=\"verdict damaged\" id=\"verdict\">DAMAGED: ") != std::string::npos,
                   "the HTML report of a damaged record does not say DAMAGED");
   }
-  if (study->type() != Json::Type::kObject || !study->Find("study")) return 0;
+  if (!study->is_object() || !Find(*study, "study")) return 0;
   (void)PatternOf(*study);
-  const Json* smart = study->Find("smart_at_write");
+  const Json* smart = Find(*study, "smart_at_write");
   for (double kelvin : {std::nan(""), 298.15, 0.0}) {
     const auto ages = ComputeAges(*study, now, smart, kelvin);
     (void)ages;
@@ -83,9 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Json copy = *study;
   AddTemperatureSample(copy, now, 310.0, 600);
   AddTemperatureSample(copy, now + 60, 312.0, 600);
-  if (const Json* baseline = study->Find("baseline")) {
-    if (const Json* verifies = study->Find("verifies")) {
-      for (const auto& v : verifies->items()) (void)CompareWithBaseline(*baseline, v);
+  if (const Json* baseline = Find(*study, "baseline")) {
+    if (const Json* verifies = Find(*study, "verifies")) {
+      for (const auto& v : Items(*verifies)) (void)CompareWithBaseline(*baseline, v);
     }
   }
   return 0;

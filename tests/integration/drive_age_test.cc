@@ -71,9 +71,9 @@ class DriveAgeTest : public PhaseRunFixture {
 TEST_F(DriveAgeTest, EveryRunRecordsTheDrivesAgeAsItStarts) {
   Realistic();
   const Json r = Run();
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  const Json* snapshot = r.Find("drive_at_start");
-  ASSERT_NE(snapshot, nullptr) << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  const Json* snapshot = Find(r, "drive_at_start");
+  ASSERT_NE(snapshot, nullptr) << DumpJson(r, 2);
   auto age = DriveAgeFromJson(*snapshot);
   ASSERT_TRUE(age) << age.error().message;
   EXPECT_EQ(age->power_on_hours, 8'760u);
@@ -84,22 +84,22 @@ TEST_F(DriveAgeTest, EveryRunRecordsTheDrivesAgeAsItStarts) {
   // HCTMA set, Get Features 10h 015a015dh: TMT1 346 K, TMT2 349 K.
   EXPECT_EQ(age->tmt1_k, std::optional<std::uint16_t>(346));
   EXPECT_EQ(age->tmt2_k, std::optional<std::uint16_t>(349));
-  EXPECT_GE(age->time, r.Find("start")->AsDouble());
-  EXPECT_LE(age->time, r.Find("end")->AsDouble());
+  EXPECT_GE(age->time, AsDouble(*Find(r, "start")));
+  EXPECT_LE(age->time, AsDouble(*Find(r, "end")));
 
   // What the history holds is what was returned.
   auto h = HistoryFile(HistoryPath(config_.state_directory)).Read();
   ASSERT_TRUE(h);
   ASSERT_EQ(h->records.size(), 1u);
-  EXPECT_EQ(*h->records[0].Find("drive_at_start"), *snapshot);
+  EXPECT_EQ(*Find(h->records[0], "drive_at_start"), *snapshot);
 }
 
 TEST_F(DriveAgeTest, ACounterNoDriveCanReachIsRecordedButNotTrustedOnReadBack) {
   // The unpatched log: Power On Hours 2^64 + 8,760.
   const Json r = Run();
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  ASSERT_NE(r.Find("drive_at_start"), nullptr);
-  auto age = DriveAgeFromJson(*r.Find("drive_at_start"));
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  ASSERT_NE(Find(r, "drive_at_start"), nullptr);
+  auto age = DriveAgeFromJson(*Find(r, "drive_at_start"));
   ASSERT_FALSE(age);
   EXPECT_NE(age.error().message.find("drive_at_start.power_on_hours is 18446744073709559808.0"),
             std::string::npos)
@@ -112,23 +112,23 @@ TEST_F(DriveAgeTest, WithoutHostControlledThermalManagementThereIsNoTmt) {
   Realistic();
   recording_.id_ctrl[322] = 0;  // HCTMA bit 0 clear
   const Json r = Run();
-  ASSERT_NE(r.Find("drive_at_start"), nullptr) << r.Dump(2);
-  EXPECT_EQ(r.Find("drive_at_start")->Find("tmt1_k"), nullptr);
-  EXPECT_EQ(r.Find("drive_at_start")->Find("tmt2_k"), nullptr);
+  ASSERT_NE(Find(r, "drive_at_start"), nullptr) << DumpJson(r, 2);
+  EXPECT_EQ(Find(*Find(r, "drive_at_start"), "tmt1_k"), nullptr);
+  EXPECT_EQ(Find(*Find(r, "drive_at_start"), "tmt2_k"), nullptr);
 }
 
 TEST_F(DriveAgeTest, ALogThatCannotBeReadLeavesTheAgeOutAndTheRunGoesOn) {
   recording_.smart_log.clear();  // Get Log Page 02h answers Invalid Field
   const Json r = Run();
-  EXPECT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  EXPECT_EQ(r.Find("drive_at_start"), nullptr) << r.Dump(2);
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  EXPECT_EQ(Find(r, "drive_at_start"), nullptr) << DumpJson(r, 2);
 }
 
 TEST_F(DriveAgeTest, ATargetWithoutAControllerHasNoAge) {
   auto r = RunPhase(config_, "fill", options_, {}, nullptr);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
-  EXPECT_EQ(r->Find("drive_at_start"), nullptr);
+  EXPECT_EQ(AsString(*Find(*r, "outcome")), "completed") << DumpJson(*r, 2);
+  EXPECT_EQ(Find(*r, "drive_at_start"), nullptr);
 }
 
 }  // namespace

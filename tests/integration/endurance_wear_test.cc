@@ -117,7 +117,7 @@ class EnduranceWearTest : public PhaseRunFixture {
     UsePhase(p);
     auto r = RunPhase(config_, "wear", options_, observer.stop.get_token(), &observer);
     ASSERT_TRUE(r) << r.error().message;
-    ASSERT_FALSE(observer.checkpoint_after_2.empty()) << r->Dump(2);
+    ASSERT_FALSE(observer.checkpoint_after_2.empty()) << DumpJson(*r, 2);
     ASSERT_FALSE(observer.progress_after_1.empty());
   }
 
@@ -128,18 +128,18 @@ TEST_F(EnduranceWearTest, EachPassRecordsItsWriteAmplificationFromTheOcpLog) {
   config::EnduranceParams p;
   p.drive_writes = 2;
   const Json r = Run(p);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  const Json* passes = r.Find("series")->Find("passes");
-  ASSERT_NE(passes, nullptr) << r.Dump(2);
-  ASSERT_EQ(passes->items().size(), 2u) << r.Dump(2);
-  for (const Json& pass : passes->items()) {
-    EXPECT_EQ(pass.Find("host_bytes")->AsDouble(), static_cast<double>(kTargetBytes));
-    ASSERT_NE(pass.Find("waf_ratio"), nullptr) << pass.Dump(2);
-    EXPECT_NEAR(pass.Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
-    EXPECT_EQ(pass.Find("available_spare_percent")->AsDouble(), 100);
-    EXPECT_NEAR(pass.Find("temperature_celsius")->AsDouble(), 310 - 273.15, 1e-9);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  const Json* passes = Find(*Find(r, "series"), "passes");
+  ASSERT_NE(passes, nullptr) << DumpJson(r, 2);
+  ASSERT_EQ(Items(*passes).size(), 2u) << DumpJson(r, 2);
+  for (const Json& pass : Items(*passes)) {
+    EXPECT_EQ(AsDouble(*Find(pass, "host_bytes")), static_cast<double>(kTargetBytes));
+    ASSERT_NE(Find(pass, "waf_ratio"), nullptr) << DumpJson(pass, 2);
+    EXPECT_NEAR(AsDouble(*Find(pass, "waf_ratio")), 3.0, 1e-9);
+    EXPECT_EQ(AsDouble(*Find(pass, "available_spare_percent")), 100);
+    EXPECT_NEAR(AsDouble(*Find(pass, "temperature_celsius")), 310 - 273.15, 1e-9);
   }
-  EXPECT_NEAR(r.Find("results")->Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
+  EXPECT_NEAR(AsDouble(*Find(*Find(r, "results"), "waf_ratio")), 3.0, 1e-9);
 }
 
 // The step records of the history (one per endurance pass), by pass.
@@ -162,35 +162,35 @@ void Reopen(const std::string& state_directory) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  auto j = Json::Parse(text.str());
+  auto j = ParseJson(text.str());
   ASSERT_TRUE(j) << path;
   (*j)["ended"] = false;
   (*j)["end_reason"] = "";
-  std::ofstream(path, std::ios::trunc) << j->Dump() << "\n";
+  std::ofstream(path, std::ios::trunc) << DumpJson(*j) << "\n";
 }
 
 TEST_F(EnduranceWearTest, EachPassIsARecordOfTheHistoryOnce) {
   config::EnduranceParams p;
   p.drive_writes = 2;
   const Json r = Run(p);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   std::vector<Json> passes = PassRecords(config_.state_directory);
   ASSERT_EQ(passes.size(), 2u);
   for (std::size_t i = 0; i < passes.size(); ++i) {
     const Json& pass = passes[i];
-    EXPECT_EQ(pass.Find("run")->AsString(), r.Find("run")->AsString());
-    EXPECT_EQ(pass.Find("phase")->AsString(), "wear");
-    EXPECT_EQ(pass.Find("kind")->AsString(), "endurance");
-    EXPECT_EQ(pass.Find("step")->AsDouble(), static_cast<double>(i + 1));
-    EXPECT_EQ(pass.Find("test")->AsString(), passes[0].Find("test")->AsString());
-    const Json* results = pass.Find("results");
-    ASSERT_NE(results, nullptr) << pass.Dump(2);
-    EXPECT_EQ(results->Find("host_bytes")->AsDouble(), static_cast<double>(kTargetBytes));
-    EXPECT_NEAR(results->Find("waf_ratio")->AsDouble(), 3.0, 1e-9);
-    EXPECT_NE(results->Find("percentage_used"), nullptr);
-    EXPECT_NE(results->Find("media_errors"), nullptr);
-    EXPECT_EQ(results->Find("available_spare_percent")->AsDouble(), 100);
-    EXPECT_NEAR(results->Find("temperature_celsius")->AsDouble(), 310 - 273.15, 1e-9);
+    EXPECT_EQ(AsString(*Find(pass, "run")), AsString(*Find(r, "run")));
+    EXPECT_EQ(AsString(*Find(pass, "phase")), "wear");
+    EXPECT_EQ(AsString(*Find(pass, "kind")), "endurance");
+    EXPECT_EQ(AsDouble(*Find(pass, "step")), static_cast<double>(i + 1));
+    EXPECT_EQ(AsString(*Find(pass, "test")), AsString(*Find(passes[0], "test")));
+    const Json* results = Find(pass, "results");
+    ASSERT_NE(results, nullptr) << DumpJson(pass, 2);
+    EXPECT_EQ(AsDouble(*Find(*results, "host_bytes")), static_cast<double>(kTargetBytes));
+    EXPECT_NEAR(AsDouble(*Find(*results, "waf_ratio")), 3.0, 1e-9);
+    EXPECT_NE(Find(*results, "percentage_used"), nullptr);
+    EXPECT_NE(Find(*results, "media_errors"), nullptr);
+    EXPECT_EQ(AsDouble(*Find(*results, "available_spare_percent")), 100);
+    EXPECT_NEAR(AsDouble(*Find(*results, "temperature_celsius")), 310 - 273.15, 1e-9);
   }
   // A step is not a run: the table shows it as one, and the phase's last
   // run is still the run record.
@@ -199,19 +199,19 @@ TEST_F(EnduranceWearTest, EachPassIsARecordOfTheHistoryOnce) {
   const std::string table = RenderHistory(h->records, {}, HistoryFormat::kTable);
   EXPECT_NE(table.find("step 1"), std::string::npos) << table;
   EXPECT_NE(table.find("step 2"), std::string::npos) << table;
-  EXPECT_TRUE(IsRunRecord(h->records.back())) << h->records.back().Dump(2);
+  EXPECT_TRUE(IsRunRecord(h->records.back())) << DumpJson(h->records.back(), 2);
 
   // Resumed, the test does not put its last pass on record again (the
   // resume's catch-up finds it there), and goes on with pass 3.
   Reopen(config_.state_directory);
   p.drive_writes = 3;
   const Json again = Run(p);
-  ASSERT_EQ(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+  ASSERT_EQ(AsString(*Find(again, "outcome")), "completed") << DumpJson(again, 2);
   passes = PassRecords(config_.state_directory);
   ASSERT_EQ(passes.size(), 3u);
-  EXPECT_EQ(passes[2].Find("step")->AsDouble(), 3);
-  EXPECT_EQ(passes[2].Find("run")->AsString(), again.Find("run")->AsString());
-  EXPECT_EQ(passes[2].Find("test")->AsString(), passes[0].Find("test")->AsString());
+  EXPECT_EQ(AsDouble(*Find(passes[2], "step")), 3);
+  EXPECT_EQ(AsString(*Find(passes[2], "run")), AsString(*Find(again, "run")));
+  EXPECT_EQ(AsString(*Find(passes[2], "test")), AsString(*Find(passes[0], "test")));
 }
 
 // The value of `name`{...phase="wear"...} in `text`, or -1.
@@ -227,7 +227,7 @@ double PhaseSample(const std::string& text, const std::string& name) {
 TEST_F(EnduranceWearTest, TheTestsProgressIsExportedFromItsProgressFileBetweenRuns) {
   config::EnduranceParams p;
   p.drive_writes = 2;
-  ASSERT_EQ(Run(p).Find("outcome")->AsString(), "completed");
+  ASSERT_EQ(AsString(*Find(Run(p), "outcome")), "completed");
   {
     MetricStore store;
     PhaseService service(store, nullptr, nullptr);
@@ -248,12 +248,12 @@ TEST_F(EnduranceWearTest, TheTestsProgressIsExportedFromItsProgressFileBetweenRu
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    auto j = Json::Parse(text.str());
+    auto j = ParseJson(text.str());
     ASSERT_TRUE(j);
     (*j)["ended"] = false;
     (*j)["end_reason"] = "";
     (*j)["pass_bytes"] = kTargetBytes / 4;
-    std::ofstream(path, std::ios::trunc) << j->Dump() << "\n";
+    std::ofstream(path, std::ios::trunc) << DumpJson(*j) << "\n";
   }
   {
     MetricStore store;
@@ -282,7 +282,7 @@ TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes
   // did: the history has the run, not the pass.
   config::EnduranceParams p;
   p.drive_writes = 1;
-  ASSERT_EQ(Run(p).Find("outcome")->AsString(), "completed");
+  ASSERT_EQ(AsString(*Find(Run(p), "outcome")), "completed");
   const std::string path = HistoryPath(config_.state_directory);
   auto h = HistoryFile(path).Read();
   ASSERT_TRUE(h);
@@ -298,19 +298,19 @@ TEST_F(EnduranceWearTest, APassMissingFromTheHistoryIsRecordedWhenTheTestResumes
   Reopen(config_.state_directory);
   p.drive_writes = 2;
   const Json again = Run(p);
-  ASSERT_EQ(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+  ASSERT_EQ(AsString(*Find(again, "outcome")), "completed") << DumpJson(again, 2);
   const std::vector<Json> passes = PassRecords(config_.state_directory);
   ASSERT_EQ(passes.size(), 2u);
-  EXPECT_EQ(passes[0].Find("step")->AsDouble(), 1);
-  EXPECT_EQ(passes[1].Find("step")->AsDouble(), 2);
-  EXPECT_EQ(passes[0].Find("run")->AsString(), again.Find("run")->AsString())
+  EXPECT_EQ(AsDouble(*Find(passes[0], "step")), 1);
+  EXPECT_EQ(AsDouble(*Find(passes[1], "step")), 2);
+  EXPECT_EQ(AsString(*Find(passes[0], "run")), AsString(*Find(again, "run")))
       << "the resumed run records the pass it found missing";
 }
 
 double Result(const Json& record, const std::string& key) {
-  const Json* results = record.Find("results");
-  const Json* v = results ? results->Find(key) : nullptr;
-  return v ? v->AsDouble() : -1;
+  const Json* results = Find(record, "results");
+  const Json* v = results ? Find(*results, key) : nullptr;
+  return v ? AsDouble(*v) : -1;
 }
 
 std::string FileText(const std::string& path) {
@@ -329,9 +329,9 @@ class CrashBetweenSaves : public PhaseObserver {
   explicit CrashBetweenSaves(std::string state) : state_(std::move(state)) {}
   void OnProgress(const PhaseStatus&) override {
     const std::string text = FileText(EnduranceProgressPath(state_, "wear"));
-    auto j = Json::Parse(text);
-    if (text.empty() || !j || !j->Find("chunk")) return;
-    const double chunk = j->Find("chunk")->AsDouble();
+    auto j = ParseJson(text);
+    if (text.empty() || !j || !Find(*j, "chunk")) return;
+    const double chunk = AsDouble(*Find(*j, "chunk"));
     if (chunk == 1 && progress_after_1.empty()) progress_after_1 = text;
     if (chunk == 2 && checkpoint_after_2.empty()) {
       checkpoint_after_2 = FileText(CheckpointPath(state_, "wear"));
@@ -367,12 +367,12 @@ TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothin
   const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
   ASSERT_EQ(recovered.size(), 1u);
   const Json& killed = recovered[0];
-  EXPECT_EQ(killed.Find("outcome")->AsString(), "interrupted");
-  EXPECT_NE(killed.Find("reason")->AsString().find(
+  EXPECT_EQ(AsString(*Find(killed, "outcome")), "interrupted");
+  EXPECT_NE(AsString(*Find(killed, "reason")).find(
                 "endurance/wear.progress brought up to its last checkpoint"),
             std::string::npos)
-      << killed.Find("reason")->AsString();
-  EXPECT_EQ(killed.Find("resume"), nullptr) << "the resume state stays out of the history";
+      << AsString(*Find(killed, "reason"));
+  EXPECT_EQ(Find(killed, "resume"), nullptr) << "the resume state stays out of the history";
   auto progress = LoadEnduranceProgress(EnduranceProgressPath(config_.state_directory, "wear"));
   ASSERT_TRUE(progress) << progress.error().message;
   const std::uint64_t chunk = kTargetBytes / 16;
@@ -381,7 +381,7 @@ TEST_F(EnduranceWearTest, AKillBetweenTheCheckpointAndTheProgressSaveLosesNothin
   EXPECT_EQ(Result(killed, "host_written_bytes"), static_cast<double>(progress->host_bytes));
 
   const Json resumed = Run(p);
-  ASSERT_EQ(resumed.Find("outcome")->AsString(), "completed") << resumed.Dump(2);
+  ASSERT_EQ(AsString(*Find(resumed, "outcome")), "completed") << DumpJson(resumed, 2);
   EXPECT_EQ(Result(resumed, "resumed_at_bytes"), static_cast<double>(2 * chunk));
   EXPECT_EQ(Result(resumed, "run_written_bytes"), static_cast<double>(kTargetBytes - 2 * chunk));
   EXPECT_EQ(Result(resumed, "host_written_bytes"), static_cast<double>(kTargetBytes));
@@ -430,7 +430,7 @@ TEST_F(EnduranceWearTest, AResetWaitsForTheRunAndKeepsWhatAKilledRunLeft) {
   EXPECT_EQ(none.error().errnum, ENOENT);
   // The next run begins a new test.
   const Json fresh = Run(p);
-  EXPECT_EQ(fresh.Find("outcome")->AsString(), "completed") << fresh.Dump(2);
+  EXPECT_EQ(AsString(*Find(fresh, "outcome")), "completed") << DumpJson(fresh, 2);
   EXPECT_EQ(Result(fresh, "resumed_at_bytes"), 0);
 }
 
@@ -439,12 +439,12 @@ TEST_F(EnduranceWearTest, ADriveWithoutTheOcpLogHasNoWriteAmplification) {
   config::EnduranceParams p;
   p.drive_writes = 1;
   const Json r = Run(p);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  const Json* passes = r.Find("series")->Find("passes");
-  ASSERT_EQ(passes->items().size(), 1u);
-  EXPECT_EQ(passes->items()[0].Find("waf_ratio"), nullptr);
-  EXPECT_NE(passes->items()[0].Find("percentage_used"), nullptr);
-  EXPECT_EQ(r.Find("results")->Find("waf_ratio"), nullptr);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  const Json* passes = Find(*Find(r, "series"), "passes");
+  ASSERT_EQ(Items(*passes).size(), 1u);
+  EXPECT_EQ(Find(Items(*passes)[0], "waf_ratio"), nullptr);
+  EXPECT_NE(Find(Items(*passes)[0], "percentage_used"), nullptr);
+  EXPECT_EQ(Find(*Find(r, "results"), "waf_ratio"), nullptr);
 }
 
 TEST_F(EnduranceWearTest, StopsWhenPercentageUsedReachesItsTarget) {
@@ -453,14 +453,14 @@ TEST_F(EnduranceWearTest, StopsWhenPercentageUsedReachesItsTarget) {
   p.drive_writes = 0;  // no bound: only the wear target ends it
   p.percentage_used = 5;
   const Json r = Run(p);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   EXPECT_EQ(drive_->used, 5);
-  EXPECT_DOUBLE_EQ(r.Find("results")->Find("percentage_used_ratio")->AsDouble(), 0.05);
-  EXPECT_LT(r.Find("results")->Find("host_written_bytes")->AsDouble(),
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(*Find(r, "results"), "percentage_used_ratio")), 0.05);
+  EXPECT_LT(AsDouble(*Find(*Find(r, "results"), "host_written_bytes")),
             static_cast<double>(kTargetBytes)) << "it wrote on past the wear target";
   // The test is over: the next run is refused until the progress file goes.
   const Json again = Run(p);
-  EXPECT_NE(again.Find("outcome")->AsString(), "completed") << again.Dump(2);
+  EXPECT_NE(AsString(*Find(again, "outcome")), "completed") << DumpJson(again, 2);
 }
 
 TEST_F(EnduranceWearTest, AbortsWhenAvailableSpareReachesItsThreshold) {
@@ -468,11 +468,11 @@ TEST_F(EnduranceWearTest, AbortsWhenAvailableSpareReachesItsThreshold) {
   config::EnduranceParams p;
   p.drive_writes = 100;
   const Json r = Run(p);
-  const std::string outcome = r.Find("outcome")->AsString();
-  EXPECT_TRUE(outcome == "failed" || outcome == "aborted") << r.Dump(2);
-  EXPECT_NE(r.Dump().find("available spare 10% is at or below its threshold 10%"),
-            std::string::npos) << r.Dump(2);
-  EXPECT_LT(r.Find("results")->Find("host_written_bytes")->AsDouble(),
+  const std::string outcome = AsString(*Find(r, "outcome"));
+  EXPECT_TRUE(outcome == "failed" || outcome == "aborted") << DumpJson(r, 2);
+  EXPECT_NE(DumpJson(r).find("available spare 10% is at or below its threshold 10%"),
+            std::string::npos) << DumpJson(r, 2);
+  EXPECT_LT(AsDouble(*Find(*Find(r, "results"), "host_written_bytes")),
             static_cast<double>(kTargetBytes));
 }
 

@@ -31,8 +31,8 @@ Json Record(int i, int series_points) {
   r["outcome"] = "completed";
   r["results"]["written_bytes"] = 1000 + i;
   Json& series = r["series"]["throughput_bytes_per_second"];
-  series = Json::Array();
-  for (int k = 0; k < series_points; ++k) series.Push(1.234567e9 + k);
+  series = Json::array();
+  for (int k = 0; k < series_points; ++k) series.push_back(1.234567e9 + k);
   return r;
 }
 

@@ -69,13 +69,13 @@ class PerfMatrixTest : public PhaseRunFixture {
     return h ? h->records : std::vector<Json>{};
   }
   static double Result(const Json& record, const std::string& key) {
-    const Json* r = record.Find("results");
-    const Json* v = r ? r->Find(key) : nullptr;
-    return v ? v->AsDouble(-1) : -1;
+    const Json* r = Find(record, "results");
+    const Json* v = r ? Find(*r, key) : nullptr;
+    return v ? AsDouble(*v, -1) : -1;
   }
   static std::set<std::string> Keys(const Json& record) {
     std::set<std::string> keys;
-    for (const auto& [key, value] : record.Find("results")->members()) keys.insert(key);
+    for (const auto& [key, value] : Members(*Find(record, "results"))) keys.insert(key);
     return keys;
   }
 
@@ -96,10 +96,10 @@ TEST_F(PerfMatrixTest, CellsAddToTheBuiltInMatrix) {
   p.runs = 1;  // the matrix is the subject; runs are ACustomMatrix...'s
   AddPerf("lab", p);
   const Json r = Run("lab");
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   std::vector<std::string> names;
-  for (const Json& c : r.Find("series")->Find("cells")->items()) {
-    names.push_back(c.Find("name")->AsString());
+  for (const Json& c : Items(*Find(*Find(r, "series"), "cells"))) {
+    names.push_back(AsString(*Find(c, "name")));
   }
   EXPECT_EQ(names, (std::vector<std::string>{"seq_read", "seq_write", "rand_read_4k",
                                              "rand_write_4k", "qd1_rand_read", "qd1_rand_write",
@@ -141,7 +141,7 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   AddPerf("matrix", p);
 
   const Json r = Run("matrix");
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   std::set<std::string> expected = {"region_bytes"};
   std::set<std::string> spread;
   for (const std::string cell : {"rr", "sw", "mix_70_30", "paced"}) {
@@ -163,7 +163,7 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   for (const char* q : {"_service_p50_seconds", "_service_p99_seconds", "_service_p99_9_seconds"}) {
     expected.insert(std::string("paced_read") + q);  // paced: timed from the submission too
   }
-  EXPECT_EQ(Keys(r), expected) << r.Dump(2);
+  EXPECT_EQ(Keys(r), expected) << DumpJson(r, 2);
   for (const std::string& key : expected) {
     if (spread.count(key)) {
       EXPECT_GE(Result(r, key), 0) << key;
@@ -175,26 +175,26 @@ TEST_F(PerfMatrixTest, ACustomMatrixGivesEachCellItsKeysSeriesAndMetrics) {
   // all three runs' I/Os (the paced cell's 40 reads each).
   EXPECT_EQ(Result(r, "rr_runs"), 3);
   EXPECT_EQ(Result(r, "paced_read_ios"), 3 * 40);
-  const Json* runs = r.Find("series")->Find("runs");
+  const Json* runs = Find(*Find(r, "series"), "runs");
   ASSERT_NE(runs, nullptr);
-  ASSERT_EQ(runs->items().size(), 4u);
-  EXPECT_EQ(runs->items()[0].Find("iops")->items().size(), 3u);
+  ASSERT_EQ(Items(*runs).size(), 4u);
+  EXPECT_EQ(Items(*Find(Items(*runs)[0], "iops")).size(), 3u);
   double mean = 0;
-  for (const Json& v : runs->items()[0].Find("iops")->items()) mean += v.AsDouble() / 3;
+  for (const Json& v : Items(*Find(Items(*runs)[0], "iops"))) mean += AsDouble(v) / 3;
   EXPECT_NEAR(Result(r, "rr_iops"), mean, 1e-9 * mean);
   // Every I/O is block_size bytes.
   EXPECT_DOUBLE_EQ(Result(r, "rr_bytes_per_second"), Result(r, "rr_iops") * 4096);
   EXPECT_LE(Result(r, "rr_read_p50_seconds"), Result(r, "rr_read_p99_9_seconds"));
   // No fill on record: the whole 16 MiB file.
   EXPECT_EQ(Result(r, "region_bytes"), 16u << 20);
-  EXPECT_EQ(r.Find("results")->Find("fill_ratio"), nullptr);
+  EXPECT_EQ(Find(*Find(r, "results"), "fill_ratio"), nullptr);
 
-  const std::vector<Json>& cells = r.Find("series")->Find("cells")->items();
+  const std::vector<Json>& cells = Items(*Find(*Find(r, "series"), "cells"));
   ASSERT_EQ(cells.size(), 4u);
-  EXPECT_EQ(cells[2].Dump(),
+  EXPECT_EQ(DumpJson(cells[2]),
             R"({"name":"mix_70_30","access":"random","operation":"mix","read_percent":70,)"
             R"("block_size":16384,"queue_depth":2,"jobs":1,"rate_iops":0.0,"bytes":1048576})");
-  EXPECT_EQ(cells[3].Find("rate_iops")->AsDouble(), 200);
+  EXPECT_EQ(AsDouble(*Find(cells[3], "rate_iops")), 200);
   EXPECT_EQ(History().back(), r);
 
   // A restarted daemon exports each cell as measure="<cell>".
@@ -237,7 +237,7 @@ TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
   AddPerf("jobs", p);
 
   const Json r = Run("jobs");
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   std::set<std::string> expected = {"region_bytes"};
   for (const std::string cell : {"rw_2j", "sr_4j"}) {
     expected.insert(cell + "_bytes_per_second");
@@ -249,16 +249,16 @@ TEST_F(PerfMatrixTest, CellsOfSeveralJobsRecordTheirResults) {
       expected.insert(op + q);
     }
   }
-  EXPECT_EQ(Keys(r), expected) << r.Dump(2);
+  EXPECT_EQ(Keys(r), expected) << DumpJson(r, 2);
   for (const std::string& key : expected) EXPECT_GT(Result(r, key), 0) << key;
   EXPECT_DOUBLE_EQ(Result(r, "rw_2j_bytes_per_second"), Result(r, "rw_2j_iops") * 4096);
   EXPECT_DOUBLE_EQ(Result(r, "sr_4j_bytes_per_second"), Result(r, "sr_4j_iops") * 64 * 1024);
-  const std::vector<Json>& cells = r.Find("series")->Find("cells")->items();
+  const std::vector<Json>& cells = Items(*Find(*Find(r, "series"), "cells"));
   ASSERT_EQ(cells.size(), 2u);
-  EXPECT_EQ(cells[0].Dump(),
+  EXPECT_EQ(DumpJson(cells[0]),
             R"({"name":"rw_2j","access":"random","operation":"write","read_percent":0,)"
             R"("block_size":4096,"queue_depth":2,"jobs":2,"rate_iops":0.0,"bytes":1048576})");
-  EXPECT_EQ(cells[1].Find("jobs")->AsUint(), 4u);
+  EXPECT_EQ(AsUint(*Find(cells[1], "jobs")), 4u);
   EXPECT_EQ(History().back(), r);
 }
 
@@ -269,20 +269,20 @@ TEST_F(PerfMatrixTest, ThePhoronixPresetRunsItsCellsOnASmallFile) {
   p.runs = 1;  // the preset's cells are the subject here
   AddPerf("phoronix", p);
   const Json r = Run("phoronix");
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  const std::vector<Json>& cells = r.Find("series")->Find("cells")->items();
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  const std::vector<Json>& cells = Items(*Find(*Find(r, "series"), "cells"));
   ASSERT_EQ(cells.size(), 8u);
   for (const Json& c : cells) {
-    const std::string name = c.Find("name")->AsString();
-    EXPECT_EQ(c.Find("duration_seconds")->AsDouble(), 0.25) << name;
+    const std::string name = AsString(*Find(c, "name"));
+    EXPECT_EQ(AsDouble(*Find(c, "duration_seconds")), 0.25) << name;
     EXPECT_GT(Result(r, name + "_bytes_per_second"), 0) << name;
     EXPECT_GT(Result(r, name + "_iops"), 0) << name;
-    const std::string op = c.Find("operation")->AsString();
+    const std::string op = AsString(*Find(c, "operation"));
     EXPECT_GT(Result(r, name + "_" + op + "_p99_9_seconds"), 0) << name;
   }
-  EXPECT_EQ(cells[6].Find("name")->AsString(), "seq_read_2m_qd32");
-  EXPECT_EQ(cells[6].Find("block_size")->AsUint(), 2u << 20);
-  EXPECT_EQ(cells[6].Find("queue_depth")->AsUint(), 32u);
+  EXPECT_EQ(AsString(*Find(cells[6], "name")), "seq_read_2m_qd32");
+  EXPECT_EQ(AsUint(*Find(cells[6], "block_size")), 2u << 20);
+  EXPECT_EQ(AsUint(*Find(cells[6], "queue_depth")), 32u);
 }
 
 // Paced rounds settle fast on any machine, but how many rounds that takes
@@ -305,21 +305,21 @@ TEST_F(PerfMatrixTest, SteadyStateOnARealRunStopsAtTheFirstSteadyWindow) {
   p.max_rounds = 12;
   AddPerf("steady", p);
   const Json r = Run("steady");
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
-  const std::vector<Json>& windows = r.Find("series")->Find("steady_state")->items();
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
+  const std::vector<Json>& windows = Items(*Find(*Find(r, "series"), "steady_state"));
   ASSERT_EQ(windows.size(), 2u);
   for (const Json& w : windows) {
-    const std::string name = w.Find("name")->AsString();
+    const std::string name = AsString(*Find(w, "name"));
     std::vector<double> values;
-    for (const Json& v : w.Find("values")->items()) values.push_back(v.AsDouble());
-    const std::size_t rounds = w.Find("rounds")->AsUint();
+    for (const Json& v : Items(*Find(w, "values"))) values.push_back(AsDouble(v));
+    const std::size_t rounds = AsUint(*Find(w, "rounds"));
     ASSERT_EQ(values.size(), rounds) << name;
     ASSERT_GE(rounds, kSteadyStateWindow) << name;
     ASSERT_LE(rounds, 12u) << name;
     // Steady exactly when the last window is, and no earlier window was.
     const auto last = CheckSteadyState(values);
     ASSERT_TRUE(last);
-    EXPECT_EQ(w.Find("steady")->AsBool(), last->steady) << name;
+    EXPECT_EQ(AsBool(*Find(w, "steady")), last->steady) << name;
     EXPECT_EQ(Result(r, name + "_steady_state_ratio"), last->steady ? 1 : 0) << name;
     if (!last->steady) {
       EXPECT_EQ(rounds, 12u) << name;
@@ -328,9 +328,9 @@ TEST_F(PerfMatrixTest, SteadyStateOnARealRunStopsAtTheFirstSteadyWindow) {
       const auto earlier = CheckSteadyState(std::span<const double>(values).first(k));
       EXPECT_FALSE(earlier->steady) << name << " was steady after " << k << " rounds";
     }
-    EXPECT_EQ(w.Find("window_first_round")->AsUint(), rounds - kSteadyStateWindow + 1);
-    EXPECT_DOUBLE_EQ(w.Find("average")->AsDouble(), last->average);
-    EXPECT_EQ(w.Find("tracked")->AsString(), name == "seq" ? "bytes_per_second" : "iops");
+    EXPECT_EQ(AsUint(*Find(w, "window_first_round")), rounds - kSteadyStateWindow + 1);
+    EXPECT_DOUBLE_EQ(AsDouble(*Find(w, "average")), last->average);
+    EXPECT_EQ(AsString(*Find(w, "tracked")), name == "seq" ? "bytes_per_second" : "iops");
   }
 }
 
@@ -345,7 +345,7 @@ TEST_F(PerfMatrixTest, PurgeThenPreconditionThenTheCellsAndTheTargetIsWrittenAft
   AddPerf("snia", p);
   Steps steps;
   const Json r = Run("snia", &steps);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   EXPECT_EQ(steps.seen,
             (std::vector<std::string>{"purge", "precondition 1/2", "precondition 2/2", "rr"}));
   EXPECT_EQ(Result(r, "purged_bytes"), 16u << 20);
@@ -374,12 +374,12 @@ TEST_F(PerfMatrixTest, EachPreconditioningPassGoesThroughTheWriteGate) {
     std::ofstream(StudyPath(config_.state_directory, "lab")) << "{ not a study";
   };
   const Json r = Run("snia", &steps);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused") << r.Dump(2);
-  EXPECT_NE(r.Find("reason")->AsString().find("lab"), std::string::npos) << r.Dump(2);
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused") << DumpJson(r, 2);
+  EXPECT_NE(AsString(*Find(r, "reason")).find("lab"), std::string::npos) << DumpJson(r, 2);
   EXPECT_EQ(steps.seen, (std::vector<std::string>{"purge", "precondition 1/2"}));
   EXPECT_EQ(Result(r, "purged_bytes"), 16u << 20);
   EXPECT_EQ(Result(r, "preconditioned_bytes"), 16u << 20);
-  EXPECT_EQ(r.Find("results")->Find("rr_iops"), nullptr);
+  EXPECT_EQ(Find(*Find(r, "results"), "rr_iops"), nullptr);
   // Cut short after it wrote: the fill level is unknown now.
   EXPECT_EQ(LastFillRatio(History(), "t"), -1);
 }
@@ -412,19 +412,19 @@ TEST_F(PerfMatrixTest, CheckConfigKnowsALoopDevicesFourKibBlocks) {
   ASSERT_TRUE(ok.config) << (ok.errors.empty() ? "" : ok.errors[0].ToString());
   config_.aging = ok.config->aging;
   const Json r = Run("p");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   EXPECT_GT(Result(r, "small_iops"), 0);
 
   // A cell the config could not check is refused when the run opens the
   // device, before anything is written.
   std::get<config::PerfParams>(config_.aging.phases[0].params).cells[0].block_size = 512;
   const Json refused = Run("p");
-  EXPECT_EQ(refused.Find("outcome")->AsString(), "refused") << refused.Dump(2);
-  EXPECT_NE(refused.Find("reason")->AsString().find(
+  EXPECT_EQ(AsString(*Find(refused, "outcome")), "refused") << DumpJson(refused, 2);
+  EXPECT_NE(AsString(*Find(refused, "reason")).find(
                 "cell small: block_size 512B is not a multiple of the target's logical block "
                 "size 4KiB"),
             std::string::npos)
-      << refused.Dump(2);
+      << DumpJson(refused, 2);
 }
 
 }  // namespace

@@ -151,22 +151,22 @@ class PhaseRunnerTest : public PhaseRunFixture {
   }
 
   static double Result(const Json& record, const std::string& key) {
-    const Json* r = record.Find("results");
-    const Json* v = r ? r->Find(key) : nullptr;
-    return v ? v->AsDouble(-1) : -1;
+    const Json* r = Find(record, "results");
+    const Json* v = r ? Find(*r, key) : nullptr;
+    return v ? AsDouble(*v, -1) : -1;
   }
 
   void ExpectEveryKindCompletes(std::uint64_t capacity) {
     const Json fill = Run("fill");
-    ASSERT_EQ(fill.Find("outcome")->AsString(), "completed") << fill.Dump(2);
+    ASSERT_EQ(AsString(*Find(fill, "outcome")), "completed") << DumpJson(fill, 2);
     EXPECT_EQ(Result(fill, "written_bytes"), capacity / 2);
     EXPECT_EQ(Result(fill, "trimmed_bytes"), capacity);
     EXPECT_DOUBLE_EQ(Result(fill, "fill_ratio"), 0.5);
     EXPECT_GT(Result(fill, "before_cache_bytes_per_second"), 0);
-    EXPECT_FALSE(fill.Find("series")->Find("throughput_bytes_per_second")->items().empty());
+    EXPECT_FALSE(Items(*Find(*Find(fill, "series"), "throughput_bytes_per_second")).empty());
 
     const Json perf = Run("perf");
-    ASSERT_EQ(perf.Find("outcome")->AsString(), "completed") << perf.Dump(2);
+    ASSERT_EQ(AsString(*Find(perf, "outcome")), "completed") << DumpJson(perf, 2);
     EXPECT_DOUBLE_EQ(Result(perf, "fill_ratio"), 0.5);  // from the fill's record
     EXPECT_EQ(Result(perf, "region_bytes"), capacity / 2);
     for (const char* key :
@@ -174,7 +174,7 @@ class PhaseRunnerTest : public PhaseRunFixture {
           "rand_write_4k_iops", "qd1_rand_read_p99_9_seconds", "qd1_rand_write_p99_9_seconds",
           "mixed_90_10_iops", "mixed_90_10_read_p99_9_seconds",
           "mixed_90_10_write_p99_9_seconds", "mixed_50_50_iops"}) {
-      EXPECT_GT(Result(perf, key), 0) << key << "\n" << perf.Dump(2);
+      EXPECT_GT(Result(perf, key), 0) << key << "\n" << DumpJson(perf, 2);
     }
     // Paced at 1000 IOPS: the engine must not run faster than asked.
     EXPECT_LT(Result(perf, "mixed_90_10_iops"), 1100);
@@ -184,7 +184,7 @@ class PhaseRunnerTest : public PhaseRunFixture {
     // with the I/Os under them (issue 33: the QD1 cells had no p99 nor
     // IOPS). Its QD1 cells name their quantiles without the operation.
     std::set<std::string> keys;
-    for (const auto& [key, value] : perf.Find("results")->members()) keys.insert(key);
+    for (const auto& [key, value] : Members(*Find(perf, "results"))) keys.insert(key);
     std::set<std::string> expected = {"fill_ratio", "region_bytes",
                                       "qd1_rand_read_block_size_bytes",
                                       "qd1_rand_write_block_size_bytes"};
@@ -219,16 +219,16 @@ class PhaseRunnerTest : public PhaseRunFixture {
           "mixed_50_50_write_p99_9_seconds"}) {
       EXPECT_TRUE(keys.count(always)) << always << ": a key dashboards read is gone";
     }
-    EXPECT_EQ(perf.Find("series")->Find("cells")->items().size(), 8u);
+    EXPECT_EQ(Items(*Find(*Find(perf, "series"), "cells")).size(), 8u);
 
     const Json reclaim = Run("reclaim");
-    ASSERT_EQ(reclaim.Find("outcome")->AsString(), "completed") << reclaim.Dump(2);
+    ASSERT_EQ(AsString(*Find(reclaim, "outcome")), "completed") << DumpJson(reclaim, 2);
     const double fast = std::max(Result(reclaim, "idle_1s_fast_stage_seconds"),
                                  Result(reclaim, "idle_1s_fast_stage_lower_bound_seconds"));
-    EXPECT_GT(fast, 0) << reclaim.Dump(2);
+    EXPECT_GT(fast, 0) << DumpJson(reclaim, 2);
 
     const Json trim = Run("trim");
-    ASSERT_EQ(trim.Find("outcome")->AsString(), "completed") << trim.Dump(2);
+    ASSERT_EQ(AsString(*Find(trim, "outcome")), "completed") << DumpJson(trim, 2);
     EXPECT_EQ(Result(trim, "trimmed_bytes"), capacity / 2);
     EXPECT_GT(Result(trim, "trim_mean_seconds"), 0);
     EXPECT_GE(Result(trim, "trim_max_seconds"), Result(trim, "trim_mean_seconds"));
@@ -242,7 +242,7 @@ class PhaseRunnerTest : public PhaseRunFixture {
         continue;
       }
       const Json r = Run(phase.name);
-      EXPECT_EQ(r.Find("outcome")->AsString(), "completed") << phase.name << "\n" << r.Dump(2);
+      EXPECT_EQ(AsString(*Find(r, "outcome")), "completed") << phase.name << "\n" << DumpJson(r, 2);
       ++others;
     }
 
@@ -311,21 +311,21 @@ TEST_F(PhaseRunnerTest, RefusedRunsWriteNothingAndAreRecorded) {
   config_.aging.phases = {Phase("fill", config::FillParams{}, "loop")};
 
   Json r = Run("fill");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("loop:/somewhere/else.img"), std::string::npos)
-      << r.Find("reason")->AsString();
-  EXPECT_NE(r.Find("reason")->AsString().find(loop.device()), std::string::npos);
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("loop:/somewhere/else.img"), std::string::npos)
+      << AsString(*Find(r, "reason"));
+  EXPECT_NE(AsString(*Find(r, "reason")).find(loop.device()), std::string::npos);
 
   config_.aging.targets[0].serial = loop.serial();
   config_.aging.targets[0].destroy_data = false;
   r = Run("fill");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("destroy_data"), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("destroy_data"), std::string::npos)
+      << AsString(*Find(r, "reason"));
 
   EXPECT_EQ(Contents(loop.backing()), before);
   ASSERT_EQ(History().size(), 2u);
-  EXPECT_EQ(History()[1].Find("outcome")->AsString(), "refused");
+  EXPECT_EQ(AsString(*Find(History()[1], "outcome")), "refused");
 }
 
 TEST_F(PhaseRunnerTest, AMountedDeviceIsRefusedWithTheMountNamed) {
@@ -344,9 +344,9 @@ TEST_F(PhaseRunnerTest, AMountedDeviceIsRefusedWithTheMountNamed) {
   config_.aging.phases = {Phase("fill", config::FillParams{}, "loop")};
   const Json r = Run("fill");
   drivewatch::testing::Shell("umount " + mnt.string());
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("mounted on " + mnt.string()), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("mounted on " + mnt.string()), std::string::npos)
+      << AsString(*Find(r, "reason"));
 }
 
 TEST_F(PhaseRunnerTest, UnknownPhaseIsAnErrorNamingTheKnownOnes) {
@@ -365,10 +365,10 @@ TEST_F(PhaseRunnerTest, MaxDurationAbortsWithPartialResults) {
   config_.aging.phases = {perf};
   options_.check_interval = milliseconds{100};
   const Json r = Run("perf");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
-  EXPECT_NE(r.Find("reason")->AsString().find("max_duration 2s exceeded"), std::string::npos);
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "aborted");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("max_duration 2s exceeded"), std::string::npos);
   EXPECT_GT(Result(r, "seq_read_bytes_per_second"), 0);  // measured before the abort
-  EXPECT_LT(r.Find("duration_seconds")->AsDouble(), 3.5);
+  EXPECT_LT(AsDouble(*Find(r, "duration_seconds")), 3.5);
 }
 
 // Fake: a drive's temperature and warnings, scripted, because no real
@@ -402,17 +402,17 @@ TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
     return std::make_unique<ScriptedHealth>(std::vector<HealthReading>{cool, cool, warm});
   };
   Json r = Run("reclaim");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
-  EXPECT_NE(r.Find("reason")->AsString().find("within 5 K of WCTEMP 343 K"), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "aborted");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("within 5 K of WCTEMP 343 K"), std::string::npos)
+      << AsString(*Find(r, "reason"));
 
   const HealthReading tmt{336, 0, 343, 340};  // within 5 K of TMT1 only
   options_.health = [&](int) {
     return std::make_unique<ScriptedHealth>(std::vector<HealthReading>{cool, tmt});
   };
   r = Run("reclaim");
-  EXPECT_NE(r.Find("reason")->AsString().find("TMT1 340 K"), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_NE(AsString(*Find(r, "reason")).find("TMT1 340 K"), std::string::npos)
+      << AsString(*Find(r, "reason"));
 
   // A warning present at the start does not abort; a new bit does.
   const HealthReading spare{320, 0x01, 343, 0};
@@ -422,10 +422,10 @@ TEST_F(PhaseRunnerTest, AbortsNearWctempAndOnANewCriticalWarning) {
         std::vector<HealthReading>{spare, spare, spare, spare_and_ro});
   };
   r = Run("reclaim");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "aborted");
-  EXPECT_NE(r.Find("reason")->AsString().find("critical warning 0x09 set (was 0x01"),
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "aborted");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("critical warning 0x09 set (was 0x01"),
             std::string::npos)
-      << r.Find("reason")->AsString();
+      << AsString(*Find(r, "reason"));
 }
 
 TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
@@ -434,35 +434,35 @@ TEST_F(PhaseRunnerTest, StopRequestAbortsAndOneRunPerTargetAtATime) {
   Json first;
   std::thread t = StartHoldingRun(stop.get_token(), &first);
   const Json second = Run("fill");
-  EXPECT_EQ(second.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(second.Find("reason")->AsString().find("busy: phase reclaim"), std::string::npos)
-      << second.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(second, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(second, "reason")).find("busy: phase reclaim"), std::string::npos)
+      << AsString(*Find(second, "reason"));
   stop.request_stop();
   t.join();
-  EXPECT_EQ(first.Find("outcome")->AsString(), "aborted");
-  EXPECT_NE(first.Find("reason")->AsString().find("shutting down"), std::string::npos);
+  EXPECT_EQ(AsString(*Find(first, "outcome")), "aborted");
+  EXPECT_NE(AsString(*Find(first, "reason")).find("shutting down"), std::string::npos);
 }
 
 TEST_F(PhaseRunnerTest, ACheckpointLeftByACrashIsRecordedAsInterrupted) {
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
-  Json c = Json::Object();
+  Json c = Json::object();
   c["version"] = 1;
   c["run"] = "fill-20261130T000000.000Z";
   c["phase"] = "fill";
   c["start"] = 1000.0;
   c["outcome"] = "running";
-  c["results"] = Json::Object();
+  c["results"] = Json::object();
   c["results"]["trimmed_bytes"] = std::uint64_t{1} << 30;
   c["checkpoint"] = 1060.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << DumpJson(c) << "\n";
   const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
   ASSERT_EQ(recovered.size(), 1u);
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 1u);
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "interrupted");
   EXPECT_EQ(Result(history[0], "trimmed_bytes"), 1u << 30);
-  EXPECT_EQ(history[0].Find("duration_seconds")->AsDouble(), 60);
-  EXPECT_EQ(history[0].Find("checkpoint"), nullptr);
+  EXPECT_EQ(AsDouble(*Find(history[0], "duration_seconds")), 60);
+  EXPECT_EQ(Find(history[0], "checkpoint"), nullptr);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
 }
@@ -477,19 +477,19 @@ TEST_F(PhaseRunnerTest, ACheckpointsResumeStateIsWrittenBackOnlyWhereItBelongs) 
   int runs = 0;  // each checkpoint another run's (a recorded run's is only removed)
   const auto checkpoint = [&](const Json& resume) {
     ++runs;
-    Json c = Json::Object();
+    Json c = Json::object();
     c["version"] = 1;
     c["run"] = "wear-20261130T0000" + std::to_string(10 + runs) + ".000Z";
     c["phase"] = "wear";
     c["start"] = 1000.0 + runs;
     c["outcome"] = "running";
-    c["results"] = Json::Object();
+    c["results"] = Json::object();
     c["checkpoint"] = 1060.0;
     c["resume"] = resume;
     std::ofstream(CheckpointPath(config_.state_directory, "wear"), std::ios::trunc)
-        << c.Dump() << "\n";
+        << DumpJson(c) << "\n";
   };
-  Json content = Json::Object();
+  Json content = Json::object();
   content["chunk"] = 2;
   const struct {
     const char* file;
@@ -504,39 +504,39 @@ TEST_F(PhaseRunnerTest, ACheckpointsResumeStateIsWrittenBackOnlyWhereItBelongs) 
       {"endurance/wear.progress", false, "resume.content: expected a JSON object"},
   };
   for (const auto& d : damaged) {
-    Json resume = Json::Object();
+    Json resume = Json::object();
     resume["file"] = d.file;
     resume["content"] = d.object ? content : Json("text");
     checkpoint(resume);
     const std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
     ASSERT_EQ(recovered.size(), 1u) << d.file;
-    const std::string reason = recovered[0].Find("reason")->AsString();
+    const std::string reason = AsString(*Find(recovered[0], "reason"));
     EXPECT_NE(reason.find("resume state was damaged and not written back"), std::string::npos)
         << reason;
     EXPECT_NE(reason.find(d.why), std::string::npos) << reason;
     EXPECT_FALSE(std::filesystem::exists(state / "endurance")) << d.file;
     EXPECT_FALSE(std::filesystem::exists(state.parent_path() / "wear.progress")) << d.file;
   }
-  Json resume = Json::Object();
+  Json resume = Json::object();
   resume["file"] = "endurance/wear.progress";
   resume["content"] = content;
   checkpoint(resume);
   std::vector<Json> recovered = RecoverInterrupted(config_.state_directory);
   ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_NE(recovered[0].Find("reason")->AsString().find(
+  EXPECT_NE(AsString(*Find(recovered[0], "reason")).find(
                 "; endurance/wear.progress brought up to its last checkpoint"),
             std::string::npos)
-      << recovered[0].Find("reason")->AsString();
-  EXPECT_EQ(recovered[0].Find("resume"), nullptr);
+      << AsString(*Find(recovered[0], "reason"));
+  EXPECT_EQ(Find(recovered[0], "resume"), nullptr);
   std::ifstream in(state / "endurance" / "wear.progress");
   std::stringstream text;
   text << in.rdbuf();
-  EXPECT_EQ(text.str(), content.Dump() + "\n");
+  EXPECT_EQ(text.str(), DumpJson(content) + "\n");
   // The file already holds it (the run saved it itself): nothing to say.
   checkpoint(resume);
   recovered = RecoverInterrupted(config_.state_directory);
   ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_EQ(recovered[0].Find("reason")->AsString().find("brought up"), std::string::npos);
+  EXPECT_EQ(AsString(*Find(recovered[0], "reason")).find("brought up"), std::string::npos);
 }
 
 // A checkpoint past its bound is not read (a damaged disk, a hand edit):
@@ -552,9 +552,9 @@ TEST_F(PhaseRunnerTest, ACheckpointLargerThanTheBoundIsRecordedUnread) {
   ASSERT_EQ(recovered.size(), 1u);
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 1u);
-  EXPECT_EQ(history[0].Find("phase")->AsString(), "fill");
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
-  EXPECT_EQ(history[0].Find("reason")->AsString(),
+  EXPECT_EQ(AsString(*Find(history[0], "phase")), "fill");
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "interrupted");
+  EXPECT_EQ(AsString(*Find(history[0], "reason")),
             "drivewatch stopped while the phase ran, and its checkpoint was unreadable: " + path +
                 ": " + std::to_string(kMaxCheckpointBytes + 1) +
                 " bytes, larger than a phase checkpoint may be (expected at most " +
@@ -564,7 +564,7 @@ TEST_F(PhaseRunnerTest, ACheckpointLargerThanTheBoundIsRecordedUnread) {
 
 TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
-  Json done = Json::Object();
+  Json done = Json::object();
   done["version"] = 1;
   done["run"] = "fill-20261130T010000.000Z";
   done["phase"] = "fill";
@@ -575,7 +575,7 @@ TEST_F(PhaseRunnerTest, ARunKilledAfterItsRecordIsNotRecordedTwice) {
   Json c = done;
   c["outcome"] = "running";
   c["checkpoint"] = 1060.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << DumpJson(c) << "\n";
   ::testing::internal::CaptureStderr();
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
   const std::string log = ::testing::internal::GetCapturedStderr();
@@ -598,12 +598,12 @@ TEST_F(PhaseRunnerTest, RunsStartedInTheSameSecondHaveTheirOwnIds) {
   std::set<std::string> ids;
   for (int i = 0; i < 20; ++i) {
     const Json refused = Run("reclaim");
-    ASSERT_EQ(refused.Find("outcome")->AsString(), "refused") << refused.Dump(2);
-    ids.insert(refused.Find("run")->AsString());
+    ASSERT_EQ(AsString(*Find(refused, "outcome")), "refused") << DumpJson(refused, 2);
+    ids.insert(AsString(*Find(refused, "run")));
   }
   stop.request_stop();
   t.join();
-  ids.insert(first.Find("run")->AsString());
+  ids.insert(AsString(*Find(first, "run")));
   EXPECT_EQ(ids.size(), 21u);
   for (const std::string& id : ids) {
     EXPECT_TRUE(std::regex_match(id, std::regex(R"(reclaim-\d{8}T\d{6}\.\d{3}Z)"))) << id;
@@ -620,7 +620,7 @@ TEST_F(PhaseRunnerTest, ARefusedRunLeavesTheRunningRunsCheckpoint) {
   const std::string checkpoint = CheckpointPath(config_.state_directory, "reclaim");
   ASSERT_TRUE(std::filesystem::exists(checkpoint));
   const Json refused = Run("reclaim");
-  EXPECT_EQ(refused.Find("outcome")->AsString(), "refused") << refused.Dump(2);
+  EXPECT_EQ(AsString(*Find(refused, "outcome")), "refused") << DumpJson(refused, 2);
   EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "a refused run removed the running one's checkpoint";
   stop.request_stop();
   t.join();
@@ -634,7 +634,7 @@ TEST_F(PhaseRunnerTest, ARunFindingACrashedRunsCheckpointRecordsItFirst) {
   config_.aging.targets = {FileTarget()};
   config_.aging.phases = {Phase("trim", config::TrimParams{}, "t")};
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
-  Json c = Json::Object();
+  Json c = Json::object();
   c["version"] = 1;
   c["run"] = "trim-20261130T030000.000Z";
   c["phase"] = "trim";
@@ -642,14 +642,14 @@ TEST_F(PhaseRunnerTest, ARunFindingACrashedRunsCheckpointRecordsItFirst) {
   c["start"] = 10800.0;
   c["outcome"] = "running";
   c["checkpoint"] = 10860.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "trim")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "trim")) << DumpJson(c) << "\n";
   const Json run = Run("trim");
-  EXPECT_EQ(run.Find("outcome")->AsString(), "completed") << run.Dump(2);
+  EXPECT_EQ(AsString(*Find(run, "outcome")), "completed") << DumpJson(run, 2);
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[0].Find("run")->AsString(), "trim-20261130T030000.000Z");
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "interrupted");
-  EXPECT_EQ(history[1].Find("outcome")->AsString(), "completed");
+  EXPECT_EQ(AsString(*Find(history[0], "run")), "trim-20261130T030000.000Z");
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "interrupted");
+  EXPECT_EQ(AsString(*Find(history[1], "outcome")), "completed");
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "trim")));
 }
 
@@ -658,7 +658,7 @@ TEST_F(PhaseRunnerTest, ARunFindingACrashedRunsCheckpointRecordsItFirst) {
 // so the run that wrote is still recorded as interrupted, not dropped.
 TEST_F(PhaseRunnerTest, ACheckpointIsNotTakenForARecordWithItsIdButAnotherStart) {
   std::filesystem::create_directories(std::filesystem::path(config_.state_directory) / "phases");
-  Json refused = Json::Object();
+  Json refused = Json::object();
   refused["version"] = 1;
   refused["run"] = "fill-20261130T020000.000Z";
   refused["phase"] = "fill";
@@ -669,12 +669,12 @@ TEST_F(PhaseRunnerTest, ACheckpointIsNotTakenForARecordWithItsIdButAnotherStart)
   c["start"] = 7200.0001;
   c["outcome"] = "running";
   c["checkpoint"] = 7260.0;
-  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "fill")) << DumpJson(c) << "\n";
   ASSERT_EQ(RecoverInterrupted(config_.state_directory).size(), 1u);
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 2u);
-  EXPECT_EQ(history[1].Find("outcome")->AsString(), "interrupted");
-  EXPECT_DOUBLE_EQ(history[1].Find("start")->AsDouble(), 7200.0001);
+  EXPECT_EQ(AsString(*Find(history[1], "outcome")), "interrupted");
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(history[1], "start")), 7200.0001);
   EXPECT_FALSE(std::filesystem::exists(CheckpointPath(config_.state_directory, "fill")));
 }
 
@@ -689,13 +689,13 @@ TEST_F(PhaseRunnerTest, TheCheckpointOfARunStillGoingIsNotRecordedAsInterrupted)
   ASSERT_TRUE(std::filesystem::exists(checkpoint));
   EXPECT_TRUE(RecoverInterrupted(config_.state_directory).empty());
   EXPECT_TRUE(std::filesystem::exists(checkpoint)) << "the running phase's checkpoint was removed";
-  EXPECT_TRUE(History().empty()) << History().front().Dump(2);
+  EXPECT_TRUE(History().empty()) << DumpJson(History().front(), 2);
   stop.request_stop();
   t.join();
-  EXPECT_EQ(first.Find("outcome")->AsString(), "aborted");
+  EXPECT_EQ(AsString(*Find(first, "outcome")), "aborted");
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 1u);
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "aborted");
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "aborted");
   EXPECT_FALSE(std::filesystem::exists(checkpoint));
 }
 
@@ -708,13 +708,13 @@ TEST_F(PhaseRunnerTest, NothingIsWrittenBeforeTheCheckpointIsSaved) {
   const std::string blocked = CheckpointPath(config_.state_directory, "fill") + ".tmp";
   std::filesystem::create_directories(blocked + "/x");
   const Json r = Run("fill");
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused") << r.Dump(2);
-  EXPECT_EQ(r.Find("reason")->AsString().rfind("cannot save the checkpoint: ", 0), 0u)
-      << r.Find("reason")->AsString();
-  EXPECT_NE(r.Find("reason")->AsString().find("(the state directory " +
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused") << DumpJson(r, 2);
+  EXPECT_EQ(AsString(*Find(r, "reason")).rfind("cannot save the checkpoint: ", 0), 0u)
+      << AsString(*Find(r, "reason"));
+  EXPECT_NE(AsString(*Find(r, "reason")).find("(the state directory " +
                                               config_.state_directory + " must be writable)"),
             std::string::npos)
-      << r.Find("reason")->AsString();
+      << AsString(*Find(r, "reason"));
   EXPECT_TRUE(std::filesystem::is_empty(dir_ / "data")) << "the target's file was created";
 }
 
@@ -752,8 +752,8 @@ TEST_F(PhaseRunnerTest, DaemonStartsDuePhasesMarksTheDriveBusyAndStopsThemOnRelo
   for (int i = 0; i < 300 && History().empty(); ++i) std::this_thread::sleep_for(milliseconds{10});
   const std::vector<Json> history = History();
   ASSERT_EQ(history.size(), 1u);
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "aborted");
-  EXPECT_NE(history[0].Find("reason")->AsString().find("reload removed the phase"),
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "aborted");
+  EXPECT_NE(AsString(*Find(history[0], "reason")).find("reload removed the phase"),
             std::string::npos);
   for (int i = 0; i < 100 && !busy.Busy(t.serial).empty(); ++i) {
     std::this_thread::sleep_for(milliseconds{10});

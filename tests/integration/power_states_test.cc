@@ -73,7 +73,7 @@ class FakeDriveContext : public PhaseContext {
   const std::string& state_directory() const override { return dir_; }
   int fd() const override { return io_->fd(); }
   bool nvme() const override { return false; }
-  Json DriveFacts() const override { return Json::Object(); }
+  Json DriveFacts() const override { return Json::object(); }
   Controller* controller() override { return &ctrl_; }
   Expected<std::chrono::nanoseconds> TimedRead(std::uint64_t offset, std::uint32_t size) override {
     const auto wake = d_->WakeForRead();
@@ -96,8 +96,8 @@ class FakeDriveContext : public PhaseContext {
 };
 
 double Result(const Json& results, const std::string& key) {
-  const Json* v = results.Find(key);
-  return v ? v->AsDouble(-1) : -1;
+  const Json* v = Find(results, key);
+  return v ? AsDouble(*v, -1) : -1;
 }
 
 class PowerStatesTest : public ::testing::Test {
@@ -134,7 +134,7 @@ TEST_F(PowerStatesTest, EveryStateItsPowerAndExitLatencyAgainstTheDeclaredOnes) 
   const Json& r = report.results;
 
   // PSD estimates: IDLP when reported (ps4 0.0050 W), else MP.
-  EXPECT_DOUBLE_EQ(Result(r, "ps0_power_psd_estimate_watts"), 8.0) << r.Dump(2);
+  EXPECT_DOUBLE_EQ(Result(r, "ps0_power_psd_estimate_watts"), 8.0) << DumpJson(r, 2);
   EXPECT_DOUBLE_EQ(Result(r, "ps1_power_psd_estimate_watts"), 6.3);
   EXPECT_DOUBLE_EQ(Result(r, "ps3_power_psd_estimate_watts"), 0.07);
   EXPECT_DOUBLE_EQ(Result(r, "ps4_power_psd_estimate_watts"), 0.005);
@@ -151,11 +151,11 @@ TEST_F(PowerStatesTest, EveryStateItsPowerAndExitLatencyAgainstTheDeclaredOnes) 
   // ps2 refused: unsupported, skipped, the rest measured.
   EXPECT_LT(Result(r, "ps2_exit_latency_p50_seconds"), 0);
   EXPECT_DOUBLE_EQ(Result(r, "power_states_supported_ratio"), 0.8);
-  const auto& states = report.series.Find("power_states")->items();
+  const auto& states = Items(*Find(report.series, "power_states"));
   ASSERT_EQ(states.size(), 5u);
-  EXPECT_FALSE(states[2].Find("supported")->AsBool(true));
-  EXPECT_TRUE(states[4].Find("confirmed")->AsBool());
-  EXPECT_FALSE(states[4].Find("operational")->AsBool(true));
+  EXPECT_FALSE(AsBool(*Find(states[2], "supported"), true));
+  EXPECT_TRUE(AsBool(*Find(states[4], "confirmed")));
+  EXPECT_FALSE(AsBool(*Find(states[4], "operational"), true));
   // Idle and 10 IOPS, measured with the drive's settings back (ps3).
   EXPECT_DOUBLE_EQ(Result(r, "idle_power_psd_estimate_watts"), 0.07);
   EXPECT_GT(Result(r, "at_10_iops_iops"), 5);
@@ -169,7 +169,7 @@ TEST_F(PowerStatesTest, EveryStateItsPowerAndExitLatencyAgainstTheDeclaredOnes) 
   EXPECT_EQ(drive->state, 3);
   // The checkpoint carried the settings until they were back.
   ASSERT_GE(ctx.checkpoints_.size(), 2u);
-  EXPECT_EQ(ctx.checkpoints_.front().Find("power_state")->AsUint(), 3u);
+  EXPECT_EQ(AsUint(*Find(ctx.checkpoints_.front(), "power_state")), 3u);
   EXPECT_TRUE(ctx.checkpoints_.back().is_null());
 }
 
@@ -183,11 +183,11 @@ TEST_F(PowerStatesTest, ADriveRefusingEveryStateIsRecordedAndNotRestored) {
   PhaseReport report;
   ASSERT_TRUE(RunKind(Quick(), ctx, report));
   EXPECT_DOUBLE_EQ(Result(report.results, "power_states_supported_ratio"), 0);
-  const auto& states = report.series.Find("power_states")->items();
+  const auto& states = Items(*Find(report.series, "power_states"));
   ASSERT_EQ(states.size(), 5u);
   for (const Json& st : states) {
-    EXPECT_FALSE(st.Find("supported")->AsBool(true));
-    EXPECT_NE(st.Find("error")->AsString().find("Invalid Field"), std::string::npos);
+    EXPECT_FALSE(AsBool(*Find(st, "supported"), true));
+    EXPECT_NE(AsString(*Find(st, "error")).find("Invalid Field"), std::string::npos);
   }
   EXPECT_EQ(drive->set_states, (std::vector<std::uint32_t>{0, 1, 2, 3, 4}))
       << "a Set Features 02h beyond one try per state";
@@ -250,13 +250,13 @@ TEST_F(PowerStatesRunnerTest, RunsOnALoopDeviceIntoHistoryAndMetricsWithTheDrive
   options_.on_drive_idle = [&](const std::string& serial) { busy.ClearBusy(serial); };
   auto r = RunPhase(config_, "ps", options_, {}, nullptr);
   ASSERT_TRUE(r) << r.error().message;
-  ASSERT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
+  ASSERT_EQ(AsString(*Find(*r, "outcome")), "completed") << DumpJson(*r, 2);
   EXPECT_EQ(busy_seen, "phase ps");
   EXPECT_EQ(busy.Busy(loop.serial()), "");
-  EXPECT_EQ(r->Find("kind")->AsString(), "power-states");
-  EXPECT_DOUBLE_EQ(Result(*r->Find("results"), "ps4_power_psd_estimate_watts"), 0.005);
-  EXPECT_GT(Result(*r->Find("results"), "ps4_exit_latency_p50_seconds"), 0);
-  EXPECT_EQ(r->Find("restore"), nullptr);  // checkpoint only
+  EXPECT_EQ(AsString(*Find(*r, "kind")), "power-states");
+  EXPECT_DOUBLE_EQ(Result(*Find(*r, "results"), "ps4_power_psd_estimate_watts"), 0.005);
+  EXPECT_GT(Result(*Find(*r, "results"), "ps4_exit_latency_p50_seconds"), 0);
+  EXPECT_EQ(Find(*r, "restore"), nullptr);  // checkpoint only
   EXPECT_EQ(drive_->state, 3);
   EXPECT_TRUE(drive_->apst_enabled);
   const std::string after = [&] {
@@ -332,7 +332,7 @@ TEST_F(PowerStatesRunnerTest, TheReadLatencyProbePausesWhileTheDriveChangesState
   };
   auto r = RunPhase(config_, "ps", options_, {}, nullptr);
   ASSERT_TRUE(r) << r.error().message;
-  ASSERT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
+  ASSERT_EQ(AsString(*Find(*r, "outcome")), "completed") << DumpJson(*r, 2);
   drive_->on_set_features = nullptr;
   {
     std::lock_guard lock(mu);
@@ -366,7 +366,7 @@ TEST_F(PowerStatesRunnerTest, AnAbortedRunRestoresAndACrashedOnesSettingsAreRest
   auto r = RunPhase(config_, "ps", options_, stop.get_token(), nullptr);
   t.join();
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->Find("outcome")->AsString(), "aborted") << r->Dump(2);
+  EXPECT_EQ(AsString(*Find(*r, "outcome")), "aborted") << DumpJson(*r, 2);
   EXPECT_EQ(drive_->state, 3);
   EXPECT_TRUE(drive_->apst_enabled);
 
@@ -378,17 +378,17 @@ TEST_F(PowerStatesRunnerTest, AnAbortedRunRestoresAndACrashedOnesSettingsAreRest
     drive_->state = 4;
     drive_->apst_enabled = false;
   }
-  Json restore = Json::Object();
+  Json restore = Json::object();
   restore["kind"] = "power-states";
   restore["serial"] = drive_->Id().serial;
   restore["power_state"] = 3;
-  Json apst = Json::Object();
+  Json apst = Json::object();
   apst["enabled"] = true;
-  Json table = Json::Array();
-  for (std::uint8_t b : drive_->apst_table) table.Push(std::uint64_t{b});
+  Json table = Json::array();
+  for (std::uint8_t b : drive_->apst_table) table.push_back(std::uint64_t{b});
   apst["table"] = table;
   restore["apst"] = apst;
-  Json c = Json::Object();
+  Json c = Json::object();
   c["version"] = 1;
   c["run"] = "ps-crashed";
   c["phase"] = "ps";
@@ -398,26 +398,27 @@ TEST_F(PowerStatesRunnerTest, AnAbortedRunRestoresAndACrashedOnesSettingsAreRest
   c["start"] = 1.0;
   c["checkpoint"] = 2.0;
   c["restore"] = restore;
-  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << DumpJson(c) << "\n";
   const std::vector<Json> recovered =
       RecoverInterrupted(config_.state_directory, options_.controller);
   ASSERT_EQ(recovered.size(), 1u);
   EXPECT_EQ(drive_->state, 3);
   EXPECT_TRUE(drive_->apst_enabled);
-  EXPECT_EQ(recovered[0].Find("restore"), nullptr);
-  EXPECT_NE(recovered[0].Find("reason")->AsString().find("restored power state 3"), std::string::npos)
-      << recovered[0].Dump(2);
+  EXPECT_EQ(Find(recovered[0], "restore"), nullptr);
+  EXPECT_NE(AsString(*Find(recovered[0], "reason")).find("restored power state 3"),
+            std::string::npos)
+      << DumpJson(recovered[0], 2);
 
   // Another drive behind the device now: nothing is sent, and it says why.
   restore["serial"] = "SOMEONE-ELSE";
   c["restore"] = restore;
   c["run"] = "ps-crashed-2";
-  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << c.Dump() << "\n";
+  std::ofstream(CheckpointPath(config_.state_directory, "ps")) << DumpJson(c) << "\n";
   drive_->set_states.clear();
   const std::vector<Json> again = RecoverInterrupted(config_.state_directory, options_.controller);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_TRUE(drive_->set_states.empty());
-  EXPECT_NE(again[0].Find("reason")->AsString().find("not restored"), std::string::npos);
+  EXPECT_NE(AsString(*Find(again[0], "reason")).find("not restored"), std::string::npos);
 }
 
 TEST_F(PowerStatesRunnerTest, ATargetWithoutASerialIsRefused) {
@@ -430,9 +431,9 @@ TEST_F(PowerStatesRunnerTest, ATargetWithoutASerialIsRefused) {
   config_.aging.phases = {Phase(Quick())};
   auto r = RunPhase(config_, "ps", options_, {}, nullptr);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r->Find("reason")->AsString().find("names no drive"), std::string::npos)
-      << r->Dump(2);
+  EXPECT_EQ(AsString(*Find(*r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(*r, "reason")).find("names no drive"), std::string::npos)
+      << DumpJson(*r, 2);
   EXPECT_TRUE(drive_->set_states.empty());
 }
 

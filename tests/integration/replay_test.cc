@@ -78,7 +78,7 @@ class ReplayTest : public PhaseRunFixture {
                                 std::to_string(lbs) + " " + args;
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     if (summary != nullptr) {
-      auto parsed = Json::Parse(ReadFileText(json));
+      auto parsed = ParseJson(ReadFileText(json));
       EXPECT_TRUE(parsed);
       if (parsed) *summary = *parsed;
     }
@@ -111,12 +111,12 @@ class ReplayTest : public PhaseRunFixture {
   }
 
   static double Result(const Json& record, const std::string& key) {
-    const Json* r = record.Find("results");
-    const Json* v = r ? r->Find(key) : nullptr;
-    return v ? v->AsDouble(-1) : -1;
+    const Json* r = Find(record, "results");
+    const Json* v = r ? Find(*r, key) : nullptr;
+    return v ? AsDouble(*v, -1) : -1;
   }
   static std::uint64_t Count(const Json& summary, const std::string& key) {
-    return summary.Find(key) ? summary.Find(key)->AsUint() : 0;
+    return Find(summary, key) ? AsUint(*Find(summary, key)) : 0;
   }
 
   // The trace's writes that no other write or trim overlaps (I/Os in
@@ -125,17 +125,17 @@ class ReplayTest : public PhaseRunFixture {
   static void ExpectWritesLanded(const std::string& path, const Json& summary) {
     const std::string bytes = ReadFileText(path);
     ASSERT_GE(bytes.size(), kCapacity);
-    const std::vector<Json>& mapped = summary.Find("mapped")->items();
+    const std::vector<Json>& mapped = Items(*Find(summary, "mapped"));
     int checked = 0;
     for (std::size_t i = 0; i < mapped.size(); ++i) {
-      const auto& m = mapped[i].items();
-      if (m[0].AsString() != "write") continue;
-      const std::uint64_t begin = m[1].AsUint(), end = begin + m[2].AsUint();
+      const auto& m = Items(mapped[i]);
+      if (AsString(m[0]) != "write") continue;
+      const std::uint64_t begin = AsUint(m[1]), end = begin + AsUint(m[2]);
       bool overwritten = false;
       for (std::size_t j = 0; j < mapped.size() && !overwritten; ++j) {
-        const auto& n = mapped[j].items();
-        if (j == i || n[0].AsString() == "read") continue;
-        const std::uint64_t b = n[1].AsUint(), e = b + n[2].AsUint();
+        const auto& n = Items(mapped[j]);
+        if (j == i || AsString(n[0]) == "read") continue;
+        const std::uint64_t b = AsUint(n[1]), e = b + AsUint(n[2]);
         overwritten = b < std::min(end, begin + sizeof(ChunkHeader)) && begin < e;
       }
       if (overwritten) continue;
@@ -177,7 +177,7 @@ TEST_F(ReplayTest, EachFormatOfOneWorkloadReplaysOnAFileWithItsCounts) {
     // A fresh state directory knows no file: the last format's goes too.
     std::filesystem::remove(AgingFilePath(loaded.config->aging.targets[0]));
     const Json r = Run(*loaded.config);
-    ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+    ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
     EXPECT_EQ(Result(r, "replayed_ios"), 600);
     EXPECT_EQ(Result(r, "trace_ios"), 600);
     for (const std::string op : {"read", "write", "trim"}) {
@@ -200,7 +200,7 @@ TEST_F(ReplayTest, EachFormatOfOneWorkloadReplaysOnAFileWithItsCounts) {
     EXPECT_GT(Result(r, "replay_iops"), 0);
     // Recorded timing: never done before the trace's own span. iolog 2
     // holds whole milliseconds only.
-    const double span = summary.Find("span_seconds")->AsDouble();
+    const double span = AsDouble(*Find(summary, "span_seconds"));
     EXPECT_NEAR(Result(r, "recorded_span_seconds"), span, format == "iolog2" ? 1e-3 : 1e-9);
     EXPECT_GE(Result(r, "replay_duration_seconds"), Result(r, "recorded_span_seconds"));
     ExpectWritesLanded(AgingFilePath(loaded.config->aging.targets[0]), summary);
@@ -225,11 +225,11 @@ TEST_F(ReplayTest, OnALoopDeviceWithTheAcknowledgement) {
       Load(LoopTargetText(loop, true), "loop", trace, "trace_device = \"259,0\"\nqueue_depth = 4\n");
   ASSERT_TRUE(loaded.config) << loaded.errors[0].ToString();
   const Json r = Run(*loaded.config);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   EXPECT_EQ(Result(r, "replayed_ios"), 400);
   EXPECT_EQ(Result(r, "write_ios"), Count(summary, "write_pieces"));
   EXPECT_EQ(Result(r, "trim_ios"), Count(summary, "trim_pieces"));
-  EXPECT_EQ(r.Find("serial")->AsString(), loop.serial());
+  EXPECT_EQ(AsString(*Find(r, "serial")), loop.serial());
   ExpectWritesLanded(loop.backing(), summary);
 }
 
@@ -245,7 +245,7 @@ TEST_F(ReplayTest, RecordedTimingKeepsTheTracesSpanAndMaxDoesNot) {
   ASSERT_TRUE(PrepareAgingFile(loaded.config->aging.targets[0], WritePass{state_}, options_.paths));
   Progress progress;
   const Json recorded = Run(*loaded.config, &progress);
-  ASSERT_EQ(recorded.Find("outcome")->AsString(), "completed") << recorded.Dump(2);
+  ASSERT_EQ(AsString(*Find(recorded, "outcome")), "completed") << DumpJson(recorded, 2);
   const double span = Result(recorded, "recorded_span_seconds");
   EXPECT_GT(span, 1.5);
   EXPECT_GE(Result(recorded, "replay_duration_seconds"), span);
@@ -254,7 +254,7 @@ TEST_F(ReplayTest, RecordedTimingKeepsTheTracesSpanAndMaxDoesNot) {
   loaded = Load(FileTargetText(), "t", trace, "replay_speed = \"max\"\n");
   ASSERT_TRUE(loaded.config);
   const Json max = Run(*loaded.config);
-  ASSERT_EQ(max.Find("outcome")->AsString(), "completed") << max.Dump(2);
+  ASSERT_EQ(AsString(*Find(max, "outcome")), "completed") << DumpJson(max, 2);
   EXPECT_LT(Result(max, "replay_duration_seconds"), span / 2);
   EXPECT_EQ(Result(max, "late_ios"), 0);  // nothing is due in "max"
 
@@ -279,7 +279,7 @@ TEST_F(ReplayTest, AReadOnlyTraceOnABlockDeviceNeedsOnlyTheSerial) {
   ASSERT_TRUE(loaded.config) << loaded.errors[0].ToString();
   EXPECT_FALSE(config::PhaseKindWrites(loaded.config->aging.phases[0].params));
   Json r = Run(*loaded.config);
-  ASSERT_EQ(r.Find("outcome")->AsString(), "completed") << r.Dump(2);
+  ASSERT_EQ(AsString(*Find(r, "outcome")), "completed") << DumpJson(r, 2);
   EXPECT_EQ(Result(r, "read_ios"), Result(r, "replayed_ios") + Result(r, "split_ios"));
   EXPECT_EQ(Result(r, "written_bytes"), 0);
   EXPECT_EQ(ReadFileText(loop.backing()), before);
@@ -287,9 +287,9 @@ TEST_F(ReplayTest, AReadOnlyTraceOnABlockDeviceNeedsOnlyTheSerial) {
   // The identity is still checked.
   loaded.config->aging.targets[0].serial = "loop:/elsewhere.img";
   r = Run(*loaded.config);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("refusing to read"), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("refusing to read"), std::string::npos)
+      << AsString(*Find(r, "reason"));
   EXPECT_EQ(ReadFileText(loop.backing()), before);
 }
 
@@ -326,9 +326,9 @@ TEST_F(ReplayTest, AWritingTraceWithoutTheAcknowledgementIsRefused) {
   p.params = params;  // the trace unread: it counts as writing
   config.aging.phases = {p};
   const Json r = Run(config);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("destroy_data"), std::string::npos)
-      << r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("destroy_data"), std::string::npos)
+      << AsString(*Find(r, "reason"));
   EXPECT_EQ(ReadFileText(loop.backing()), before);
 }
 
@@ -347,13 +347,13 @@ TEST_F(ReplayTest, ATraceThatTurnedToWritingSinceTheConfigLoadedIsRefused) {
   WriteFileText(trace, text);
   const std::string line = std::to_string(std::count(text.begin(), text.end(), '\n') - 1);
   const Json r = Run(*loaded.config);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find(
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find(
                 trace + ":" + line + ": refusing to replay: the trace writes or trims from "
                                       "this line on, but held only reads when the config was "
                                       "loaded"),
             std::string::npos)
-      << r.Find("reason")->AsString();
+      << AsString(*Find(r, "reason"));
   EXPECT_EQ(ReadFileText(loop.backing()), before);
 }
 
@@ -367,8 +367,8 @@ TEST_F(ReplayTest, ADamagedTraceIsNamedWithItsLine) {
   text.insert(text.find('\n', text.find("read")) + 1, "1500 /dev/nvme0n1 reed 0 4096\n");
   WriteFileText(trace, text);
   const Json r = Run(*loaded.config);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "failed");
-  const std::string reason = r.Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "failed");
+  const std::string reason = AsString(*Find(r, "reason"));
   EXPECT_NE(reason.find(trace + ":"), std::string::npos) << reason;
   EXPECT_NE(reason.find(": unknown action \"reed\" (expected add, open or close"),
             std::string::npos)
@@ -399,12 +399,12 @@ TEST_F(ReplayTest, AWritingReplayStaysOffARetentionStudysRegion) {
   config.aging.phases.push_back(study);
   auto written = RunPhase(config, "lab", options_, {}, nullptr);
   ASSERT_TRUE(written);
-  ASSERT_EQ(written->Find("outcome")->AsString(), "completed") << written->Dump(2);
+  ASSERT_EQ(AsString(*Find(*written, "outcome")), "completed") << DumpJson(*written, 2);
   const Json r = Run(config);
-  EXPECT_EQ(r.Find("outcome")->AsString(), "refused");
-  EXPECT_NE(r.Find("reason")->AsString().find("held by retention study \"lab\""),
+  EXPECT_EQ(AsString(*Find(r, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(r, "reason")).find("held by retention study \"lab\""),
             std::string::npos)
-      << r.Find("reason")->AsString();
+      << AsString(*Find(r, "reason"));
 }
 
 // The daemon runs a scheduled replay and exports its results.
@@ -421,7 +421,7 @@ TEST_F(ReplayTest, AScheduledReplayIsExported) {
     if (auto h = HistoryFile(HistoryPath(state_)).Read()) history = h->records;
   }
   ASSERT_EQ(history.size(), 1u);
-  EXPECT_EQ(history[0].Find("outcome")->AsString(), "completed") << history[0].Dump(2);
+  EXPECT_EQ(AsString(*Find(history[0], "outcome")), "completed") << DumpJson(history[0], 2);
   service.Stop();
   // A restarted daemon exports them from the history.
   PhaseService again(store, nullptr, nullptr);

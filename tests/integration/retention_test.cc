@@ -61,7 +61,7 @@ class RetentionTest : public PhaseRunFixture {
     auto r = RunPhase(config_, phase, options_, {}, nullptr);
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
     if (!r) return Json();
-    EXPECT_EQ(r->Find("outcome")->AsString(), "completed") << r->Dump(2);
+    EXPECT_EQ(AsString(*Find(*r, "outcome")), "completed") << DumpJson(*r, 2);
     return *r;
   }
 
@@ -74,10 +74,10 @@ class RetentionTest : public PhaseRunFixture {
   // (class, first_lba, last_lba) of the last verify's ranges.
   std::set<std::tuple<std::string, std::uint64_t, std::uint64_t>> Ranges(const Json& study) {
     std::set<std::tuple<std::string, std::uint64_t, std::uint64_t>> out;
-    const Json& last = study.Find("verifies")->items().back();
-    for (const Json& r : last.Find("ranges")->items()) {
-      out.emplace(r.Find("class")->AsString(), r.Find("first_lba")->AsUint(),
-                  r.Find("last_lba")->AsUint());
+    const Json& last = Items(*Find(study, "verifies")).back();
+    for (const Json& r : Items(*Find(last, "ranges"))) {
+      out.emplace(AsString(*Find(r, "class")), AsUint(*Find(r, "first_lba")),
+                  AsUint(*Find(r, "last_lba")));
     }
     return out;
   }
@@ -114,9 +114,9 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
   AddStudy("old", "file");
 
   const Json written = Run("lab-write");
-  EXPECT_EQ(written.Find("results")->Find("written_bytes")->AsUint(), 32u << 20);
-  EXPECT_EQ(Study("lab").Find("state")->AsString(), "active");
-  EXPECT_EQ(Study("lab").Find("baseline")->Find("ok")->AsUint(), 8192u);
+  EXPECT_EQ(AsUint(*Find(*Find(written, "results"), "written_bytes")), 32u << 20);
+  EXPECT_EQ(AsString(*Find(Study("lab"), "state")), "active");
+  EXPECT_EQ(AsUint(*Find(*Find(Study("lab"), "baseline"), "ok")), 8192u);
   Run("old-write");
 
   // Behind the study's back, on the loop device's backing file:
@@ -136,37 +136,37 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksOnALoopDeviceWithTheirClasses) {
   WriteBlock(img, 5000, ReadBlock(AgingFilePath(other), 5000));
 
   const Json verified = Run("lab-verify");
-  EXPECT_EQ(verified.Find("results")->Find("bad_bytes")->AsUint(), 6u * 4096);
+  EXPECT_EQ(AsUint(*Find(*Find(verified, "results"), "bad_bytes")), 6u * 4096);
   const Json study = Study("lab");
-  const Json& last = study.Find("verifies")->items().back();
-  EXPECT_EQ(last.Find("bad")->Find("wrong_content")->AsUint(), 3u);
-  EXPECT_EQ(last.Find("bad")->Find("misplaced")->AsUint(), 2u);
-  EXPECT_EQ(last.Find("bad")->Find("stale")->AsUint(), 1u);
-  EXPECT_EQ(last.Find("bad")->Find("unreadable")->AsUint(), 0u);
-  EXPECT_EQ(last.Find("ok")->AsUint(), 8192u - 6);
+  const Json& last = Items(*Find(study, "verifies")).back();
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "wrong_content")), 3u);
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "misplaced")), 2u);
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "stale")), 1u);
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "unreadable")), 0u);
+  EXPECT_EQ(AsUint(*Find(last, "ok")), 8192u - 6);
   using R = std::tuple<std::string, std::uint64_t, std::uint64_t>;
   EXPECT_EQ(Ranges(study), (std::set<R>{{"wrong_content", 100, 101},
                                         {"wrong_content", 2000, 2000},
                                         {"misplaced", 3000, 3001},
                                         {"stale", 5000, 5000}}));
-  for (const Json& r : last.Find("ranges")->items()) {
-    if (r.Find("first_lba")->AsUint() == 100) {
-      EXPECT_EQ(r.Find("first_difference")->AsUint(), 517u);
+  for (const Json& r : Items(*Find(last, "ranges"))) {
+    if (AsUint(*Find(r, "first_lba")) == 100) {
+      EXPECT_EQ(AsUint(*Find(r, "first_difference")), 517u);
     }
-    if (r.Find("first_lba")->AsUint() == 3000) {
-      EXPECT_EQ(r.Find("found_lba")->AsUint(), 3001u);
+    if (AsUint(*Find(r, "first_lba")) == 3000) {
+      EXPECT_EQ(AsUint(*Find(r, "found_lba")), 3001u);
     }
-    if (r.Find("class")->AsString() == "stale") {
-      EXPECT_EQ(r.Find("found_study")->AsString(), Study("old").Find("id")->AsString());
+    if (AsString(*Find(r, "class")) == "stale") {
+      EXPECT_EQ(AsString(*Find(r, "found_study")), AsString(*Find(Study("old"), "id")));
     }
   }
-  ASSERT_NE(last.Find("delta_vs_baseline"), nullptr);
+  ASSERT_NE(Find(last, "delta_vs_baseline"), nullptr);
 
   // What the daemon exports for it.
   MetricStore store;
   RetentionService service(store, std::chrono::minutes{1}, "/nonexistent-sysfs");
   service.Reconfigure(config_);
-  service.Tick(last.Find("end")->AsDouble() + 3600);
+  service.Tick(AsDouble(*Find(last, "end")) + 3600);
   const std::string text = *store.Render();
   auto has = [&](const std::string& pattern) {
     return std::regex_search(text, std::regex(pattern));
@@ -198,16 +198,16 @@ TEST_F(RetentionTest, ExactlyTheCorruptedBlocksInAFile) {
   EXPECT_EQ(Ranges(study), (std::set<R>{{"wrong_content", 7, 9},
                                         {"misplaced", 1000, 1000},
                                         {"wrong_content", 4095, 4095}}));
-  const Json& last = study.Find("verifies")->items().back();
-  EXPECT_EQ(last.Find("bad")->Find("wrong_content")->AsUint(), 4u);
-  EXPECT_EQ(last.Find("bad")->Find("misplaced")->AsUint(), 1u);
-  EXPECT_EQ(last.Find("ok")->AsUint(), 4096u - 5);
+  const Json& last = Items(*Find(study, "verifies")).back();
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "wrong_content")), 4u);
+  EXPECT_EQ(AsUint(*Find(*Find(last, "bad"), "misplaced")), 1u);
+  EXPECT_EQ(AsUint(*Find(last, "ok")), 4096u - 5);
   // A region smaller than the latency sample is timed whole, each block
   // once (the corrupted ones too: the sample times, the pass judges).
-  EXPECT_EQ(last.Find("latency_method")->Find("reads")->AsUint(), 4096u);
-  for (const Json& r : last.Find("ranges")->items()) {
-    if (r.Find("first_lba")->AsUint() == 7) {
-      EXPECT_EQ(r.Find("first_difference")->AsUint(), 71u);
+  EXPECT_EQ(AsUint(*Find(*Find(last, "latency_method"), "reads")), 4096u);
+  for (const Json& r : Items(*Find(last, "ranges"))) {
+    if (AsUint(*Find(r, "first_lba")) == 7) {
+      EXPECT_EQ(AsUint(*Find(r, "first_difference")), 71u);
     }
   }
 }
@@ -223,38 +223,38 @@ TEST_F(RetentionTest, LatencyIsA4KibQd1SampleStatedAndComparedOnlyLikeForLike) {
   Run("s-write");
   Run("s-verify");
   Json study = Study("s");
-  for (const Json* read : {study.Find("baseline"), &study.Find("verifies")->items().back()}) {
+  for (const Json* read : {Find(study, "baseline"), &Items(*Find(study, "verifies")).back()}) {
     ASSERT_NE(read, nullptr);
-    const Json* method = read->Find("latency_method");
-    ASSERT_NE(method, nullptr) << read->Dump(2);
-    EXPECT_EQ(method->Find("block_size")->AsUint(), 4096u);
-    EXPECT_EQ(method->Find("queue_depth")->AsUint(), 1u);
-    EXPECT_EQ(method->Find("access")->AsString(), "random");
-    EXPECT_EQ(method->Find("region_blocks")->AsUint(), 16384u);
-    EXPECT_EQ(method->Find("reads")->AsUint(), kLatencySampleReads);
-    EXPECT_EQ(read->Find("latency")->Find("count")->AsUint(), kLatencySampleReads);
-    const Json* pass = read->Find("pass_latency");
+    const Json* method = Find(*read, "latency_method");
+    ASSERT_NE(method, nullptr) << DumpJson(*read, 2);
+    EXPECT_EQ(AsUint(*Find(*method, "block_size")), 4096u);
+    EXPECT_EQ(AsUint(*Find(*method, "queue_depth")), 1u);
+    EXPECT_EQ(AsString(*Find(*method, "access")), "random");
+    EXPECT_EQ(AsUint(*Find(*method, "region_blocks")), 16384u);
+    EXPECT_EQ(AsUint(*Find(*method, "reads")), kLatencySampleReads);
+    EXPECT_EQ(AsUint(*Find(*Find(*read, "latency"), "count")), kLatencySampleReads);
+    const Json* pass = Find(*read, "pass_latency");
     ASSERT_NE(pass, nullptr);
-    EXPECT_EQ(pass->Find("block_size")->AsUint(), 64u * 1024);
-    EXPECT_EQ(pass->Find("latency")->Find("count")->AsUint(), 16384u / 16);  // 64 KiB reads
+    EXPECT_EQ(AsUint(*Find(*pass, "block_size")), 64u * 1024);
+    EXPECT_EQ(AsUint(*Find(*Find(*pass, "latency"), "count")), 16384u / 16);  // 64 KiB reads
   }
-  const Json& verify = study.Find("verifies")->items().back();
-  const Json* delta = verify.Find("delta_vs_baseline");
+  const Json& verify = Items(*Find(study, "verifies")).back();
+  const Json* delta = Find(verify, "delta_vs_baseline");
   ASSERT_NE(delta, nullptr);
-  EXPECT_EQ(delta->Find("not_compared"), nullptr) << delta->Dump();
-  EXPECT_NE(delta->Find("p99_9"), nullptr);
+  EXPECT_EQ(Find(*delta, "not_compared"), nullptr) << DumpJson(*delta);
+  EXPECT_NE(Find(*delta, "p99_9"), nullptr);
   // A baseline from before the sample is another measure: not compared.
-  Json old_baseline = Json::Object();
-  for (const auto& [key, value] : study.Find("baseline")->members()) {
+  Json old_baseline = Json::object();
+  for (const auto& [key, value] : Members(*Find(study, "baseline"))) {
     if (key != "latency_method" && key != "pass_latency") old_baseline[key] = value;
   }
   const Json refused = CompareWithBaseline(old_baseline, verify);
-  ASSERT_NE(refused.Find("not_compared"), nullptr) << refused.Dump();
-  EXPECT_EQ(refused.Find("not_compared")->AsString(),
+  ASSERT_NE(Find(refused, "not_compared"), nullptr) << DumpJson(refused);
+  EXPECT_EQ(AsString(*Find(refused, "not_compared")),
             "the baseline's latency is its own pass over every block, block size and queue "
             "depth not on record, this verify's 4 KiB random reads at QD1 over a sample of the "
             "region (of its 16384 blocks): not the same measure");
-  EXPECT_EQ(refused.Find("p99_9"), nullptr);
+  EXPECT_EQ(Find(refused, "p99_9"), nullptr);
 }
 
 TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
@@ -262,18 +262,19 @@ TEST_F(RetentionTest, AStudyIsWrittenOnceAndVerifyNeedsIt) {
   AddStudy("s", "file");
   auto verify = RunPhase(config_, "s-verify", options_, {}, nullptr);
   ASSERT_TRUE(verify);
-  EXPECT_EQ(verify->Find("outcome")->AsString(), "failed");
-  EXPECT_NE(verify->Find("reason")->AsString().find("no retention study \"s\""), std::string::npos)
-      << verify->Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(*verify, "outcome")), "failed");
+  EXPECT_NE(AsString(*Find(*verify, "reason")).find("no retention study \"s\""), std::string::npos)
+      << AsString(*Find(*verify, "reason"));
   Run("s-write");
   auto again = RunPhase(config_, "s-write", options_, {}, nullptr);
   ASSERT_TRUE(again);
-  EXPECT_EQ(again->Find("outcome")->AsString(), "refused");
-  EXPECT_NE(again->Find("reason")->AsString().find("already exists"), std::string::npos);
+  EXPECT_EQ(AsString(*Find(*again, "outcome")), "refused");
+  EXPECT_NE(AsString(*Find(*again, "reason")).find("already exists"), std::string::npos);
   Run("s-verify");
   Run("s-verify");
-  EXPECT_EQ(Study("s").Find("verifies")->items().size(), 2u);
-  EXPECT_EQ(Study("s").Find("verifies")->items()[1].Find("bad")->Find("wrong_content")->AsUint(), 0u);
+  EXPECT_EQ(Items(*Find(Study("s"), "verifies")).size(), 2u);
+  EXPECT_EQ(AsUint(*Find(*Find(Items(*Find(Study("s"), "verifies"))[1], "bad"), "wrong_content")),
+            0u);
 }
 
 // A study's write resumes only on the storage it began on: the same target,
@@ -296,8 +297,8 @@ TEST_F(RetentionTest, AWriteResumesOnlyOnTheStorageItBeganOn) {
 
   auto r = RunPhase(config_, "s-write", options_, {}, nullptr);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->Find("outcome")->AsString(), "refused") << r->Dump(2);
-  const std::string reason = r->Find("reason")->AsString();
+  EXPECT_EQ(AsString(*Find(*r, "outcome")), "refused") << DumpJson(*r, 2);
+  const std::string reason = AsString(*Find(*r, "reason"));
   EXPECT_NE(reason.find("retention study \"s\" was begun on file "), std::string::npos) << reason;
   EXPECT_NE(reason.find(" inode " + std::to_string(was.st_ino) + " (" + path + ") [0B, 8MiB)"),
             std::string::npos)
@@ -307,7 +308,7 @@ TEST_F(RetentionTest, AWriteResumesOnlyOnTheStorageItBeganOn) {
   std::ifstream made(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(made)), std::istreambuf_iterator<char>());
   EXPECT_EQ(bytes.find_first_not_of('\0'), std::string::npos) << "the new file was written";
-  EXPECT_EQ(Study("s").Find("state")->AsString(), "writing");
+  EXPECT_EQ(AsString(*Find(Study("s"), "state")), "writing");
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ TEST_F(StateHealthTest, DamagedHistoryRecordsAreCountedTornTailApart) {
   const std::string path = aging::HistoryPath(config_.state_directory);
   aging::HistoryFile history(path);
   for (int i = 0; i < 3; ++i) {
-    aging::Json r = aging::Json::Object();
+    Json r = Json::object();
     r["run"] = "run-" + std::to_string(i);
     r["outcome"] = "completed";
     ASSERT_TRUE(history.Append(r).ok());

@@ -55,10 +55,10 @@ class WriteGateTest : public PhaseRunFixture {
     return r ? *r : Json();
   }
   static std::string Outcome(const Json& r) {
-    return r.Find("outcome") ? r.Find("outcome")->AsString() : "?";
+    return Find(r, "outcome") ? AsString(*Find(r, "outcome")) : "?";
   }
   static std::string Reason(const Json& r) {
-    return r.Find("reason") ? r.Find("reason")->AsString() : "";
+    return Find(r, "reason") ? AsString(*Find(r, "reason")) : "";
   }
 
 };
@@ -87,7 +87,7 @@ TEST_F(WriteGateTest, ADiskImageNamedAsBlockDeviceIsNeverWritten) {
       config_.aging.targets[0].destroy_data = acknowledged;
       config_.aging.targets[0].allow_signatures = acknowledged;
       const Json r = Run("p");
-      EXPECT_EQ(Outcome(r), "refused") << r.Dump(2);
+      EXPECT_EQ(Outcome(r), "refused") << DumpJson(r, 2);
       EXPECT_EQ(Reason(r), image + ": refusing to write: it is a regular file, not a block "
                                    "device (aging.targets.block_device names a whole device "
                                    "such as /dev/nvme1n1; to age a file, give target \"vm\" a "
@@ -165,7 +165,7 @@ TEST_F(WriteGateTest, AnActiveStudysRegionIsRefusedUntilTheStudyEnds) {
                           Phase("fill", config::FillParams{}, "loop"),
                           Phase("trim", config::TrimParams{}, "alias")};
   const Json written = Run("lab-write");
-  ASSERT_EQ(Outcome(written), "completed") << written.Dump(2);
+  ASSERT_EQ(Outcome(written), "completed") << DumpJson(written, 2);
   const std::string before = Contents(loop.backing());
   const std::string held =
       "overlap the region [4MiB, 8MiB) held by retention study \"lab\" (active, " +
@@ -183,14 +183,14 @@ TEST_F(WriteGateTest, AnActiveStudysRegionIsRefusedUntilTheStudyEnds) {
   EXPECT_FALSE(LoadStudy(config_.state_directory, "other")) << "no study record for a refusal";
 
   const Json side = Run("beside-write");
-  EXPECT_EQ(Outcome(side), "completed") << side.Dump(2);
+  EXPECT_EQ(Outcome(side), "completed") << DumpJson(side, 2);
 
   // Ended, the study holds nothing, and is verified no more.
   ASSERT_TRUE(EndStudy(config_.state_directory, "lab", "test"));
   auto ended = LoadStudy(config_.state_directory, "lab");
   ASSERT_TRUE(ended) << ended.error().message;
-  EXPECT_EQ(ended->Find("state")->AsString(), "ended");
-  EXPECT_EQ(ended->Find("end_reason")->AsString(), "test");
+  EXPECT_EQ(AsString(*Find(*ended, "state")), "ended");
+  EXPECT_EQ(AsString(*Find(*ended, "end_reason")), "test");
   EXPECT_TRUE(EndStudy(config_.state_directory, "lab", "again")) << "ending twice is fine";
   // A fill deallocates the whole target first: "beside" still holds it.
   Json fill = Run("fill");
@@ -200,7 +200,7 @@ TEST_F(WriteGateTest, AnActiveStudysRegionIsRefusedUntilTheStudyEnds) {
   ASSERT_TRUE(EndStudy(config_.state_directory, "beside", "test"));
   const std::string mid = Contents(loop.backing());
   fill = Run("fill");
-  EXPECT_EQ(Outcome(fill), "completed") << fill.Dump(2);
+  EXPECT_EQ(Outcome(fill), "completed") << DumpJson(fill, 2);
   EXPECT_TRUE(Contents(loop.backing()) != mid) << "the clean, acknowledged target was not written";
 }
 
@@ -220,8 +220,8 @@ TEST_F(WriteGateTest, AStudyThatAppearsMidRunStopsTheNextWritePass) {
   ASSERT_TRUE(record) << record.error().message;
   // As a record from before storage was recorded: only its device names
   // where it is, and the gate resolves that device.
-  Json moved = Json::Object();
-  for (const auto& [key, value] : record->members()) {
+  Json moved = Json::object();
+  for (const auto& [key, value] : Members(*record)) {
     if (key != "storage") moved[key] = value;
   }
   moved["target"] = "a";
@@ -244,7 +244,7 @@ TEST_F(WriteGateTest, AStudyThatAppearsMidRunStopsTheNextWritePass) {
   observer.study = moved;
   const Json r = Run("perf", &observer);
   EXPECT_TRUE(observer.added);
-  EXPECT_EQ(Outcome(r), "refused") << r.Dump(2);
+  EXPECT_EQ(Outcome(r), "refused") << DumpJson(r, 2);
   EXPECT_NE(Reason(r).find("held by retention study \"lab\" (active"), std::string::npos)
       << Reason(r);
 }
@@ -268,7 +268,7 @@ TEST_F(WriteGateTest, AnUnreadableStudyRecordHoldsEveryTarget) {
   EXPECT_NE(Reason(r).find(bad), std::string::npos) << Reason(r);
   std::filesystem::remove(bad);
   r = Run("fill");
-  EXPECT_EQ(Outcome(r), "completed") << r.Dump(2);
+  EXPECT_EQ(Outcome(r), "completed") << DumpJson(r, 2);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace drivewatch::aging {
 namespace {
 
 Json Good() {
-  return *Json::Parse(
+  return *ParseJson(
       R"({"time":1767225600.5,"power_on_hours":8760,"percentage_used":3,)"
       R"("data_written_bytes":9004372992000,"capacity_bytes":1024209543168,)"
       R"("tmt1_k":346,"tmt2_k":349})");
@@ -30,7 +30,7 @@ TEST(DriveAgeTest, AGoodSnapshotReadsBack) {
   EXPECT_EQ(age->capacity_bytes, 1024209543168u);
   EXPECT_NEAR(age->DriveWrites(), 8.7915, 1e-4);
   EXPECT_EQ(age->tmt1_k, std::optional<std::uint16_t>(346));
-  Json without = *Json::Parse(
+  Json without = *ParseJson(
       R"({"time":0,"power_on_hours":0,"percentage_used":0,"data_written_bytes":0,)"
       R"("capacity_bytes":1048576})");
   auto fresh = DriveAgeFromJson(without);
@@ -56,12 +56,13 @@ TEST(DriveAgeTest, EveryBadFieldIsNamedWithItsValueAndWhatWasExpected) {
             "drive_at_start.tmt2_k is 70000 (expected kelvin, a whole number from 1 to 65535)");
   EXPECT_EQ(Problem("time", Json()),
             "drive_at_start.time is null (expected Unix seconds, 0 or more)");
-  const Json missing = *Json::Parse(R"({"time":1,"power_on_hours":1,"percentage_used":1,"capacity_bytes":1})");
+  const Json missing =
+      *ParseJson(R"({"time":1,"power_on_hours":1,"percentage_used":1,"capacity_bytes":1})");
   auto age = DriveAgeFromJson(missing);
   ASSERT_FALSE(age);
   EXPECT_EQ(age.error().message,
             "drive_at_start.data_written_bytes is missing (expected bytes, 0 or more)");
-  EXPECT_FALSE(DriveAgeFromJson(Json::Array()));
+  EXPECT_FALSE(DriveAgeFromJson(Json::array()));
 }
 
 }  // namespace

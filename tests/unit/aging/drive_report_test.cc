@@ -92,19 +92,19 @@ void Golden(const std::string& name, const std::string& got) {
 }
 
 const Json* SectionOf(const Json& model, const std::string& drive, const std::string& id) {
-  for (const Json& d : model.Find("drives")->items()) {
-    if (d.Find("drive")->AsString() != drive) continue;
-    for (const Json& s : d.Find("sections")->items()) {
-      if (s.Find("id")->AsString() == id) return &s;
+  for (const Json& d : Items(*Find(model, "drives"))) {
+    if (AsString(*Find(d, "drive")) != drive) continue;
+    for (const Json& s : Items(*Find(d, "sections"))) {
+      if (AsString(*Find(s, "id")) == id) return &s;
     }
   }
   return nullptr;
 }
 
 std::string RunOf(const Json& section, const std::string& label) {
-  for (const Json& r : section.Find("runs")->items()) {
-    if (r.Find("label")->AsString() == label) {
-      return r.Find("run")->is_null() ? "" : r.Find("run")->Find("id")->AsString();
+  for (const Json& r : Items(*Find(section, "runs"))) {
+    if (AsString(*Find(r, "label")) == label) {
+      return Find(r, "run")->is_null() ? "" : AsString(*Find(*Find(r, "run"), "id"));
     }
   }
   return "?";
@@ -112,10 +112,10 @@ std::string RunOf(const Json& section, const std::string& label) {
 
 const Json* Cell(const Json& section, const std::string& table, const std::string& row,
                  const std::string& key) {
-  for (const Json& t : section.Find("tables")->items()) {
-    if (t.Find("id")->AsString() != table) continue;
-    for (const Json& r : t.Find("rows")->items()) {
-      if (r.Find("label")->AsString() == row) return r.Find("values")->Find(key);
+  for (const Json& t : Items(*Find(section, "tables"))) {
+    if (AsString(*Find(t, "id")) != table) continue;
+    for (const Json& r : Items(*Find(t, "rows"))) {
+      if (AsString(*Find(r, "label")) == row) return Find(*Find(r, "values"), key);
     }
   }
   return nullptr;
@@ -123,20 +123,20 @@ const Json* Cell(const Json& section, const std::string& table, const std::strin
 
 std::string MarkOf(const Json& section, const std::string& table, const std::string& row,
                    const std::string& key) {
-  for (const Json& t : section.Find("tables")->items()) {
-    if (t.Find("id")->AsString() != table) continue;
-    for (const Json& r : t.Find("rows")->items()) {
-      if (r.Find("label")->AsString() != row) continue;
-      const Json* m = r.Find("marks")->Find(key);
-      return m ? m->AsString() : "";
+  for (const Json& t : Items(*Find(section, "tables"))) {
+    if (AsString(*Find(t, "id")) != table) continue;
+    for (const Json& r : Items(*Find(t, "rows"))) {
+      if (AsString(*Find(r, "label")) != row) continue;
+      const Json* m = Find(*Find(r, "marks"), key);
+      return m ? AsString(*m) : "";
     }
   }
   return "?";
 }
 
 std::string VerdictOf(const Json& section) {
-  return section.Find("verdict")->Find("status")->AsString() + ": " +
-         section.Find("verdict")->Find("line")->AsString();
+  return AsString(*Find(*Find(section, "verdict"), "status")) + ": " +
+         AsString(*Find(*Find(section, "verdict"), "line"));
 }
 
 TEST(DriveReportTest, TwoHostsWithABaselineMatchTheGoldens) {
@@ -145,36 +145,36 @@ TEST(DriveReportTest, TwoHostsWithABaselineMatchTheGoldens) {
   Golden("report.md", RenderDriveReport(model, DriveReportFormat::kMarkdown));
   Golden("report.json", RenderDriveReport(model, DriveReportFormat::kJson));
   // The JSON is the model, and parses back to it.
-  auto parsed = Json::Parse(RenderDriveReport(model, DriveReportFormat::kJson));
+  auto parsed = ParseJson(RenderDriveReport(model, DriveReportFormat::kJson));
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(*parsed, model);
 }
 
 TEST(DriveReportTest, FreshIsTheFirstCompleteRunAgedTheLatestBaselineTheOtherDrivesLatest) {
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
-  ASSERT_EQ(model.Find("drives")->items().size(), 1u) << "the baseline is not a drive of its own";
+  ASSERT_EQ(Items(*Find(model, "drives")).size(), 1u) << "the baseline is not a drive of its own";
   const Json* fill = SectionOf(model, kA, "fill_50");
   ASSERT_NE(fill, nullptr);
   EXPECT_EQ(RunOf(*fill, "fresh"), "fill-half-20260105T050000.000Z");
   // The aborted fill of January 7 is on record, but not complete.
   EXPECT_EQ(RunOf(*fill, "aged"), "fill-half-20260601T050000.000Z");
   EXPECT_EQ(RunOf(*fill, "baseline"), "fill-half-20260504T050000.000Z");
-  EXPECT_DOUBLE_EQ(Cell(*fill, "fill", "fresh", "slc_cache_bytes")->AsDouble(), 98426140000);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*fill, "fill", "fresh", "slc_cache_bytes")), 98426140000);
   // Each run's age: from its drive_at_start.
-  const Json& aged = fill->Find("runs")->items()[1];
-  EXPECT_EQ(aged.Find("run")->Find("age")->Find("power_on_hours")->AsUint(), 3952u);
-  EXPECT_EQ(aged.Find("run")->Find("age")->Find("percentage_used")->AsUint(), 2u);
+  const Json& aged = Items(*Find(*fill, "runs"))[1];
+  EXPECT_EQ(AsUint(*Find(*Find(*Find(aged, "run"), "age"), "power_on_hours")), 3952u);
+  EXPECT_EQ(AsUint(*Find(*Find(*Find(aged, "run"), "age"), "percentage_used")), 2u);
 }
 
 TEST(DriveReportTest, EveryTableIsFreshAgedBaselineAndEverySectionEndsWithAVerdict) {
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
-  for (const Json& s : model.Find("drives")->items()[0].Find("sections")->items()) {
-    const std::string id = s.Find("id")->AsString();
-    EXPECT_FALSE(s.Find("expectation")->AsString().empty()) << id;
-    EXPECT_FALSE(s.Find("verdict")->Find("line")->AsString().empty()) << id;
+  for (const Json& s : Items(*Find(Items(*Find(model, "drives"))[0], "sections"))) {
+    const std::string id = AsString(*Find(s, "id"));
+    EXPECT_FALSE(AsString(*Find(s, "expectation")).empty()) << id;
+    EXPECT_FALSE(AsString(*Find(*Find(s, "verdict"), "line")).empty()) << id;
     if (id.rfind("retention", 0) == 0) continue;  // a row per read of the study
     std::vector<std::string> labels;
-    for (const Json& r : s.Find("runs")->items()) labels.push_back(r.Find("label")->AsString());
+    for (const Json& r : Items(*Find(s, "runs"))) labels.push_back(AsString(*Find(r, "label")));
     EXPECT_EQ(labels, (std::vector<std::string>{"fresh", "aged", "baseline"})) << id;
   }
   EXPECT_EQ(VerdictOf(*SectionOf(model, kA, "low_load_latency_fill_50")),
@@ -191,8 +191,8 @@ TEST(DriveReportTest, EveryTableIsFreshAgedBaselineAndEverySectionEndsWithAVerdi
 
 TEST(DriveReportTest, TheSameRunFromTwoHistoriesCountsOnce) {
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
-  const auto& sources = model.Find("sources")->items();
-  EXPECT_EQ(sources[1].Find("duplicates")->AsUint(), 2u);
+  const auto& sources = Items(*Find(model, "sources"));
+  EXPECT_EQ(AsUint(*Find(sources[1], "duplicates")), 2u);
   // Host B's copy of host A's first record is not a second run of it.
   const Json* fill10 = SectionOf(model, kA, "fill_10");
   EXPECT_EQ(RunOf(*fill10, "fresh"), "fill-10-20260105T030000.000Z");
@@ -200,10 +200,10 @@ TEST(DriveReportTest, TheSameRunFromTwoHistoriesCountsOnce) {
   // Read the other way round, the copy is taken from the file read first,
   // and the run is still there once.
   const Json swapped = Build({"host-b.dwh", "host-a.dwh"}, WithBaseline());
-  EXPECT_EQ(swapped.Find("sources")->items()[1].Find("duplicates")->AsUint(), 2u);
+  EXPECT_EQ(AsUint(*Find(Items(*Find(swapped, "sources"))[1], "duplicates")), 2u);
   const Json* again = SectionOf(swapped, kA, "fill_10");
   EXPECT_EQ(RunOf(*again, "fresh"), "fill-10-20260105T030000.000Z");
-  EXPECT_EQ(again->Find("runs")->items()[0].Find("run")->Find("source")->AsString(), "host-b.dwh");
+  EXPECT_EQ(AsString(*Find(*Find(Items(*Find(*again, "runs"))[0], "run"), "source")), "host-b.dwh");
 }
 
 TEST(DriveReportTest, PerfCellsFromTheMatrixAndFromBeforeItShareTheirTables) {
@@ -213,7 +213,7 @@ TEST(DriveReportTest, PerfCellsFromTheMatrixAndFromBeforeItShareTheirTables) {
   const Json* perf = SectionOf(model, kA, "perf_fill_50");
   EXPECT_EQ(RunOf(*perf, "fresh"), "perf-half-20260105T061000.000Z");
   EXPECT_EQ(RunOf(*perf, "aged"), "perf-half-20260601T061000.000Z");
-  EXPECT_DOUBLE_EQ(Cell(*perf, "throughput", "fresh", "seq_read_bytes_per_second")->AsDouble(),
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*perf, "throughput", "fresh", "seq_read_bytes_per_second")),
                    3870e6);
   // The Phoronix preset is a table of its own, its not-steady cell marked.
   const Json* phoronix = SectionOf(model, kA, "perf_fill_50_phoronix");
@@ -252,8 +252,8 @@ TEST(DriveReportTest, LatencyTablesCompareRunsAtOneFillLevel) {
     EXPECT_EQ(RunOf(*s, "fresh"), w.fresh) << w.id;
     EXPECT_EQ(RunOf(*s, "aged"), w.aged) << w.id;
     const std::string level = std::string(w.id).substr(std::string(w.id).rfind('_') + 1);
-    EXPECT_NE(s->Find("title")->AsString().find("at " + level + " % fill"), std::string::npos)
-        << s->Find("title")->AsString();
+    EXPECT_NE(AsString(*Find(*s, "title")).find("at " + level + " % fill"), std::string::npos)
+        << AsString(*Find(*s, "title"));
   }
   EXPECT_EQ(SectionOf(model, kA, "qd1_latency"), nullptr) << "no section mixes fill levels";
   EXPECT_EQ(SectionOf(model, kA, "mixed"), nullptr);
@@ -267,18 +267,18 @@ TEST(DriveReportTest, AReplaysSpanIsNoLatencyAndItsTableHasEveryPromisedColumn) 
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
   const Json* replay = SectionOf(model, kA, "replay");
   ASSERT_NE(replay, nullptr);
-  EXPECT_EQ(replay->Find("verdict")->Find("status")->AsString(), "pass") << VerdictOf(*replay);
+  EXPECT_EQ(AsString(*Find(*Find(*replay, "verdict"), "status")), "pass") << VerdictOf(*replay);
   EXPECT_NE(VerdictOf(*replay).find("no latency over 300 ms"), std::string::npos);
-  EXPECT_DOUBLE_EQ(Cell(*replay, "replay", "aged", "recorded_span_seconds")->AsDouble(), 5400);
-  EXPECT_DOUBLE_EQ(Cell(*replay, "replay", "aged", "late_ios")->AsDouble(), 1204);
-  EXPECT_DOUBLE_EQ(Cell(*replay, "replay", "aged", "replayed_ios")->AsDouble(), 9871000);
-  EXPECT_GT(Cell(*replay, "replay", "aged", "replay_bytes_per_second")->AsDouble(), 0);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*replay, "replay", "aged", "recorded_span_seconds")), 5400);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*replay, "replay", "aged", "late_ios")), 1204);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*replay, "replay", "aged", "replayed_ios")), 9871000);
+  EXPECT_GT(AsDouble(*Cell(*replay, "replay", "aged", "replay_bytes_per_second")), 0);
   // An older record's bytes_per_second and iops fill the same columns.
-  EXPECT_GT(Cell(*replay, "replay", "fresh", "replay_bytes_per_second")->AsDouble(), 0);
-  EXPECT_GT(Cell(*replay, "replay", "fresh", "replay_iops")->AsDouble(), 0);
-  EXPECT_DOUBLE_EQ(Cell(*replay, "replay_read", "aged", "read_p99_9_seconds")->AsDouble(), 0.0051);
+  EXPECT_GT(AsDouble(*Cell(*replay, "replay", "fresh", "replay_bytes_per_second")), 0);
+  EXPECT_GT(AsDouble(*Cell(*replay, "replay", "fresh", "replay_iops")), 0);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*replay, "replay_read", "aged", "read_p99_9_seconds")), 0.0051);
   std::vector<std::string> tables;
-  for (const Json& t : replay->Find("tables")->items()) tables.push_back(t.Find("id")->AsString());
+  for (const Json& t : Items(*Find(*replay, "tables"))) tables.push_back(AsString(*Find(t, "id")));
   EXPECT_EQ(tables, (std::vector<std::string>{"replay", "replay_read", "replay_write"}))
       << "no trim table: no run trimmed";
 }
@@ -300,18 +300,18 @@ TEST(DriveReportTest, APercentileShowsItsSampleCountAndATailOnFewSamplesIsIndica
   const Json* low = SectionOf(model, kA, "low_load_latency_fill_50");
   ASSERT_NE(low, nullptr);
   const std::string at10 = "randread_4k_10iops_read_", at100 = "randread_4k_100iops_read_";
-  EXPECT_DOUBLE_EQ(Cell(*low, "latency", "aged", at10 + "ios")->AsDouble(), 600);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*low, "latency", "aged", at10 + "ios")), 600);
   EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p50_seconds"), "");
   EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p99_seconds"), "indicative");
   EXPECT_EQ(MarkOf(*low, "latency", "aged", at10 + "p99_9_seconds"), "indicative");
-  EXPECT_DOUBLE_EQ(Cell(*low, "latency", "aged", at100 + "ios")->AsDouble(), 6000);
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*low, "latency", "aged", at100 + "ios")), 6000);
   EXPECT_EQ(MarkOf(*low, "latency", "aged", at100 + "p99_seconds"), "");
   EXPECT_EQ(MarkOf(*low, "latency", "aged", at100 + "p99_9_seconds"), "indicative");
   bool noted = false;
-  for (const Json& n : low->Find("notes")->items()) {
-    noted = noted || n.AsString().find("indicative") != std::string::npos;
+  for (const Json& n : Items(*Find(*low, "notes"))) {
+    noted = noted || AsString(n).find("indicative") != std::string::npos;
   }
-  EXPECT_TRUE(noted) << low->Find("notes")->Dump();
+  EXPECT_TRUE(noted) << DumpJson(*Find(*low, "notes"));
   const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
   EXPECT_NE(text.find("10 IOPS p99.9 (ms)   \xe2\x89\x88 24.5"), std::string::npos);
   // Records from before the counts: no n, no mark (the legacy QD1 cells).
@@ -328,7 +328,7 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
   const std::vector<Json> records = Records("host-a.dwh");
   const Json* model_record = nullptr;
   for (const Json& r : records) {
-    if (IsRunRecord(r) && r.Find("kind") && r.Find("kind")->AsString() == "endurance") {
+    if (IsRunRecord(r) && Find(r, "kind") && AsString(*Find(r, "kind")) == "endurance") {
       model_record = &r;
     }
   }
@@ -338,12 +338,12 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
   run["run"] = "wear-20260701T000000.000Z";
   run["outcome"] = "aborted";
   run["reason"] = "max_duration 1h reached";
-  run["results"] = Json::Object();
+  run["results"] = Json::object();
   run["results"]["host_written_bytes"] = std::uint64_t{768} << 20;
   run["results"]["run_written_bytes"] = std::uint64_t{768} << 20;
   run["results"]["drive_writes_ratio"] = 0.75;
   run["results"]["target_progress_ratio"] = 0.375;
-  run["series"] = Json::Object();
+  run["series"] = Json::object();
   HistorySource partial = Held("partial-endurance.dwh", {run});
   DriveReportRequest request;
   request.drives = {"PARTIAL1"};
@@ -355,11 +355,10 @@ TEST(DriveReportTest, AnEnduranceTestWithoutAFullPassShowsWhereItIs) {
   EXPECT_EQ(VerdictOf(*section),
             "info: the test is under way, no full pass yet: 0.805 GB written (0.75 drive "
             "writes), 38 % of the way to its end");
-  EXPECT_DOUBLE_EQ(
-      Cell(*section, "endurance_progress", "wear-20260701T000000.000Z", "host_written_bytes")
-          ->AsDouble(),
-      768.0 * 1048576);
-  EXPECT_EQ(Cell(*section, "endurance_progress", "wear-20260701T000000.000Z", "outcome")->AsString(),
+  EXPECT_DOUBLE_EQ(AsDouble(*Cell(*section, "endurance_progress", "wear-20260701T000000.000Z",
+                                  "host_written_bytes")),
+                   768.0 * 1048576);
+  EXPECT_EQ(AsString(*Cell(*section, "endurance_progress", "wear-20260701T000000.000Z", "outcome")),
             "aborted");
 }
 
@@ -372,8 +371,8 @@ TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
   const std::vector<Json> records = Records("host-a.dwh");
   const Json* fill = nullptr;
   for (const Json& r : records) {
-    if (IsRunRecord(r) && r.Find("kind")->AsString() == "fill" &&
-        r.Find("outcome")->AsString() == "completed" && !fill) {
+    if (IsRunRecord(r) && AsString(*Find(r, "kind")) == "fill" &&
+        AsString(*Find(r, "outcome")) == "completed" && !fill) {
       fill = &r;
     }
   }
@@ -383,17 +382,17 @@ TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
     Json run = *fill;
     run["serial"] = serial;
     run["run"] = "fill-short-20260701T000000.000Z";
-    Json results = Json::Object();
+    Json results = Json::object();
     results["written_bytes"] = written;
     results["fill_ratio"] = 0.5;
     results["slc_cache_lower_bound_bytes"] = written;  // no cache found in so little
     run["results"] = results;
-    Json series = Json::Object();
-    series["throughput_bytes_per_second"] = Json::Array();
-    for (double b : bps) series["throughput_bytes_per_second"].Push(b);
+    Json series = Json::object();
+    series["throughput_bytes_per_second"] = Json::array();
+    for (double b : bps) series["throughput_bytes_per_second"].push_back(b);
     if (!seconds.empty()) {
-      series["throughput_seconds"] = Json::Array();
-      for (double t : seconds) series["throughput_seconds"].Push(t);
+      series["throughput_seconds"] = Json::array();
+      for (double t : seconds) series["throughput_seconds"].push_back(t);
     }
     run["series"] = series;
     return run;
@@ -411,21 +410,21 @@ TEST(DriveReportTest, AShortFillDrawsItsPointsAndDataWrittenComesFromBytes) {
   const auto chart = [&](const std::string& drive, const std::string& id) -> const Json* {
     const Json* section = SectionOf(*model, drive, "fill_50");
     if (section == nullptr) return nullptr;
-    for (const Json& c : section->Find("charts")->items()) {
-      if (c.Find("id")->AsString() == id) return &c;
+    for (const Json& c : Items(*Find(*section, "charts"))) {
+      if (AsString(*Find(c, "id")) == id) return &c;
     }
     return nullptr;
   };
   const Json* short_bytes = chart("SHORT1", "fill_50_bytes");
   ASSERT_NE(short_bytes, nullptr) << "a one-sample fill has its chart";
-  const auto& points = short_bytes->Find("series")->items()[0].Find("points")->items();
+  const auto& points = Items(*Find(Items(*Find(*short_bytes, "series"))[0], "points"));
   ASSERT_EQ(points.size(), 1u);
-  EXPECT_DOUBLE_EQ(points[0].items()[0].AsDouble(), 1.2);  // GB, from bytes
-  EXPECT_DOUBLE_EQ(points[0].items()[1].AsDouble(), 2000);  // MB/s
+  EXPECT_DOUBLE_EQ(AsDouble(Items(points[0])[0]), 1.2);  // GB, from bytes
+  EXPECT_DOUBLE_EQ(AsDouble(Items(points[0])[1]), 2000);  // MB/s
   const Json* older = chart("OLDER1", "fill_50_bytes");
   ASSERT_NE(older, nullptr);
-  const Json& last = older->Find("series")->items()[0].Find("points")->items().back();
-  EXPECT_DOUBLE_EQ(last.items()[0].AsDouble(), 2.5);
+  const Json& last = Items(*Find(Items(*Find(*older, "series"))[0], "points")).back();
+  EXPECT_DOUBLE_EQ(AsDouble(Items(last)[0]), 2.5);
   const std::string html = RenderDriveReport(*model, DriveReportFormat::kHtml);
   EXPECT_NE(html.find("<circle class=\"point\" data-series=\"fresh\""), std::string::npos)
       << "the short fill's sample is drawn as a point";
@@ -438,27 +437,28 @@ TEST(DriveReportTest, LowLoadLatencyIsShownAsResponseAndAsService) {
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
   const Json* low = SectionOf(model, kA, "low_load_latency_fill_50");
   ASSERT_NE(low, nullptr);
-  const auto& tables = low->Find("tables")->items();
+  const auto& tables = Items(*Find(*low, "tables"));
   ASSERT_EQ(tables.size(), 2u);
-  EXPECT_NE(tables[0].Find("title")->AsString().find("response latency, from when each read was due"),
-            std::string::npos);
-  EXPECT_NE(tables[1].Find("title")->AsString().find("service latency, from submission"),
+  EXPECT_NE(
+      AsString(*Find(tables[0], "title")).find("response latency, from when each read was due"),
+      std::string::npos);
+  EXPECT_NE(AsString(*Find(tables[1], "title")).find("service latency, from submission"),
             std::string::npos);
   const Json* response = Cell(*low, "latency", "aged", "randread_4k_10iops_read_p99_9_seconds");
   const Json* service =
       Cell(*low, "service_latency", "aged", "randread_4k_10iops_read_service_p99_9_seconds");
   ASSERT_NE(service, nullptr);
-  EXPECT_LT(service->AsDouble(), response->AsDouble());
+  EXPECT_LT(AsDouble(*service), AsDouble(*response));
   EXPECT_EQ(MarkOf(*low, "service_latency", "aged", "randread_4k_10iops_read_service_p99_9_seconds"),
             "indicative");
 }
 
 TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {
   const Json model = Build({"damaged.dwh"}, {}, false);
-  const Json& source = model.Find("sources")->items()[0];
-  ASSERT_EQ(source.Find("damaged")->items().size(), 1u);
-  EXPECT_NE(source.Find("damaged")->items()[0].AsString().find("checksum"), std::string::npos)
-      << source.Dump();
+  const Json& source = Items(*Find(model, "sources"))[0];
+  ASSERT_EQ(Items(*Find(source, "damaged")).size(), 1u);
+  EXPECT_NE(AsString(Items(*Find(source, "damaged"))[0]).find("checksum"), std::string::npos)
+      << DumpJson(source);
   // The aged reclaim record was the damaged one: the fresh run is the only
   // one left.
   const Json* reclaim = SectionOf(model, kA, "reclaim");
@@ -473,18 +473,18 @@ TEST(DriveReportTest, ADamagedRecordIsReportedAsDamagedNeverAsAResult) {
 
 TEST(DriveReportTest, AHistoryWithOnlySomeKindsSaysNotMeasuredForTheRest) {
   const Json model = Build({"partial.dwh"}, {}, false);
-  EXPECT_EQ(SectionOf(model, kA, "fill_50")->Find("verdict")->Find("status")->AsString(), "info");
-  EXPECT_EQ(SectionOf(model, kA, "trim")->Find("verdict")->Find("status")->AsString(), "pass");
+  EXPECT_EQ(AsString(*Find(*Find(*SectionOf(model, kA, "fill_50"), "verdict"), "status")), "info");
+  EXPECT_EQ(AsString(*Find(*Find(*SectionOf(model, kA, "trim"), "verdict"), "status")), "pass");
   for (const char* id : {"reclaim", "perf_fill_10", "perf_fill_50", "qd1_latency",
                          "low_load_latency", "mixed", "replay", "low_power", "endurance",
                          "retention"}) {
     const Json* s = SectionOf(model, kA, id);
     ASSERT_NE(s, nullptr) << id;
-    EXPECT_EQ(s->Find("verdict")->Find("status")->AsString(), "not_measured") << id;
-    for (const Json& t : s->Find("tables")->items()) {
-      for (const Json& r : t.Find("rows")->items()) {
-        for (const auto& [key, v] : r.Find("values")->members()) {
-          EXPECT_TRUE(v.is_null()) << id << " " << key << " = " << v.Dump();
+    EXPECT_EQ(AsString(*Find(*Find(*s, "verdict"), "status")), "not_measured") << id;
+    for (const Json& t : Items(*Find(*s, "tables"))) {
+      for (const Json& r : Items(*Find(t, "rows"))) {
+        for (const auto& [key, v] : Members(*Find(r, "values"))) {
+          EXPECT_TRUE(v.is_null()) << id << " " << key << " = " << DumpJson(v);
         }
       }
     }
@@ -496,7 +496,7 @@ TEST(DriveReportTest, AHistoryWithOnlySomeKindsSaysNotMeasuredForTheRest) {
 
 TEST(DriveReportTest, AnEmptyHistoryIsAClearReport) {
   const Json model = Build({"empty.dwh"}, {}, false);
-  EXPECT_TRUE(model.Find("drives")->items().empty());
+  EXPECT_TRUE(Items(*Find(model, "drives")).empty());
   const std::string text = RenderDriveReport(model, DriveReportFormat::kText);
   EXPECT_NE(text.find("The history holds no runs: nothing to report."), std::string::npos);
   Golden("empty.txt", text);
@@ -514,7 +514,7 @@ TEST(DriveReportTest, AnEmptyHistoryIsAClearReport) {
 
 TEST(DriveReportTest, ValuesThatCannotBeTrustedAreLeftOutAndSaid) {
   const Json model = Build({"host-a.dwh", "host-b.dwh"}, WithBaseline());
-  const std::string problems = model.Find("problems")->Dump();
+  const std::string problems = DumpJson(*Find(model, "problems"));
   EXPECT_NE(problems.find("write_p99_9_seconds is -0.5 (expected a number, 0 or more): left out"),
             std::string::npos);
   EXPECT_NE(problems.find("drive_at_start.percentage_used is 300 (expected a whole number from 0 "
@@ -535,7 +535,7 @@ TEST(DriveReportTest, RunsPicksOtherRowsByRunId) {
   r.runs = {"latest"};
   const Json latest = Build({"host-a.dwh"}, r);
   const Json* identity = SectionOf(latest, kA, "identity");
-  EXPECT_EQ(identity->Find("runs")->items().size(), 2u);  // aged, baseline
+  EXPECT_EQ(Items(*Find(*identity, "runs")).size(), 2u);  // aged, baseline
   EXPECT_EQ(VerdictOf(*identity), "info: firmware 002C");
 }
 
@@ -570,10 +570,10 @@ TEST(DriveReportTest, HtmlIsSelfContainedAndEscapesWhatTheHistoryHolds) {
   EXPECT_NE(html.find("href=\"retention-p41-lab.html\""), std::string::npos);
   // A model name from a history is text, never markup.
   Json evil = model;
-  Json drives = Json::Array();
-  for (Json d : model.Find("drives")->items()) {
+  Json drives = Json::array();
+  for (Json d : Items(*Find(model, "drives"))) {
     d["model"] = "<img src=x onerror=alert(1)>";
-    drives.Push(d);
+    drives.push_back(d);
   }
   evil["drives"] = drives;
   const std::string escaped = RenderDriveReport(evil, DriveReportFormat::kHtml);
@@ -590,11 +590,11 @@ TEST(DriveReportTest, HtmlIsSelfContainedAndEscapesWhatTheHistoryHolds) {
 // the same with it as without it, and the same runs are kept.
 Json Shifted(const Json& record, double by, const std::string& suffix) {
   Json r = record;
-  r["run"] = r.Find("run")->AsString() + suffix;
+  r["run"] = AsString(*Find(r, "run")) + suffix;
   for (const char* key : {"start", "end", "time"}) {
-    if (const Json* t = r.Find(key)) r[key] = t->AsDouble() + by;
+    if (const Json* t = Find(r, key)) r[key] = AsDouble(*t) + by;
   }
-  if (IsStepRecord(r)) r["test"] = r.Find("test")->AsString() + suffix;
+  if (IsStepRecord(r)) r["test"] = AsString(*Find(r, "test")) + suffix;
   return r;
 }
 
@@ -639,17 +639,17 @@ TEST(DriveReportTest, AHistoryOfThousandsOfRunsKeepsOnlyTheRowsItCanShow) {
   auto small = BuildDriveReport({Held("h.dwh", ends)}, {}, request);
   auto large = BuildDriveReport({Held("h.dwh", all)}, {}, request);
   ASSERT_TRUE(small && large);
-  const auto& small_sections = small->Find("drives")->items().at(0).Find("sections")->items();
-  const auto& large_sections = large->Find("drives")->items().at(0).Find("sections")->items();
+  const auto& small_sections = Items(*Find(Items(*Find(*small, "drives")).at(0), "sections"));
+  const auto& large_sections = Items(*Find(Items(*Find(*large, "drives")).at(0), "sections"));
   ASSERT_EQ(small_sections.size(), large_sections.size());
   std::size_t rows = 0;
   for (std::size_t i = 0; i < small_sections.size(); ++i) {
-    const std::string id = small_sections[i].Find("id")->AsString();
+    const std::string id = AsString(*Find(small_sections[i], "id"));
     // Fresh is a run of the early year, aged one of the late year.
-    for (const Json& row : large_sections[i].Find("runs")->items()) {
-      if (row.Find("run")->is_null()) continue;
-      const std::string run = row.Find("run")->Find("id")->AsString();
-      const std::string label = row.Find("label")->AsString();
+    for (const Json& row : Items(*Find(large_sections[i], "runs"))) {
+      if (Find(row, "run")->is_null()) continue;
+      const std::string run = AsString(*Find(*Find(row, "run"), "id"));
+      const std::string label = AsString(*Find(row, "label"));
       const std::string want = label == "fresh" ? "-early" : "-late";
       EXPECT_EQ(run.substr(run.size() - std::min(run.size(), want.size())), want)
           << "section " << id << ", row " << label;
@@ -661,7 +661,7 @@ TEST(DriveReportTest, AHistoryOfThousandsOfRunsKeepsOnlyTheRowsItCanShow) {
   EXPECT_GT(rows, 10u);
   const Json* endurance = SectionOf(*large, kA, "endurance");
   ASSERT_NE(endurance, nullptr);
-  EXPECT_NE(endurance->Dump().find("the first " +
+  EXPECT_NE(DumpJson(*endurance).find("the first " +
                                    std::to_string(passes - drive_report_detail::kPassRows) +
                                    " passes are left out of the list"),
             std::string::npos);
@@ -677,7 +677,7 @@ TEST(DriveReportTest, AHistoryOfThousandsOfRunsKeepsOnlyTheRowsItCanShow) {
 TEST(DriveReportTest, ProblemsBeyondTheListedAreCounted) {
   std::vector<Json> records;
   for (const Json& r : Records("host-a.dwh")) {
-    if (!IsRunRecord(r) || r.Find("kind")->AsString() != "trim") continue;
+    if (!IsRunRecord(r) || AsString(*Find(r, "kind")) != "trim") continue;
     for (std::size_t k = 0; k < drive_report_detail::kMaxProblemsListed + 10; ++k) {
       Json bad = Shifted(r, static_cast<double>(k), "-" + std::to_string(k));
       bad["results"]["write_before_trim_bytes_per_second"] = -1.0;
@@ -690,9 +690,9 @@ TEST(DriveReportTest, ProblemsBeyondTheListedAreCounted) {
   request.generated = kGenerated;
   auto model = BuildDriveReport({Held("bad.dwh", records)}, {}, request);
   ASSERT_TRUE(model) << model.error().message;
-  const auto& problems = model->Find("problems")->items();
+  const auto& problems = Items(*Find(*model, "problems"));
   ASSERT_EQ(problems.size(), drive_report_detail::kMaxProblemsListed + 1);
-  EXPECT_EQ(problems.back().AsString(), "and 10 more values left out, not listed");
+  EXPECT_EQ(AsString(problems.back()), "and 10 more values left out, not listed");
 }
 
 // A perf cell judged over its runs: a drop below 80 % of fresh is a loss
@@ -700,7 +700,7 @@ TEST(DriveReportTest, ProblemsBeyondTheListedAreCounted) {
 // two means; inside that it is noise, and the verdict says so.
 TEST(DriveReportTest, APerfDropWithinTheRunsNoiseIsNotALoss) {
   auto run = [](const std::string& id, double start, double iops, double se) {
-    Json r = Json::Object();
+    Json r = Json::object();
     r["run"] = id;
     r["phase"] = "perf-half";
     r["kind"] = "perf";
@@ -709,7 +709,7 @@ TEST(DriveReportTest, APerfDropWithinTheRunsNoiseIsNotALoss) {
     r["start"] = start;
     r["end"] = start + 60;
     r["outcome"] = "completed";
-    r["results"] = Json::Object();
+    r["results"] = Json::object();
     r["results"]["fill_ratio"] = 0.5;
     r["results"]["rand_read_4k_iops"] = iops;
     r["results"]["rand_read_4k_iops_se"] = se;
@@ -729,7 +729,7 @@ TEST(DriveReportTest, APerfDropWithinTheRunsNoiseIsNotALoss) {
   const Json* se = Cell(*SectionOf(*noisy, "NOISY1", "perf_fill_50"), "throughput", "aged",
                         "rand_read_4k_iops_se");
   ASSERT_NE(se, nullptr);
-  EXPECT_DOUBLE_EQ(se->AsDouble(), 10e3);
+  EXPECT_DOUBLE_EQ(AsDouble(*se), 10e3);
   // The same drop over steady runs (±1 %) is a loss.
   auto steady = BuildDriveReport(
       {Held("steady.dwh", {run("perf-a", 1e9, 100e3, 1e3), run("perf-b", 1.1e9, 75e3, 0.75e3)})},

@@ -50,10 +50,10 @@ TEST_F(EndurancePhaseTest, OnePassInSixteenChunksEachSavedThenOnTheHistoryOnce) 
   EXPECT_DOUBLE_EQ(Result(report, "drive_writes_ratio"), 1);
   EXPECT_DOUBLE_EQ(Result(report, "target_progress_ratio"), 1);
   EXPECT_EQ(Result(report, "resumed_at_bytes"), 0);
-  ASSERT_EQ(report.series.Find("passes")->items().size(), 1u);
+  ASSERT_EQ(Items(*Find(report.series, "passes")).size(), 1u);
   // Each chunk checkpointed with the progress file's content, and the end.
   ASSERT_EQ(ctx.checkpoints.size(), 17u);
-  EXPECT_EQ(ctx.checkpoints.back().resume.Find("file")->AsString(),
+  EXPECT_EQ(AsString(*Find(ctx.checkpoints.back().resume, "file")),
             EnduranceProgressPath(ctx.state_dir, "endurance").substr(ctx.state_dir.size() + 1));
   auto progress = LoadEnduranceProgress(EnduranceProgressPath(ctx.state_dir, "endurance"));
   ASSERT_TRUE(progress) << progress.error().message;
@@ -84,7 +84,7 @@ TEST_F(EndurancePhaseTest, BytesWrittenEndsMidPassWithAShortLastChunk) {
   ASSERT_EQ(ctx.specs.size(), 3u);
   EXPECT_EQ(ctx.specs[2].max_bytes, kChunk / 2);
   EXPECT_EQ(Result(report, "host_written_bytes"), p.bytes_written);
-  EXPECT_TRUE(report.series.Find("passes")->items().empty());
+  EXPECT_TRUE(Items(*Find(report.series, "passes")).empty());
   EXPECT_TRUE(ctx.step_records.empty());
 }
 

@@ -85,16 +85,16 @@ EnduranceProgress Sample() {
   p.pass_start_host_bytes = 64 << 20;
   p.pass_start_physical_bytes = 1.25e11;
   p.critical_warning = 0;
-  Json pass = Json::Object();
+  Json pass = Json::object();
   pass["pass"] = 1;
   pass["host_bytes"] = 64 << 20;
-  p.passes.Push(pass);
+  p.passes.push_back(pass);
   return p;
 }
 
 TEST(EnduranceProgress, RoundTripsExactly) {
   const EnduranceProgress p = Sample();
-  auto back = ParseEnduranceProgress(ToJson(p).Dump(), "/s/e.progress");
+  auto back = ParseEnduranceProgress(DumpJson(ToJson(p)), "/s/e.progress");
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->workload, "jesd219");
   EXPECT_EQ(back->seed, p.seed);  // all 64 bits
@@ -112,7 +112,7 @@ TEST(EnduranceProgress, RoundTripsExactly) {
 TEST(EnduranceProgress, LoadsAFileAndRefusesOnePastItsBound) {
   const testing::ScratchDir dir("endurance");
   const std::string path = dir / "e.progress";
-  testing::WriteFileText(path, ToJson(Sample()).Dump() + "\n");
+  testing::WriteFileText(path, DumpJson(ToJson(Sample())) + "\n");
   auto loaded = LoadEnduranceProgress(path);
   ASSERT_TRUE(loaded) << loaded.error().message;
   EXPECT_EQ(loaded->seed, Sample().seed);
@@ -130,7 +130,7 @@ TEST(EnduranceProgress, LoadsAFileAndRefusesOnePastItsBound) {
 // Each damaged field is named, with what was expected.
 TEST(EnduranceProgress, RefusesWhatDoesNotHold) {
   const auto error = [](const Json& j) {
-    auto r = ParseEnduranceProgress(j.Dump(), "/s/e.progress");
+    auto r = ParseEnduranceProgress(DumpJson(j), "/s/e.progress");
     return r ? std::string("accepted") : r.error().message;
   };
   EXPECT_NE(ParseEnduranceProgress("{", "/s/e.progress").error().message.find("/s/e.progress: not JSON"),
@@ -155,7 +155,7 @@ TEST(EnduranceProgress, RefusesWhatDoesNotHold) {
   EXPECT_NE(error(j).find("critical_warning: expected a whole number from 0 to 255"),
             std::string::npos);
   j = ToJson(Sample());
-  j["passes"] = Json::Array();
+  j["passes"] = Json::array();
   EXPECT_NE(error(j).find("passes: expected an array of one record per pass done (1)"),
             std::string::npos);
   j = ToJson(Sample());

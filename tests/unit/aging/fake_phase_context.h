@@ -44,7 +44,6 @@
 
 namespace drivewatch::testing {
 
-using aging::Json;
 using aging::PhaseContext;
 using aging::PhaseReport;
 using aging::WorkloadResult;
@@ -60,7 +59,7 @@ class FakePhaseContext : public PhaseContext {
     phase_.target = "t";
     phase_.params = std::move(params);
     target_.name = "t";
-    facts = Json::Object();
+    facts = Json::object();
     for (const char* k : {"serial", "model", "firmware", "device"}) facts[k] = "";
     facts["nsid"] = std::uint64_t{0};
   }
@@ -274,8 +273,8 @@ inline std::string ZeroFile(const ScratchDir& dir, const std::string& name, std:
 
 // A result of the report, or -1 when it has none.
 inline double Result(const PhaseReport& r, const std::string& key) {
-  const Json* v = r.results.Find(key);
-  return v ? v->AsDouble(-1) : -1;
+  const Json* v = Find(r.results, key);
+  return v ? AsDouble(*v, -1) : -1;
 }
 
 }  // namespace drivewatch::testing

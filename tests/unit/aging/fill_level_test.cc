@@ -17,7 +17,7 @@ namespace drivewatch::aging {
 namespace {
 
 Json Record(const std::string& text) {
-  auto j = Json::Parse(text);
+  auto j = ParseJson(text);
   EXPECT_TRUE(j) << text;
   return j ? *j : Json();
 }

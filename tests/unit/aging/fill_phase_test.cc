@@ -44,10 +44,10 @@ TEST(FillPhaseTest, TrimsTheTargetThenWritesItSequentiallyUpToFillPercent) {
   EXPECT_NEAR(Result(report, "write_p99_9_seconds"), 100e-6, 1e-6);
   // One flat sample: no drop, so the cache is at least what was written.
   EXPECT_EQ(Result(report, "slc_cache_lower_bound_bytes"), 16u << 20);
-  EXPECT_EQ(report.results.Find("slc_cache_bytes"), nullptr);
-  EXPECT_EQ(report.results.Find("after_cache_bytes_per_second"), nullptr);
-  EXPECT_EQ(report.series.Find("throughput_bytes_per_second")->items().size(), 1u);
-  EXPECT_EQ(report.series.Find("throughput_seconds")->Dump(), "[0.128]");
+  EXPECT_EQ(Find(report.results, "slc_cache_bytes"), nullptr);
+  EXPECT_EQ(Find(report.results, "after_cache_bytes_per_second"), nullptr);
+  EXPECT_EQ(Items(*Find(report.series, "throughput_bytes_per_second")).size(), 1u);
+  EXPECT_EQ(DumpJson(*Find(report.series, "throughput_seconds")), "[0.128]");
 }
 
 TEST(FillPhaseTest, ASustainedDropInTheWriteSeriesIsTheSlcCache) {
@@ -71,8 +71,8 @@ TEST(FillPhaseTest, ASustainedDropInTheWriteSeriesIsTheSlcCache) {
   EXPECT_DOUBLE_EQ(Result(report, "slc_exhausted_after_seconds"), 4);
   EXPECT_DOUBLE_EQ(Result(report, "before_cache_bytes_per_second"), 2e9);
   EXPECT_DOUBLE_EQ(Result(report, "after_cache_bytes_per_second"), 5e8);
-  EXPECT_EQ(report.results.Find("slc_cache_lower_bound_bytes"), nullptr);
-  EXPECT_EQ(report.series.Find("throughput_bytes_per_second")->items().size(), 10u);
+  EXPECT_EQ(Find(report.results, "slc_cache_lower_bound_bytes"), nullptr);
+  EXPECT_EQ(Items(*Find(report.series, "throughput_bytes_per_second")).size(), 10u);
 }
 
 TEST(FillPhaseTest, AStopDuringTheTrimEndsBeforeAnyWrite) {
@@ -82,8 +82,8 @@ TEST(FillPhaseTest, AStopDuringTheTrimEndsBeforeAnyWrite) {
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   EXPECT_EQ(ctx.steps, std::vector<std::string>{"trim"});
-  EXPECT_EQ(report.results.Find("trimmed_bytes"), nullptr);
-  EXPECT_EQ(report.results.Find("written_bytes"), nullptr);
+  EXPECT_EQ(Find(report.results, "trimmed_bytes"), nullptr);
+  EXPECT_EQ(Find(report.results, "written_bytes"), nullptr);
 }
 
 TEST(FillPhaseTest, AStopDuringTheWriteKeepsWhatWasWritten) {

@@ -48,13 +48,13 @@ TEST_F(FormatCompatTest, HistoryLoadsAndAppendsToTheSameBytes) {
   EXPECT_EQ(read->torn_tail_bytes, 0u);
 
   const Json& edge = read->records[3];
-  EXPECT_EQ(edge.Find("u64_max")->AsUint(), std::numeric_limits<std::uint64_t>::max());
-  EXPECT_EQ(edge.Find("i64_min")->AsInt(), std::numeric_limits<std::int64_t>::min());
-  EXPECT_EQ(edge.Find("past_2_53")->AsInt(), 9007199254740993);
-  ASSERT_EQ(edge.Find("doubles")->items().size(), 11u);
-  EXPECT_EQ(edge.Find("doubles")->items()[0].Dump(), "2.0");
-  EXPECT_EQ(edge.Find("doubles")->items()[6].AsDouble(), 1.7976931348623157e308);
-  EXPECT_EQ(edge.Find("text")->AsString().back(), '\0');
+  EXPECT_EQ(AsUint(*Find(edge, "u64_max")), std::numeric_limits<std::uint64_t>::max());
+  EXPECT_EQ(AsInt(*Find(edge, "i64_min")), std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(AsInt(*Find(edge, "past_2_53")), 9007199254740993);
+  ASSERT_EQ(Items(*Find(edge, "doubles")).size(), 11u);
+  EXPECT_EQ(DumpJson(Items(*Find(edge, "doubles"))[0]), "2.0");
+  EXPECT_EQ(AsDouble(Items(*Find(edge, "doubles"))[6]), 1.7976931348623157e308);
+  EXPECT_EQ(AsString(*Find(edge, "text")).back(), '\0');
 
   HistoryFile copy(dir_ + "/history.dwh");
   for (const Json& record : read->records) ASSERT_TRUE(copy.Append(record).ok());
@@ -69,13 +69,13 @@ TEST_F(FormatCompatTest, StudiesLoadAndSerializeToTheSameBytes) {
     ASSERT_FALSE(original.empty());
     Expected<Json> study = ParseStudyRecord(original, path, "");
     ASSERT_TRUE(study.ok()) << study.error().message;
-    EXPECT_EQ(study->Find("crc32c"), nullptr);
+    EXPECT_EQ(Find(*study, "crc32c"), nullptr);
     EXPECT_EQ(SerializeStudy(*study), original);
 
     // Through the state directory as the daemon reads it, and saved back.
     const std::string state = dir_ + "/" + name;
     std::filesystem::create_directories(RetentionDirectory(state));
-    const std::string study_name = study->Find("study")->AsString();
+    const std::string study_name = AsString(*Find(*study, "study"));
     testing::WriteFileText(StudyPath(state, study_name), original);
     Expected<Json> loaded = LoadStudy(state, study_name);
     ASSERT_TRUE(loaded.ok()) << loaded.error().message;

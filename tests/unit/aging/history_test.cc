@@ -52,7 +52,7 @@ Json Record(const std::string& phase, const std::string& serial, int start) {
   r["reason"] = "";
   r["results"]["written_bytes"] = std::numeric_limits<std::uint64_t>::max();
   r["results"]["throughput_bytes_per_second"] = 1.25e9;
-  r["series"]["throughput_bytes_per_second"].Push(1.0e9);
+  r["series"]["throughput_bytes_per_second"].push_back(1.0e9);
   return r;
 }
 
@@ -91,7 +91,7 @@ TEST_F(HistoryTest, AppendsThreeAndReadsThemBack) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(c.records[i], Record("fill-half", "SN" + std::to_string(i), i));
   }
-  EXPECT_EQ(c.records[2].Find("results")->Find("written_bytes")->AsUint(),
+  EXPECT_EQ(AsUint(*Find(*Find(c.records[2], "results"), "written_bytes")),
             std::numeric_limits<std::uint64_t>::max());
   EXPECT_EQ(c.torn_tail_bytes, 0u);
   EXPECT_TRUE(c.damaged.empty());
@@ -102,7 +102,7 @@ TEST_F(HistoryTest, AppendsThreeAndReadsThemBack) {
 
   // The framing, byte for byte: "DWH1 <len> <crc32c> <json>\n".
   const std::string data = Slurp(path_);
-  const std::string json = Record("fill-half", "SN0", 0).Dump();
+  const std::string json = DumpJson(Record("fill-half", "SN0", 0));
   char crc[9];
   std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
   const std::string first =
@@ -131,9 +131,9 @@ TEST_F(HistoryTest, ReadsRecordedFixture) {
   HistoryContents c = MustRead(kFixtures + "three_records.dwh");
   ASSERT_EQ(c.records.size(), 3u);
   EXPECT_TRUE(c.damaged.empty());
-  EXPECT_EQ(c.records[0].Find("phase")->AsString(), "fill-half");
-  EXPECT_EQ(c.records[1].Find("outcome")->AsString(), "aborted");
-  EXPECT_EQ(c.records[2].Find("results")->Find("written_bytes")->AsUint(),
+  EXPECT_EQ(AsString(*Find(c.records[0], "phase")), "fill-half");
+  EXPECT_EQ(AsString(*Find(c.records[1], "outcome")), "aborted");
+  EXPECT_EQ(AsUint(*Find(*Find(c.records[2], "results"), "written_bytes")),
             18446744073709551615u);
 }
 
@@ -182,14 +182,14 @@ TEST_F(HistoryTest, OwnRecordCutMidwayIsTornAtEveryLength) {
   EXPECT_EQ(fresh.repaired_bytes(), three - 1 - two);
   HistoryContents c = MustRead(path_);
   ASSERT_EQ(c.records.size(), 3u);
-  EXPECT_EQ(c.records[2].Find("phase")->AsString(), "d");
+  EXPECT_EQ(AsString(*Find(c.records[2], "phase")), "d");
 }
 
 TEST_F(HistoryTest, DamagedMiddleRecordIsSkippedWithItsLineAndOffset) {
   HistoryContents c = MustRead(kFixtures + "damaged_middle.dwh");
   ASSERT_EQ(c.records.size(), 2u);
-  EXPECT_EQ(c.records[0].Find("run")->AsString(), "20261130T030000-fill-half");
-  EXPECT_EQ(c.records[1].Find("run")->AsString(), "20261202T030000-fill-half");
+  EXPECT_EQ(AsString(*Find(c.records[0], "run")), "20261130T030000-fill-half");
+  EXPECT_EQ(AsString(*Find(c.records[1], "run")), "20261202T030000-fill-half");
   EXPECT_EQ(c.torn_tail_bytes, 0u);
   ASSERT_EQ(c.damaged.size(), 1u);
   // The recorded checksum of the second record (make_fixtures.py).
@@ -296,7 +296,7 @@ TEST_F(HistoryTest, AnotherWriterBetweenAppendsIsNoticed) {
   EXPECT_EQ(a.repaired_bytes(), 13u);
   HistoryContents c = MustRead(path_);
   ASSERT_EQ(c.records.size(), 3u);
-  EXPECT_EQ(c.records[2].Find("phase")->AsString(), "a2");
+  EXPECT_EQ(AsString(*Find(c.records[2], "phase")), "a2");
   EXPECT_EQ(c.torn_tail_bytes, 0u);
   EXPECT_TRUE(c.damaged.empty());
 }
@@ -340,7 +340,7 @@ TEST_F(HistoryTest, LongHistoryIsCheckedOnceThenAppendedTo) {
   Json r = Record("p", "s", 1);
   std::string blob;
   for (int i = 0; i < 20000; ++i) {
-    const std::string json = r.Dump();
+    const std::string json = DumpJson(r);
     char crc[9];
     std::snprintf(crc, sizeof crc, "%08x", Crc32c(json.data(), json.size()));
     blob += "DWH1 " + std::to_string(json.size()) + " " + crc + " " + json + "\n";
@@ -361,22 +361,22 @@ std::string Framed(const std::string& json) {
 // A record whose JSON is `bytes` long: Record() with a string padded out.
 std::string RecordOfSize(std::size_t bytes) {
   Json r = Record("big", "s", 7);
-  const std::size_t base = r.Dump().size() + std::string(R"(,"pad":"")").size();
+  const std::size_t base = DumpJson(r).size() + std::string(R"(,"pad":"")").size();
   r["pad"] = std::string(bytes - base, 'x');
-  const std::string json = r.Dump();
+  const std::string json = DumpJson(r);
   EXPECT_EQ(json.size(), bytes);
   return json;
 }
 
 TEST_F(HistoryTest, ARecordLargerThanTheBoundIsDamagedAndTheRestKept) {
-  const std::string first = Framed(Record("p", "s", 1).Dump());
+  const std::string first = Framed(DumpJson(Record("p", "s", 1)));
   const std::string most = Framed(RecordOfSize(kMaxRecordBytes));
   const std::string over = Framed(RecordOfSize(kMaxRecordBytes + 1));
-  Spit(path_, first + over + most + Framed(Record("p", "s", 2).Dump()));
+  Spit(path_, first + over + most + Framed(DumpJson(Record("p", "s", 2))));
   HistoryContents c = MustRead(path_);
   ASSERT_EQ(c.records.size(), 3u);
   EXPECT_EQ(c.records[0], Record("p", "s", 1));
-  EXPECT_EQ(c.records[1].Dump().size(), kMaxRecordBytes);
+  EXPECT_EQ(DumpJson(c.records[1]).size(), kMaxRecordBytes);
   EXPECT_EQ(c.records[2], Record("p", "s", 2));
   ASSERT_EQ(c.damaged.size(), 1u);
   EXPECT_EQ(c.damaged[0], "line 2 (offset " + std::to_string(first.size()) + "): record of " +
@@ -395,13 +395,13 @@ TEST_F(HistoryTest, ARecordLargerThanTheBoundIsDamagedAndTheRestKept) {
 // edit) is skipped to its newline: the records around it are read, and the
 // line is never held whole.
 TEST_F(HistoryTest, AHugeGarbageLineIsSkippedToItsNewline) {
-  const std::string first = Framed(Record("p", "s", 1).Dump());
+  const std::string first = Framed(DumpJson(Record("p", "s", 1)));
   std::string garbage(8 * kMaxRecordBytes, 'g');
   // What would be a record, glued far into the line, is not taken: the
   // line as a whole is more than a record may be.
-  garbage += Framed(Record("glued", "s", 9).Dump());
+  garbage += Framed(DumpJson(Record("glued", "s", 9)));
   garbage.pop_back();
-  Spit(path_, first + garbage + "\n" + Framed(Record("p", "s", 2).Dump()));
+  Spit(path_, first + garbage + "\n" + Framed(DumpJson(Record("p", "s", 2))));
   HistoryContents c = MustRead(path_);
   ASSERT_EQ(c.records.size(), 2u);
   EXPECT_EQ(c.records[0], Record("p", "s", 1));
@@ -417,7 +417,7 @@ TEST_F(HistoryTest, AHugeGarbageLineIsSkippedToItsNewline) {
 // header claims: it is left out, and the next append cuts it off (reading
 // the file as a reader does, never holding the line).
 TEST_F(HistoryTest, AHugeUnfinishedLastLineIsATornTail) {
-  const std::string first = Framed(Record("p", "s", 1).Dump());
+  const std::string first = Framed(DumpJson(Record("p", "s", 1)));
   const std::string tail = "DWH1 99999999 00000000 " + std::string(3 * kMaxRecordBytes, '{');
   Spit(path_, first + tail);
   HistoryContents c = MustRead(path_);
@@ -427,7 +427,7 @@ TEST_F(HistoryTest, AHugeUnfinishedLastLineIsATornTail) {
   HistoryFile history(path_);
   ASSERT_TRUE(history.Append(Record("p", "s", 2)).ok());
   EXPECT_EQ(history.repaired_bytes(), tail.size());
-  EXPECT_EQ(fs::file_size(path_), first.size() + Framed(Record("p", "s", 2).Dump()).size());
+  EXPECT_EQ(fs::file_size(path_), first.size() + Framed(DumpJson(Record("p", "s", 2))).size());
 }
 
 TEST_F(HistoryTest, ARecordWithTooManyKeysIsDamagedAndTheRestKept) {
@@ -437,16 +437,16 @@ TEST_F(HistoryTest, ARecordWithTooManyKeysIsDamagedAndTheRestKept) {
     return r;
   };
   // results already holds two members.
-  const Json most = with_results(Json::kMaxObjectMembers - 2);
-  const std::string over = with_results(Json::kMaxObjectMembers - 1).Dump();
-  const std::string first = Framed(Record("p", "s", 1).Dump());
-  Spit(path_, first + Framed(over) + Framed(most.Dump()));
+  const Json most = with_results(kMaxJsonObjectMembers - 2);
+  const std::string over = DumpJson(with_results(kMaxJsonObjectMembers - 1));
+  const std::string first = Framed(DumpJson(Record("p", "s", 1)));
+  Spit(path_, first + Framed(over) + Framed(DumpJson(most)));
   HistoryContents c = MustRead(path_);
   ASSERT_EQ(c.records.size(), 2u);
   EXPECT_EQ(c.records[0], Record("p", "s", 1));
   EXPECT_EQ(c.records[1], most);
   ASSERT_EQ(c.damaged.size(), 1u);
-  const std::string bound = std::to_string(Json::kMaxObjectMembers);
+  const std::string bound = std::to_string(kMaxJsonObjectMembers);
   const std::size_t column = over.rfind(",\"k") + 2;
   EXPECT_EQ(c.damaged[0], "line 2 (offset " + std::to_string(first.size()) + "): JSON: column " +
                               std::to_string(column) + ": more than " + bound +
@@ -456,7 +456,7 @@ TEST_F(HistoryTest, ARecordWithTooManyKeysIsDamagedAndTheRestKept) {
 // Every kind of damage names its line, counted in the file as it is.
 TEST_F(HistoryTest, DamageIsNamedByLineAmongManyRecords) {
   std::string data;
-  for (int i = 0; i < 40; ++i) data += Framed(Record("p", "s", i).Dump());
+  for (int i = 0; i < 40; ++i) data += Framed(DumpJson(Record("p", "s", i)));
   std::size_t offset = 0;
   for (int line = 1; line < 30; ++line) offset = data.find('\n', offset) + 1;
   data[offset + 80] ^= 0x01;  // line 30's JSON: its checksum fails
@@ -541,14 +541,14 @@ TEST(HistoryRenderTest, JsonLines) {
   std::string line;
   std::vector<Json> back;
   while (std::getline(lines, line)) {
-    Expected<Json> j = Json::Parse(line);
+    Expected<Json> j = ParseJson(line);
     ASSERT_TRUE(j.ok()) << line;
     back.push_back(*j);
   }
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0], records[0]);
   EXPECT_EQ(back[1], records[1]);
-  EXPECT_EQ(out, records[0].Dump() + "\n" + records[1].Dump() + "\n");
+  EXPECT_EQ(out, DumpJson(records[0]) + "\n" + DumpJson(records[1]) + "\n");
 }
 
 TEST(HistoryRenderTest, Csv) {
@@ -584,7 +584,7 @@ TEST(HistoryRenderTest, TableHumanizesUnitsAndCopesWithOddRecords) {
   r["results"]["small_bytes"] = 512;
   r["results"]["label"] = "two words";
   r["results"]["iops"] = 1234.5678;
-  r["results"]["points"].Push(1);  // arrays are left out
+  r["results"]["points"].push_back(1);  // arrays are left out
   const std::string table = RenderHistory({r}, {}, HistoryFormat::kTable);
   EXPECT_EQ(table.substr(table.find('\n') + 1),
             "1970-01-01 00:00:00  odd phase name  -     -       -       -      "
@@ -598,7 +598,7 @@ TEST(HistoryRenderTest, CsvQuotesPerRfc4180) {
   r["phase"] = "p";
   r["reason"] = "said \"no\", twice\nthen stopped";
   r["results"]["deep"]["er"] = 1;
-  r["results"]["list"].Push(1);
+  r["results"]["list"].push_back(1);
   const std::string csv = RenderHistory({r}, {}, HistoryFormat::kCsv);
   EXPECT_EQ(csv,
             "version,run,phase,kind,target,serial,model,firmware,start,end,"
@@ -609,7 +609,7 @@ TEST(HistoryRenderTest, CsvQuotesPerRfc4180) {
 TEST(HistoryRenderTest, CsvOfARecordWithManyFieldsKeepsTheirOrder) {
   Json r;
   r["phase"] = "p";
-  for (std::size_t i = 0; i < Json::kMaxObjectMembers; ++i) {
+  for (std::size_t i = 0; i < kMaxJsonObjectMembers; ++i) {
     r["results"]["k" + std::to_string(i)] = i;
   }
   // Two fields with one flattened name: the first is shown.
@@ -617,7 +617,7 @@ TEST(HistoryRenderTest, CsvOfARecordWithManyFieldsKeepsTheirOrder) {
   const std::string csv = RenderHistory({r, Record("p", "s", 1)}, {}, HistoryFormat::kCsv);
   const std::string header = csv.substr(0, csv.find('\n'));
   const std::string row = csv.substr(header.size() + 1, csv.find('\n', header.size() + 1) - header.size() - 1);
-  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 12 + Json::kMaxObjectMembers + 2);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 12 + kMaxJsonObjectMembers + 2);
   EXPECT_NE(header.find(",reason,results.k0,results.k1,"), std::string::npos);
   EXPECT_TRUE(header.ends_with(",results.k9999,results.written_bytes,"
                                "results.throughput_bytes_per_second"))

@@ -40,16 +40,16 @@ TEST(PerfPhaseTest, RoundsEndOnceTheLastFiveAreSteadyAndReportTheirWindow) {
   EXPECT_DOUBLE_EQ(Result(report, "rr_read_p99_9_seconds"),
                    Result(report, "rr_read_p50_seconds"));
   EXPECT_NEAR(Result(report, "rr_read_p50_seconds"), 100e-6, 1e-6);
-  const Json& ss = report.series.Find("steady_state")->items().at(0);
-  EXPECT_EQ(ss.Find("name")->AsString(), "rr");
-  EXPECT_EQ(ss.Find("tracked")->AsString(), "iops");
-  EXPECT_TRUE(ss.Find("steady")->AsBool());
-  EXPECT_EQ(ss.Find("rounds")->AsUint(), 7u);
-  EXPECT_EQ(ss.Find("window_first_round")->AsUint(), 3u);
-  ASSERT_EQ(ss.Find("values")->items().size(), 7u);
-  EXPECT_EQ(ss.Find("values")->items()[0].AsDouble(), 500);
-  EXPECT_DOUBLE_EQ(ss.Find("average")->AsDouble(), 100);
-  EXPECT_DOUBLE_EQ(ss.Find("range")->AsDouble(), 2);
+  const Json& ss = Items(*Find(report.series, "steady_state")).at(0);
+  EXPECT_EQ(AsString(*Find(ss, "name")), "rr");
+  EXPECT_EQ(AsString(*Find(ss, "tracked")), "iops");
+  EXPECT_TRUE(AsBool(*Find(ss, "steady")));
+  EXPECT_EQ(AsUint(*Find(ss, "rounds")), 7u);
+  EXPECT_EQ(AsUint(*Find(ss, "window_first_round")), 3u);
+  ASSERT_EQ(Items(*Find(ss, "values")).size(), 7u);
+  EXPECT_EQ(AsDouble(Items(*Find(ss, "values"))[0]), 500);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(ss, "average")), 100);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(ss, "range")), 2);
   // Each round a new random order.
   EXPECT_NE(ctx.specs[0].seed, ctx.specs[1].seed);
 }
@@ -74,9 +74,9 @@ TEST(PerfPhaseTest, ACellRunsThreeTimesAndRecordsTheMeanItsStandardErrorAndEvery
   EXPECT_EQ(Result(report, "rr_runs"), 3);
   // The latencies are over every run's I/Os.
   EXPECT_EQ(Result(report, "rr_read_ios"), 300);
-  const Json& runs = report.series.Find("runs")->items().at(0);
-  EXPECT_EQ(runs.Find("name")->AsString(), "rr");
-  EXPECT_EQ(runs.Find("iops")->Dump(), "[100.0,101.0,99.0]");
+  const Json& runs = Items(*Find(report.series, "runs")).at(0);
+  EXPECT_EQ(AsString(*Find(runs, "name")), "rr");
+  EXPECT_EQ(DumpJson(*Find(runs, "iops")), "[100.0,101.0,99.0]");
 }
 
 // A noisy cell runs again until its standard error is small enough, up to
@@ -110,7 +110,7 @@ TEST(PerfPhaseTest, ANoisyCellRunsAgainUpToMaxRuns) {
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_EQ(ctx.specs.size(), 1u);
     EXPECT_EQ(Result(report, "rr_runs"), 1);
-    EXPECT_EQ(report.results.Find("rr_iops_se"), nullptr);
+    EXPECT_EQ(Find(report.results, "rr_iops_se"), nullptr);
   }
 }
 
@@ -127,10 +127,10 @@ TEST(PerfPhaseTest, MaxRoundsEndsAnUnsteadyCellWithTheLastFiveAsItsResult) {
   EXPECT_EQ(Result(report, "sw_steady_state_ratio"), 0);
   // Rounds 2..6: 300 + 100 + 300 + 100 + 300 I/Os over 5 s.
   EXPECT_DOUBLE_EQ(Result(report, "sw_iops"), 220);
-  const Json& ss = report.series.Find("steady_state")->items().at(0);
-  EXPECT_EQ(ss.Find("tracked")->AsString(), "bytes_per_second");
-  EXPECT_FALSE(ss.Find("steady")->AsBool());
-  EXPECT_EQ(ss.Find("window_first_round")->AsUint(), 2u);
+  const Json& ss = Items(*Find(report.series, "steady_state")).at(0);
+  EXPECT_EQ(AsString(*Find(ss, "tracked")), "bytes_per_second");
+  EXPECT_FALSE(AsBool(*Find(ss, "steady")));
+  EXPECT_EQ(AsUint(*Find(ss, "window_first_round")), 2u);
   // A sequential cell's rounds go on where the last one stopped.
   for (std::size_t k = 1; k < ctx.specs.size(); ++k) {
     EXPECT_EQ(ctx.specs[k].start, (ctx.specs[k - 1].start + ctx.specs[k - 1].block_size *
@@ -183,23 +183,23 @@ TEST(PerfPhaseTest, EachCellBecomesItsSpecJobsIncluded) {
   // Each cell's operations, and only those, have latencies.
   EXPECT_GT(Result(report, "mix_read_p99_seconds"), 0);
   EXPECT_GT(Result(report, "mix_write_p99_seconds"), 0);
-  EXPECT_EQ(report.results.Find("mix_trim_p99_seconds"), nullptr);
-  EXPECT_EQ(report.results.Find("paced_write_p50_seconds"), nullptr);
+  EXPECT_EQ(Find(report.results, "mix_trim_p99_seconds"), nullptr);
+  EXPECT_EQ(Find(report.results, "paced_write_p50_seconds"), nullptr);
   EXPECT_GT(Result(report, "t_trim_p99_9_seconds"), 0);
-  EXPECT_EQ(report.results.Find("t_steady_state_ratio"), nullptr);
+  EXPECT_EQ(Find(report.results, "t_steady_state_ratio"), nullptr);
 
   // series.cells: what each cell was.
-  const std::vector<Json>& cells = report.series.Find("cells")->items();
+  const std::vector<Json>& cells = Items(*Find(report.series, "cells"));
   ASSERT_EQ(cells.size(), 3u);
-  EXPECT_EQ(cells[0].Dump(),
+  EXPECT_EQ(DumpJson(cells[0]),
             R"({"name":"mix","access":"random","operation":"mix","read_percent":70,)"
             R"("block_size":8192,"queue_depth":8,"jobs":4,"rate_iops":0.0,"bytes":1048576})");
-  EXPECT_EQ(cells[1].Dump(),
+  EXPECT_EQ(DumpJson(cells[1]),
             R"({"name":"paced","access":"random","operation":"read","read_percent":100,)"
             R"("block_size":4096,"queue_depth":1,"jobs":1,"rate_iops":10.0,)"
             R"("duration_seconds":2.0})");
-  EXPECT_EQ(cells[2].Find("read_percent")->AsUint(), 0u);
-  EXPECT_EQ(cells[2].Find("duration_seconds")->AsDouble(), 3.0);
+  EXPECT_EQ(AsUint(*Find(cells[2], "read_percent")), 0u);
+  EXPECT_EQ(AsDouble(*Find(cells[2], "duration_seconds")), 3.0);
 }
 
 TEST(PerfPhaseTest, PurgeThenPreconditionTwicePassesThenTheCellsOverTheWholeTarget) {
@@ -231,9 +231,9 @@ TEST(PerfPhaseTest, PurgeThenPreconditionTwicePassesThenTheCellsOverTheWholeTarg
   EXPECT_EQ(Result(report, "fill_ratio"), 1);
   EXPECT_EQ(Result(report, "region_bytes"), 64u << 20);
   EXPECT_EQ(ctx.specs[3].length, 64u << 20);
-  EXPECT_EQ(report.series.Find("preparation")->Dump(), R"(["purge","precondition"])");
-  EXPECT_TRUE(report.results.Find("purged_bytes"));
-  EXPECT_TRUE(report.results.Find("preconditioned_bytes"));
+  EXPECT_EQ(DumpJson(*Find(report.series, "preparation")), R"(["purge","precondition"])");
+  EXPECT_TRUE(Find(report.results, "purged_bytes"));
+  EXPECT_TRUE(Find(report.results, "preconditioned_bytes"));
 }
 
 TEST(PerfPhaseTest, ABlockSizeTheTargetCannotTakeRefusesBeforeAnyIo) {
@@ -269,7 +269,7 @@ TEST(PerfPhaseTest, AStopMidCellReportsOnlyTheCellsBeforeIt) {
   ASSERT_TRUE(RunKind(p, ctx, report));
   EXPECT_EQ(ctx.steps, (std::vector<std::string>{"a", "b"}));
   EXPECT_DOUBLE_EQ(Result(report, "a_iops"), 1000);
-  EXPECT_EQ(report.results.Find("b_iops"), nullptr);
+  EXPECT_EQ(Find(report.results, "b_iops"), nullptr);
   EXPECT_EQ(ctx.checkpoints.size(), 1u);
 }
 

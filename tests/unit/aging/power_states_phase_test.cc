@@ -61,7 +61,7 @@ TEST_F(PowerStatesPhaseTest, EachStateEnteredMeasuredAndTheDrivesSettingsPutBack
   EXPECT_EQ(ctx_.idles[1].second, milliseconds{1});
   EXPECT_EQ(reads_.size(), 12u);
   // PSD estimates: IDLP when reported (ps4 0.0050 W), else MP.
-  EXPECT_DOUBLE_EQ(Result(report, "ps0_power_psd_estimate_watts"), 8.0) << r.Dump(2);
+  EXPECT_DOUBLE_EQ(Result(report, "ps0_power_psd_estimate_watts"), 8.0) << DumpJson(r, 2);
   EXPECT_DOUBLE_EQ(Result(report, "ps3_power_psd_estimate_watts"), 0.07);
   EXPECT_DOUBLE_EQ(Result(report, "ps4_power_psd_estimate_watts"), 0.005);
   EXPECT_DOUBLE_EQ(Result(report, "ps0_max_power_declared_watts"), 8.0);
@@ -73,13 +73,13 @@ TEST_F(PowerStatesPhaseTest, EachStateEnteredMeasuredAndTheDrivesSettingsPutBack
   EXPECT_DOUBLE_EQ(Result(report, "ps4_exit_latency_max_seconds"), 0.008 + 50e-6);
   EXPECT_LT(Result(report, "ps2_exit_latency_p50_seconds"), 0);
   EXPECT_DOUBLE_EQ(Result(report, "power_states_supported_ratio"), 0.8);
-  const auto& states = report.series.Find("power_states")->items();
+  const auto& states = Items(*Find(report.series, "power_states"));
   ASSERT_EQ(states.size(), 5u);
-  EXPECT_FALSE(states[2].Find("supported")->AsBool(true));
-  EXPECT_EQ(states[2].Find("error")->AsString(),
+  EXPECT_FALSE(AsBool(*Find(states[2], "supported"), true));
+  EXPECT_EQ(AsString(*Find(states[2], "error")),
             "fake: set features: Invalid Field in Command (0x4002)");
-  EXPECT_TRUE(states[4].Find("confirmed")->AsBool());
-  EXPECT_EQ(states[4].Find("exit_samples")->AsUint(), 3u);
+  EXPECT_TRUE(AsBool(*Find(states[4], "confirmed")));
+  EXPECT_EQ(AsUint(*Find(states[4], "exit_samples")), 3u);
   // Idle and 10 IOPS with the drive's settings back (ps3).
   EXPECT_DOUBLE_EQ(Result(report, "idle_power_psd_estimate_watts"), 0.07);
   ASSERT_EQ(ctx_.steps, std::vector<std::string>{"10 IOPS power"});
@@ -97,8 +97,8 @@ TEST_F(PowerStatesPhaseTest, EachStateEnteredMeasuredAndTheDrivesSettingsPutBack
   EXPECT_TRUE(drive_->apst_enabled);
   EXPECT_EQ(drive_->state, 3);
   // The settings were in the checkpoints until they were back.
-  EXPECT_EQ(ctx_.checkpoints.front().restore.Find("power_state")->AsUint(), 3u);
-  EXPECT_EQ(ctx_.checkpoints.front().restore.Find("serial")->AsString(), drive_->Id().serial);
+  EXPECT_EQ(AsUint(*Find(ctx_.checkpoints.front().restore, "power_state")), 3u);
+  EXPECT_EQ(AsString(*Find(ctx_.checkpoints.front().restore, "serial")), drive_->Id().serial);
   EXPECT_TRUE(ctx_.checkpoints.back().restore.is_null());
   EXPECT_TRUE(report.restore.is_null());
 }
@@ -110,8 +110,8 @@ TEST_F(PowerStatesPhaseTest, AStopPutsTheSettingsBackAndKeepsThemInTheReport) {
   EXPECT_TRUE(reads_.empty());
   EXPECT_TRUE(ctx_.specs.empty());
   EXPECT_DOUBLE_EQ(Result(report, "ps0_power_psd_estimate_watts"), 8.0);
-  EXPECT_EQ(report.results.Find("ps1_power_psd_estimate_watts"), nullptr);
-  EXPECT_EQ(report.results.Find("idle_power_psd_estimate_watts"), nullptr);
+  EXPECT_EQ(Find(report.results, "ps1_power_psd_estimate_watts"), nullptr);
+  EXPECT_EQ(Find(report.results, "idle_power_psd_estimate_watts"), nullptr);
   EXPECT_EQ(drive_->state, 3);
   EXPECT_TRUE(drive_->apst_enabled);
   EXPECT_EQ(drive_->apst_sets, 2);

@@ -48,8 +48,8 @@ TEST(ReclaimPhaseTest, EachIdleThenAWriteFromWhereTheFillOrTheLastWriteStopped) 
   EXPECT_DOUBLE_EQ(Result(report, "idle_1s_fast_stage_lower_bound_seconds"), 1);
   EXPECT_EQ(Result(report, "idle_2s_fast_stage_lower_bound_bytes"), 1000.0 * 128 * 1024);
   EXPECT_DOUBLE_EQ(Result(report, "idle_2s_fast_bytes_per_second"), 1000.0 * 128 * 1024);
-  EXPECT_EQ(report.results.Find("idle_1s_slow_bytes_per_second"), nullptr);
-  EXPECT_TRUE(report.series.Find("idle_2s_throughput_bytes_per_second"));
+  EXPECT_EQ(Find(report.results, "idle_1s_slow_bytes_per_second"), nullptr);
+  EXPECT_TRUE(Find(report.series, "idle_2s_throughput_bytes_per_second"));
   EXPECT_EQ(ctx.checkpoints.size(), 2u);
 }
 
@@ -70,7 +70,7 @@ TEST(ReclaimPhaseTest, AStopInAnIdleOrAWriteEndsThePhaseWithWhatItMeasured) {
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_TRUE(ctx.specs.empty());
-    EXPECT_TRUE(report.results.members().empty());
+    EXPECT_TRUE(Members(report.results).empty());
   }
   {
     FakePhaseContext ctx(p);
@@ -79,7 +79,7 @@ TEST(ReclaimPhaseTest, AStopInAnIdleOrAWriteEndsThePhaseWithWhatItMeasured) {
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_EQ(ctx.idles.size(), 1u);
     EXPECT_EQ(Result(report, "idle_1s_fast_stage_lower_bound_bytes"), 500.0 * 128 * 1024);
-    EXPECT_EQ(report.results.Find("idle_2s_fast_bytes_per_second"), nullptr);
+    EXPECT_EQ(Find(report.results, "idle_2s_fast_bytes_per_second"), nullptr);
     EXPECT_EQ(ctx.checkpoints.size(), 1u);
   }
 }

@@ -77,7 +77,7 @@ TEST_F(ReplayPhaseTest, TheTracesIoMappedOntoTheTargetAndCounted) {
   EXPECT_DOUBLE_EQ(Result(report, "replay_iops"), 1000);
   EXPECT_NEAR(Result(report, "read_p99_seconds"), 100e-6, 5e-6);
   EXPECT_NEAR(Result(report, "trim_service_p50_seconds"), 100e-6, 5e-6);
-  EXPECT_TRUE(report.series.Find("throughput_bytes_per_second"));
+  EXPECT_TRUE(Find(report.series, "throughput_bytes_per_second"));
 }
 
 TEST_F(ReplayPhaseTest, ATraceThatWritesWhenTheConfigSawOnlyReadsIsRefusedBeforeAnyIo) {
@@ -128,7 +128,7 @@ TEST_F(ReplayPhaseTest, AFailedReplayOrIoErrorsFailThePhase) {
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().message, "replay: refused by the write gate");
     EXPECT_EQ(Result(report, "trace_ios"), 6);
-    EXPECT_EQ(report.results.Find("replayed_ios"), nullptr);
+    EXPECT_EQ(Find(report.results, "replayed_ios"), nullptr);
   }
   {
     FakePhaseContext ctx(p);

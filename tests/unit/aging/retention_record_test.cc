@@ -42,7 +42,7 @@ class RetentionRecordTest : public ::testing::Test {
     return path;
   }
   Json Fixture(const std::string& fixture) {
-    auto j = Json::Parse(testing::ReadFileText(kFixtures + fixture + ".json"));
+    auto j = ParseJson(testing::ReadFileText(kFixtures + fixture + ".json"));
     EXPECT_TRUE(j.ok());
     return j.ok() ? *j : Json();
   }
@@ -55,7 +55,7 @@ TEST_F(RetentionRecordTest, VersionOneFixturesStillLoadAndValidate) {
        {std::pair{"clean", "lab-q4"}, std::pair{"bad_blocks", "bake-70c"},
         std::pair{"writing", "fresh"}, std::pair{"unknown_temperature", ""}}) {
     std::string study = name;
-    if (study.empty()) study = Fixture(fixture).Find("study")->AsString();
+    if (study.empty()) study = AsString(*Find(Fixture(fixture), "study"));
     Install(fixture, study);
     auto loaded = LoadStudy(state_, study);
     ASSERT_TRUE(loaded.ok()) << fixture << ": " << loaded.error().message;
@@ -73,14 +73,14 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
   const std::string bytes = testing::ReadFileText(path);
   // Plain JSON that jq and python read, the checksum on the first line.
   ASSERT_EQ(bytes.rfind("{\n \"crc32c\": \"", 0), 0u) << bytes.substr(0, 40);
-  auto plain = Json::Parse(bytes);
+  auto plain = ParseJson(bytes);
   ASSERT_TRUE(plain.ok()) << plain.error().message;
-  EXPECT_EQ(plain->Find("version")->AsUint(), 2u);
+  EXPECT_EQ(AsUint(*Find(*plain, "version")), 2u);
   EXPECT_EQ(bytes, SerializeStudy(study));
 
   auto loaded = LoadStudy(state_, "lab-q4");
   ASSERT_TRUE(loaded.ok()) << loaded.error().message;
-  EXPECT_EQ(loaded->Find("crc32c"), nullptr);
+  EXPECT_EQ(Find(*loaded, "crc32c"), nullptr);
   study["version"] = 2;
   EXPECT_EQ(*loaded, study);
   // Saved again, it is the same bytes: nothing depends on a re-dump.
@@ -103,7 +103,7 @@ TEST_F(RetentionRecordTest, SavedStudyCarriesAChecksumOverItsExactBytes) {
 
   // Rewritten by another program (jq, an editor that re-indents): the
   // checksum line is gone from where drivewatch keeps it.
-  testing::WriteFileText(path, plain->Dump(2));
+  testing::WriteFileText(path, DumpJson(*plain, 2));
   damaged = LoadStudy(state_, "lab-q4");
   ASSERT_FALSE(damaged.ok());
   EXPECT_NE(damaged.error().message.find("crc32c is not on the record's first line"),
@@ -148,10 +148,10 @@ TEST_F(RetentionRecordTest, TheReportedVersionOneDamageIsCaught) {
 TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
   using Edit = std::function<void(Json&)>;
   auto verify0 = [](Json& s, const Edit& e) {
-    Json rebuilt = Json::Array();
-    for (Json v : s["verifies"].items()) {
-      if (rebuilt.items().empty()) e(v);
-      rebuilt.Push(v);
+    Json rebuilt = Json::array();
+    for (Json v : Items(s["verifies"])) {
+      if (Items(rebuilt).empty()) e(v);
+      rebuilt.push_back(v);
     }
     s["verifies"] = rebuilt;
   };
@@ -173,7 +173,7 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
       {[](Json& s) { s["state"] = "ended"; }, "ended_at is missing (expected Unix seconds"},
       {[](Json& s) { s["written"]["next_offset"] = 4096; },
        "written.next_offset is 4096 (expected 1073741824, the region's end (the study is past writing))"},
-      {[](Json& s) { s["written"] = Json::Object(); }, "written.start is missing"},
+      {[](Json& s) { s["written"] = Json::object(); }, "written.start is missing"},
       {[](Json& s) { s["accounting"]["activation_energy_ev"] = 0; },
        "accounting.activation_energy_ev is 0 (expected eV"},
       {[](Json& s) { s["accounting"]["powered_on_sampled_seconds"] = -5.0; },
@@ -203,14 +203,14 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
       {[](Json& s) { s["baseline"] = Json(); }, "baseline is null (expected an object)"},
       // How the latency was taken, and the pass's own, are checked too.
       {[](Json& s) {
-         s["baseline"]["latency_method"] = Json::Object();
+         s["baseline"]["latency_method"] = Json::object();
          s["baseline"]["latency_method"]["block_size"] = 4096;
          s["baseline"]["latency_method"]["queue_depth"] = 0;
        },
        "baseline.latency_method.queue_depth is 0 (expected a queue depth from 1 to 65535)"},
       {[&](Json& s) {
          verify0(s, [](Json& v) {
-           v["latency_method"] = Json::Object();
+           v["latency_method"] = Json::object();
            v["latency_method"]["block_size"] = 4096;
            v["latency_method"]["queue_depth"] = 1;
            v["latency_method"]["access"] = "random";
@@ -221,7 +221,7 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
        "verifies[0].latency_method.region_blocks is 7 (expected 262144)"},
       {[&](Json& s) {
          verify0(s, [](Json& v) {
-           v["pass_latency"] = Json::Object();
+           v["pass_latency"] = Json::object();
            v["pass_latency"]["block_size"] = 131072;
            v["pass_latency"]["queue_depth"] = 32;
            v["pass_latency"]["over_10ms_ratio"] = 3.0;
@@ -245,7 +245,7 @@ TEST_F(RetentionRecordTest, EveryFieldIsCheckedEvenUnderAGoodChecksum) {
 // A newline in the name once let a damaged record's text report carry a
 // second line of the record's choosing (found by the fuzz target).
 TEST(RetentionDamagedReportTest, NamesAreShownWithoutControlCharacters) {
-  Json study = Json::Object();
+  Json study = Json::object();
   study["study"] = "x\nPASS: every block intact";
   const std::string text = RenderRetentionReport(study, ReportFormat::kText, kNow);
   EXPECT_EQ(text.rfind("Retention study x\\x0aPASS: every block intact\nDAMAGED: ", 0), 0u) << text;
@@ -314,7 +314,7 @@ TEST_F(RetentionRecordTest, ARecordLargerThanTheBoundIsDamagedUnread) {
 
 // Whatever a record holds, a report says PASS only of one that validates.
 TEST(RetentionDamagedReportTest, ADamagedRecordIsNeverAPass) {
-  auto clean = Json::Parse(testing::ReadFileText(kFixtures + "clean.json"));
+  auto clean = ParseJson(testing::ReadFileText(kFixtures + "clean.json"));
   ASSERT_TRUE(clean.ok());
   EXPECT_NE(RenderRetentionReport(*clean, ReportFormat::kText, kNow).find("PASS"), std::string::npos);
   Json study = *clean;
@@ -324,9 +324,9 @@ TEST(RetentionDamagedReportTest, ADamagedRecordIsNeverAPass) {
   EXPECT_NE(text.find("DAMAGED: retention study: damaged retention study record: region.length is 0"),
             std::string::npos)
       << text;
-  auto json = Json::Parse(RenderRetentionReport(study, ReportFormat::kJson, kNow));
+  auto json = ParseJson(RenderRetentionReport(study, ReportFormat::kJson, kNow));
   ASSERT_TRUE(json.ok());
-  EXPECT_EQ((*json)["summary"]["verdict"].AsString(), "DAMAGED");
+  EXPECT_EQ(AsString((*json)["summary"]["verdict"]), "DAMAGED");
   const std::string html = RenderRetentionReport(study, ReportFormat::kHtml, kNow);
   EXPECT_NE(html.find("<div class=\"verdict damaged\" id=\"verdict\">DAMAGED: "), std::string::npos);
   EXPECT_EQ(html.find("PASS"), std::string::npos);

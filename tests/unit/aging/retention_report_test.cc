@@ -21,7 +21,7 @@ Json Load(const std::string& name) {
   std::ifstream in(kFixtures + name + ".json", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  auto parsed = Json::Parse(ss.str());
+  auto parsed = ParseJson(ss.str());
   EXPECT_TRUE(parsed.ok()) << name;
   return parsed.ok() ? *parsed : Json();
 }
@@ -36,24 +36,24 @@ std::size_t Occurrences(const std::string& text, const std::string& needle) {
 }
 
 Json Summary(const Json& study) {
-  auto parsed = Json::Parse(RenderRetentionReport(study, ReportFormat::kJson, kNow));
+  auto parsed = ParseJson(RenderRetentionReport(study, ReportFormat::kJson, kNow));
   EXPECT_TRUE(parsed.ok());
-  if (!parsed.ok() || !parsed->Find("summary")) return Json();
-  return *parsed->Find("summary");
+  if (!parsed.ok() || !Find(*parsed, "summary")) return Json();
+  return *Find(*parsed, "summary");
 }
 
 // Json has no mutable element access: rebuild the array `key` with item
 // `index` (from the end when negative) changed by `edit`.
 template <typename Edit>
 void EditItem(Json& object, std::string_view key, int index, Edit edit) {
-  Json rebuilt = Json::Array();
-  const std::vector<Json> items = object[key].items();
+  Json rebuilt = Json::array();
+  const std::vector<Json> items = Items(object[key]);
   const int n = static_cast<int>(items.size());
   const int wanted = index < 0 ? n + index : index;
   for (int i = 0; i < n; ++i) {
     Json item = items[static_cast<std::size_t>(i)];
     if (i == wanted) edit(item);
-    rebuilt.Push(item);
+    rebuilt.push_back(item);
   }
   object[key] = rebuilt;
 }
@@ -66,19 +66,19 @@ TEST(RetentionReportTest, EveryFixtureRendersInEveryFormat) {
     const Json study = Load(name);
     for (auto format : {ReportFormat::kText, ReportFormat::kJson, ReportFormat::kHtml}) {
       const std::string out = RenderRetentionReport(study, format, kNow);
-      EXPECT_NE(out.find(study.Find("study")->AsString()), std::string::npos) << name;
-      EXPECT_NE(out.find(study.Find("serial")->AsString()), std::string::npos) << name;
+      EXPECT_NE(out.find(AsString(*Find(study, "study"))), std::string::npos) << name;
+      EXPECT_NE(out.find(AsString(*Find(study, "serial"))), std::string::npos) << name;
     }
   }
 }
 
 TEST(RetentionReportTest, Verdicts) {
-  EXPECT_EQ(Summary(Load("clean"))["verdict"].AsString(), "PASS");
-  EXPECT_EQ(Summary(Load("unknown_temperature"))["verdict"].AsString(), "PASS");
-  EXPECT_EQ(Summary(Load("writing"))["verdict"].AsString(), "WRITING");
+  EXPECT_EQ(AsString(Summary(Load("clean"))["verdict"]), "PASS");
+  EXPECT_EQ(AsString(Summary(Load("unknown_temperature"))["verdict"]), "PASS");
+  EXPECT_EQ(AsString(Summary(Load("writing"))["verdict"]), "WRITING");
   const Json bad = Summary(Load("bad_blocks"));
-  EXPECT_EQ(bad.Find("verdict")->AsString(), "FAIL");
-  EXPECT_EQ(bad.Find("verdict_line")->AsString(),
+  EXPECT_EQ(AsString(*Find(bad, "verdict")), "FAIL");
+  EXPECT_EQ(AsString(*Find(bad, "verdict_line")),
             "FAIL: 11 bad blocks (3 unreadable, 5 wrong content, 2 misplaced, 1 stale); "
             "5 reads over 100 ms (max 1.70 s)");
 
@@ -96,38 +96,38 @@ TEST(RetentionReportTest, ASlowReadAloneFails) {
     last["over_100ms_ratio"] = 1.0 / 262144;
   });
   const Json s = Summary(study);
-  EXPECT_EQ(s.Find("verdict")->AsString(), "FAIL");
-  EXPECT_EQ(s.Find("verdict_line")->AsString(), "FAIL: 1 read over 100 ms (max 250.00 ms)");
+  EXPECT_EQ(AsString(*Find(s, "verdict")), "FAIL");
+  EXPECT_EQ(AsString(*Find(s, "verdict_line")), "FAIL: 1 read over 100 ms (max 250.00 ms)");
 }
 
 TEST(RetentionReportTest, BaselineOnlyWaitsAndAbortedIsIncomplete) {
   Json study = Load("clean");
-  study["verifies"] = Json::Array();
-  EXPECT_EQ(Summary(study)["verdict"].AsString(), "WAITING");
+  study["verifies"] = Json::array();
+  EXPECT_EQ(AsString(Summary(study)["verdict"]), "WAITING");
   // No verify: the time accounting is an estimate for now.
-  EXPECT_TRUE(Summary(study)["estimated"].AsBool());
-  EXPECT_DOUBLE_EQ(Summary(study)["wall_age_seconds"].AsDouble(), kNow - 1790000600.0);
+  EXPECT_TRUE(AsBool(Summary(study)["estimated"]));
+  EXPECT_DOUBLE_EQ(AsDouble(Summary(study)["wall_age_seconds"]), kNow - 1790000600.0);
 
   Json aborted = Load("clean");
   EditItem(aborted, "verifies", -1, [](Json& last) { last["outcome"] = "aborted"; });
-  EXPECT_EQ(Summary(aborted)["verdict"].AsString(), "INCOMPLETE");
+  EXPECT_EQ(AsString(Summary(aborted)["verdict"]), "INCOMPLETE");
 }
 
 TEST(RetentionReportTest, LatencyShiftIsLastVerifyAgainstBaseline) {
   const Json study = Load("clean");
-  const Json& base = *study.Find("baseline");
-  const Json& last = study.Find("verifies")->items().back();
+  const Json& base = *Find(study, "baseline");
+  const Json& last = Items(*Find(study, "verifies")).back();
   const Json s = Summary(study);
-  const Json& p99 = *s.Find("latency_shift")->Find("p99");
-  const double b = base.Find("quantiles")->Find("p99")->AsDouble();
-  const double l = last.Find("quantiles")->Find("p99")->AsDouble();
-  EXPECT_DOUBLE_EQ(p99.Find("baseline")->AsDouble(), b);
-  EXPECT_DOUBLE_EQ(p99.Find("last")->AsDouble(), l);
-  EXPECT_DOUBLE_EQ(p99.Find("delta")->AsDouble(), l - b);
-  EXPECT_DOUBLE_EQ(p99.Find("ratio")->AsDouble(), l / b);
-  const Json& over10 = *s.Find("latency_shift")->Find("over_10ms_ratio");
-  EXPECT_DOUBLE_EQ(over10.Find("delta")->AsDouble(),
-                   last.Find("over_10ms_ratio")->AsDouble());
+  const Json& p99 = *Find(*Find(s, "latency_shift"), "p99");
+  const double b = AsDouble(*Find(*Find(base, "quantiles"), "p99"));
+  const double l = AsDouble(*Find(*Find(last, "quantiles"), "p99"));
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(p99, "baseline")), b);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(p99, "last")), l);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(p99, "delta")), l - b);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(p99, "ratio")), l / b);
+  const Json& over10 = *Find(*Find(s, "latency_shift"), "over_10ms_ratio");
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(over10, "delta")),
+                   AsDouble(*Find(last, "over_10ms_ratio")));
 
   // The text shows the same shift as a percentage: 193.5 µs -> 284.7 µs.
   const std::string text = RenderRetentionReport(study, ReportFormat::kText, kNow);
@@ -139,33 +139,33 @@ TEST(RetentionReportTest, QuantilesFallBackToTheHistogram) {
   Json expected = Summary(study)["latency_shift"]["p50"]["last"];
   // null: recomputed from the buckets
   EditItem(study, "verifies", -1, [](Json& last) { last["quantiles"] = Json(); });
-  EXPECT_DOUBLE_EQ(Summary(study)["latency_shift"]["p50"]["last"].AsDouble(),
-                   expected.AsDouble());
+  EXPECT_DOUBLE_EQ(AsDouble(Summary(study)["latency_shift"]["p50"]["last"]),
+                   AsDouble(expected));
 }
 
 TEST(RetentionReportTest, JsonIsTheStudyPlusASummary) {
   const Json study = Load("bad_blocks");
-  auto parsed = Json::Parse(RenderRetentionReport(study, ReportFormat::kJson, kNow));
+  auto parsed = ParseJson(RenderRetentionReport(study, ReportFormat::kJson, kNow));
   ASSERT_TRUE(parsed.ok());
-  const Json summary = *parsed->Find("summary");
-  EXPECT_EQ(*parsed->Find("verifies"), *study.Find("verifies"));
-  EXPECT_EQ(summary.Find("bad")->Find("unreadable")->AsUint(), 3u);
-  EXPECT_EQ(summary.Find("bad")->Find("wrong_content")->AsUint(), 5u);
-  EXPECT_EQ(summary.Find("bad")->Find("misplaced")->AsUint(), 2u);
-  EXPECT_EQ(summary.Find("bad")->Find("stale")->AsUint(), 1u);
-  EXPECT_EQ(summary.Find("bad")->Find("total")->AsUint(), 11u);
-  EXPECT_EQ(summary.Find("slow_reads_over_100ms")->AsUint(), 5u);
-  EXPECT_EQ(summary.Find("smart_delta")->Find("media_errors")->AsUint(), 3u);
+  const Json summary = *Find(*parsed, "summary");
+  EXPECT_EQ(*Find(*parsed, "verifies"), *Find(study, "verifies"));
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "bad"), "unreadable")), 3u);
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "bad"), "wrong_content")), 5u);
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "bad"), "misplaced")), 2u);
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "bad"), "stale")), 1u);
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "bad"), "total")), 11u);
+  EXPECT_EQ(AsUint(*Find(summary, "slow_reads_over_100ms")), 5u);
+  EXPECT_EQ(AsUint(*Find(*Find(summary, "smart_delta"), "media_errors")), 3u);
   // Baked at 70 °C against 30 °C with Ea 1.1 eV.
   const double af = std::exp(1.1 / 8.617e-5 * (1 / 303.15 - 1 / 343.15));
-  EXPECT_NEAR(summary.Find("storage_acceleration_factor")->AsDouble(), af, 1e-9 * af);
+  EXPECT_NEAR(AsDouble(*Find(summary, "storage_acceleration_factor")), af, 1e-9 * af);
 }
 
 TEST(RetentionReportTest, UnknownStorageTemperature) {
   const Json study = Load("unknown_temperature");
   const Json s = Summary(study);
-  EXPECT_TRUE(s.Find("equivalent_age_seconds")->is_null());
-  EXPECT_TRUE(s.Find("storage_acceleration_factor")->is_null());
+  EXPECT_TRUE(Find(s, "equivalent_age_seconds")->is_null());
+  EXPECT_TRUE(Find(s, "storage_acceleration_factor")->is_null());
   for (auto format : {ReportFormat::kText, ReportFormat::kHtml}) {
     EXPECT_NE(RenderRetentionReport(study, format, kNow)
                   .find("unknown (no storage temperature configured)"),
@@ -209,8 +209,8 @@ TEST(RetentionReportTest, FailedStudyShowsItsReason) {
   study["state"] = "failed";
   study["reason"] = "drive S64DNX0R123456 went away <during> the write";
   const Json s = Summary(study);
-  EXPECT_EQ(s.Find("verdict")->AsString(), "FAIL");
-  EXPECT_EQ(s.Find("verdict_line")->AsString(),
+  EXPECT_EQ(AsString(*Find(s, "verdict")), "FAIL");
+  EXPECT_EQ(AsString(*Find(s, "verdict_line")),
             "FAIL: the study failed: drive S64DNX0R123456 went away <during> the write");
   EXPECT_NE(RenderRetentionReport(study, ReportFormat::kHtml, kNow).find("&lt;during&gt;"),
             std::string::npos);
@@ -281,25 +281,25 @@ TEST(RetentionReportTest, HtmlEscapesEveryStudyString) {
 }
 
 TEST(RetentionReportTest, MissingFieldsDoNotCrash) {
-  std::vector<Json> odd = {Json(), Json::Object(), Json("text"), Json::Array()};
+  std::vector<Json> odd = {Json(), Json::object(), Json("text"), Json::array()};
   Json partial;
   partial["study"] = "p";
-  partial["baseline"] = Json::Object();
-  partial["verifies"].Push(Json::Object());
-  partial["verifies"].Push(Json(3));
+  partial["baseline"] = Json::object();
+  partial["verifies"].push_back(Json::object());
+  partial["verifies"].push_back(Json(3));
   partial["region"]["block_size"] = 0;
   odd.push_back(partial);
   Json wrong_types = Load("bad_blocks");
   wrong_types["region"] = "big";
   wrong_types["accounting"] = Json(1);
   EditItem(wrong_types, "verifies", 0, [](Json& v) {
-    v["latency"]["buckets"].Push(Json(5));
-    v["latency"]["buckets"].Push(Json::Array());
-    Json huge = Json::Array();
-    huge.Push(Json(1u << 30));
-    huge.Push(Json(1));
-    v["latency"]["buckets"].Push(huge);  // index out of range: skipped
-    v["ranges"].Push(Json::Object());
+    v["latency"]["buckets"].push_back(Json(5));
+    v["latency"]["buckets"].push_back(Json::array());
+    Json huge = Json::array();
+    huge.push_back(Json(1u << 30));
+    huge.push_back(Json(1));
+    v["latency"]["buckets"].push_back(huge);  // index out of range: skipped
+    v["ranges"].push_back(Json::object());
     v["bad"] = "none";
   });
   odd.push_back(wrong_types);

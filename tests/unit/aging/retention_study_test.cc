@@ -20,20 +20,20 @@ namespace {
 constexpr double kHour = 3600;
 
 Json Study(double written_end) {
-  Json s = Json::Object();
+  Json s = Json::object();
   s["study"] = "s";
-  s["written"] = Json::Object();
+  s["written"] = Json::object();
   s["written"]["end"] = written_end;
-  s["accounting"] = Json::Object();
+  s["accounting"] = Json::object();
   s["accounting"]["reference_temperature_k"] = 303.15;
   s["accounting"]["activation_energy_ev"] = 1.1;
-  s["smart_at_write"] = Json::Object();
+  s["smart_at_write"] = Json::object();
   s["smart_at_write"]["power_on_hours"] = std::uint64_t{1000};
   return s;
 }
 
 Json Smart(std::uint64_t poh) {
-  Json j = Json::Object();
+  Json j = Json::object();
   j["power_on_hours"] = poh;
   return j;
 }
@@ -56,11 +56,11 @@ TEST(RetentionAccountingTest, SamplesIntegrateOnlyWhatWasSeen) {
   AddTemperatureSample(s, 1120, 303.15, 180);  // 60 s from 40 to 30 °C: mean 35 °C
   AddTemperatureSample(s, 9120, 303.15, 180);  // 8000 s gap: drivewatch was down
   AddTemperatureSample(s, 9180, 303.15, 180);  // 60 s at 30 °C
-  const Json& a = *s.Find("accounting");
-  EXPECT_DOUBLE_EQ(a.Find("powered_on_sampled_seconds")->AsDouble(), 180);
+  const Json& a = *Find(s, "accounting");
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(a, "powered_on_sampled_seconds")), 180);
   const double expected = 60 * AccelerationFactor(313.15, 303.15, 1.1) +
                           60 * AccelerationFactor(308.15, 303.15, 1.1) + 60;
-  EXPECT_NEAR(a.Find("powered_on_equivalent_seconds")->AsDouble(), expected, 1e-6);
+  EXPECT_NEAR(AsDouble(*Find(a, "powered_on_equivalent_seconds")), expected, 1e-6);
 }
 
 TEST(RetentionAccountingTest, AgesFromSmartAndTheStorageTemperature) {
@@ -93,27 +93,27 @@ TEST(RetentionAccountingTest, AgesFromSmartAndTheStorageTemperature) {
 }
 
 TEST(RetentionAccountingTest, SmartDeltaAndBaselineComparison) {
-  Json before = Json::Object(), after = Json::Object();
+  Json before = Json::object(), after = Json::object();
   before["power_cycles"] = std::uint64_t{381};
   after["power_cycles"] = std::uint64_t{382};
   before["media_errors"] = std::uint64_t{0};
   after["media_errors"] = std::uint64_t{3};
   const Json d = SmartDelta(before, after);
-  EXPECT_EQ(d.Find("power_cycles")->AsInt(), 1);
-  EXPECT_EQ(d.Find("media_errors")->AsInt(), 3);
-  EXPECT_EQ(d.Find("unsafe_shutdowns"), nullptr);
+  EXPECT_EQ(AsInt(*Find(d, "power_cycles")), 1);
+  EXPECT_EQ(AsInt(*Find(d, "media_errors")), 3);
+  EXPECT_EQ(Find(d, "unsafe_shutdowns"), nullptr);
 
-  Json b = Json::Object(), v = Json::Object();
-  b["quantiles"] = Json::Object();
-  v["quantiles"] = Json::Object();
+  Json b = Json::object(), v = Json::object();
+  b["quantiles"] = Json::object();
+  v["quantiles"] = Json::object();
   b["quantiles"]["p99_9"] = 0.002;
   v["quantiles"]["p99_9"] = 0.150;
   b["over_100ms_ratio"] = 0.0;
   v["over_100ms_ratio"] = 0.001;
   const Json c = CompareWithBaseline(b, v);
-  EXPECT_DOUBLE_EQ(c.Find("p99_9")->AsDouble(), 0.148);
-  EXPECT_DOUBLE_EQ(c.Find("over_100ms_ratio")->AsDouble(), 0.001);
-  EXPECT_EQ(c.Find("p50"), nullptr);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(c, "p99_9")), 0.148);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(c, "over_100ms_ratio")), 0.001);
+  EXPECT_EQ(Find(c, "p50"), nullptr);
 }
 
 TEST(RetentionVerifierTest, ClassifiesMergesRangesAndTimesReads) {
@@ -136,28 +136,28 @@ TEST(RetentionVerifierTest, ClassifiesMergesRangesAndTimesReads) {
   verifier.OnRead(kBlocks * 4096, nullptr, 8 * 4096, -EIO, 5'000'000);
   EXPECT_EQ(verifier.bad_blocks(), 2u + 1 + 1 + 8);
   const Json v = verifier.Finish(1, 2, true);
-  EXPECT_EQ(v.Find("ok")->AsUint(), kBlocks - 4);
-  EXPECT_EQ(v.Find("bad")->Find("wrong_content")->AsUint(), 2u);
-  EXPECT_EQ(v.Find("bad")->Find("misplaced")->AsUint(), 1u);
-  EXPECT_EQ(v.Find("bad")->Find("stale")->AsUint(), 1u);
-  EXPECT_EQ(v.Find("bad")->Find("unreadable")->AsUint(), 8u);
-  const auto& ranges = v.Find("ranges")->items();
-  ASSERT_EQ(ranges.size(), 4u) << v.Dump(2);
-  EXPECT_EQ(ranges[0].Find("class")->AsString(), "wrong_content");
-  EXPECT_EQ(ranges[0].Find("first_lba")->AsUint(), 10u);
-  EXPECT_EQ(ranges[0].Find("last_lba")->AsUint(), 11u);  // 10 and 11 merged
-  EXPECT_EQ(ranges[0].Find("first_difference")->AsUint(), 517u);
-  EXPECT_EQ(ranges[1].Find("found_lba")->AsUint(), 30u);
-  EXPECT_EQ(ranges[2].Find("found_study")->AsString(), StudyIdHex(0x5678));
-  EXPECT_EQ(ranges[3].Find("class")->AsString(), "unreadable");
-  EXPECT_EQ(ranges[3].Find("first_lba")->AsUint(), kBlocks);
-  EXPECT_EQ(ranges[3].Find("last_lba")->AsUint(), kBlocks + 7);
-  EXPECT_EQ(ranges[3].Find("error")->AsString(), std::strerror(EIO));
+  EXPECT_EQ(AsUint(*Find(v, "ok")), kBlocks - 4);
+  EXPECT_EQ(AsUint(*Find(*Find(v, "bad"), "wrong_content")), 2u);
+  EXPECT_EQ(AsUint(*Find(*Find(v, "bad"), "misplaced")), 1u);
+  EXPECT_EQ(AsUint(*Find(*Find(v, "bad"), "stale")), 1u);
+  EXPECT_EQ(AsUint(*Find(*Find(v, "bad"), "unreadable")), 8u);
+  const auto& ranges = Items(*Find(v, "ranges"));
+  ASSERT_EQ(ranges.size(), 4u) << DumpJson(v, 2);
+  EXPECT_EQ(AsString(*Find(ranges[0], "class")), "wrong_content");
+  EXPECT_EQ(AsUint(*Find(ranges[0], "first_lba")), 10u);
+  EXPECT_EQ(AsUint(*Find(ranges[0], "last_lba")), 11u);  // 10 and 11 merged
+  EXPECT_EQ(AsUint(*Find(ranges[0], "first_difference")), 517u);
+  EXPECT_EQ(AsUint(*Find(ranges[1], "found_lba")), 30u);
+  EXPECT_EQ(AsString(*Find(ranges[2], "found_study")), StudyIdHex(0x5678));
+  EXPECT_EQ(AsString(*Find(ranges[3], "class")), "unreadable");
+  EXPECT_EQ(AsUint(*Find(ranges[3], "first_lba")), kBlocks);
+  EXPECT_EQ(AsUint(*Find(ranges[3], "last_lba")), kBlocks + 7);
+  EXPECT_EQ(AsString(*Find(ranges[3], "error")), std::strerror(EIO));
   // 8 timed reads (the failed one is not a latency sample), one over 100 ms.
-  EXPECT_EQ(v.Find("latency")->Find("count")->AsUint(), 8u);
-  EXPECT_DOUBLE_EQ(v.Find("over_100ms_ratio")->AsDouble(), 1.0 / 8);
-  EXPECT_DOUBLE_EQ(v.Find("over_10ms_ratio")->AsDouble(), 1.0 / 8);
-  EXPECT_NEAR(v.Find("quantiles")->Find("max")->AsDouble(), 0.150, 1e-9);
+  EXPECT_EQ(AsUint(*Find(*Find(v, "latency"), "count")), 8u);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(v, "over_100ms_ratio")), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(AsDouble(*Find(v, "over_10ms_ratio")), 1.0 / 8);
+  EXPECT_NEAR(AsDouble(*Find(*Find(v, "quantiles"), "max")), 0.150, 1e-9);
 }
 
 }  // namespace

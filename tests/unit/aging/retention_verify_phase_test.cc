@@ -46,17 +46,17 @@ TEST_F(RetentionVerifyPhaseTest, ReadsEveryBlockAndAppendsTheVerifyToTheStudy) {
   EXPECT_EQ(ctx.specs[1].block_size, kRetentionBlockSize);
   EXPECT_EQ(Result(report, "verified_bytes"), kLength);
   EXPECT_EQ(Result(report, "bad_bytes"), 0);
-  EXPECT_TRUE(report.results.Find("p99_9_delta_seconds"));
+  EXPECT_TRUE(Find(report.results, "p99_9_delta_seconds"));
   EXPECT_GE(Result(report, "age_seconds"), 0);
 
   const Json study = Study();
-  ASSERT_EQ(study.Find("verifies")->items().size(), 1u);
-  const Json& v = study.Find("verifies")->items()[0];
-  EXPECT_EQ(v.Find("checked")->AsUint(), kLength / kRetentionBlockSize);
-  EXPECT_TRUE(v.Find("delta_vs_baseline"));
-  EXPECT_EQ(v.Find("latency_method")->Find("access")->AsString(), "random");
-  EXPECT_EQ(v.Find("pass_latency")->Find("queue_depth")->AsUint(), p.queue_depth);
-  EXPECT_TRUE(study.Find("events")->items().empty());
+  ASSERT_EQ(Items(*Find(study, "verifies")).size(), 1u);
+  const Json& v = Items(*Find(study, "verifies"))[0];
+  EXPECT_EQ(AsUint(*Find(v, "checked")), kLength / kRetentionBlockSize);
+  EXPECT_TRUE(Find(v, "delta_vs_baseline"));
+  EXPECT_EQ(AsString(*Find(*Find(v, "latency_method"), "access")), "random");
+  EXPECT_EQ(AsUint(*Find(*Find(v, "pass_latency"), "queue_depth")), p.queue_depth);
+  EXPECT_TRUE(Items(*Find(study, "events")).empty());
 }
 
 TEST_F(RetentionVerifyPhaseTest, ADamagedBlockIsCountedAndAFirmwareChangeIsAnEvent) {
@@ -71,12 +71,12 @@ TEST_F(RetentionVerifyPhaseTest, ADamagedBlockIsCountedAndAFirmwareChangeIsAnEve
   ASSERT_TRUE(s) << s.error().message;  // a bad block is a result
   EXPECT_EQ(Result(report, "bad_bytes"), kRetentionBlockSize);
   const Json study = Study();
-  const Json& v = study.Find("verifies")->items()[0];
-  EXPECT_EQ(v.Find("bad")->Find("wrong_content")->AsUint(), 1u);
-  ASSERT_EQ(study.Find("events")->items().size(), 1u);
-  EXPECT_EQ(study.Find("events")->items()[0].Find("kind")->AsString(), "firmware_change");
-  EXPECT_EQ(study.Find("events")->items()[0].Find("detail")->AsString(), "F1 -> F2");
-  EXPECT_EQ(study.Find("firmware")->AsString(), "F2");
+  const Json& v = Items(*Find(study, "verifies"))[0];
+  EXPECT_EQ(AsUint(*Find(*Find(v, "bad"), "wrong_content")), 1u);
+  ASSERT_EQ(Items(*Find(study, "events")).size(), 1u);
+  EXPECT_EQ(AsString(*Find(Items(*Find(study, "events"))[0], "kind")), "firmware_change");
+  EXPECT_EQ(AsString(*Find(Items(*Find(study, "events"))[0], "detail")), "F1 -> F2");
+  EXPECT_EQ(AsString(*Find(study, "firmware")), "F2");
 }
 
 TEST_F(RetentionVerifyPhaseTest, AStopOrAFailedReadLeavesTheStudyAsItWas) {
@@ -99,7 +99,7 @@ TEST_F(RetentionVerifyPhaseTest, AStopOrAFailedReadLeavesTheStudyAsItWas) {
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().message, "latency sample: cannot start");
   }
-  EXPECT_TRUE(Study().Find("verifies")->items().empty());
+  EXPECT_TRUE(Items(*Find(Study(), "verifies")).empty());
 }
 
 TEST_F(RetentionVerifyPhaseTest, AStudyMissingNotActiveOfAnotherDriveOrPastTheEndIsRefused) {

@@ -42,12 +42,12 @@ TEST_F(RetentionWritePhaseTest, WritesTheRegionReadsItBackAndTheStudyIsActive) {
   EXPECT_GE(Result(report, "baseline_max_seconds"), Result(report, "baseline_p50_seconds"));
 
   const Json study = Study();
-  EXPECT_EQ(study.Find("state")->AsString(), "active");
-  EXPECT_EQ(study.Find("serial")->AsString(), "S1");
-  EXPECT_EQ(study.Find("target")->AsString(), "t");
-  EXPECT_EQ(study.Find("region")->Find("offset")->AsUint(), kOffset);
-  EXPECT_EQ(study.Find("written")->Find("next_offset")->AsUint(), kOffset + kLength);
-  EXPECT_EQ(study.Find("baseline")->Find("checked")->AsUint(), kLength / kRetentionBlockSize);
+  EXPECT_EQ(AsString(*Find(study, "state")), "active");
+  EXPECT_EQ(AsString(*Find(study, "serial")), "S1");
+  EXPECT_EQ(AsString(*Find(study, "target")), "t");
+  EXPECT_EQ(AsUint(*Find(*Find(study, "region"), "offset")), kOffset);
+  EXPECT_EQ(AsUint(*Find(*Find(study, "written"), "next_offset")), kOffset + kLength);
+  EXPECT_EQ(AsUint(*Find(*Find(study, "baseline"), "checked")), kLength / kRetentionBlockSize);
   // Nothing outside the region was written.
   const std::string bytes = testing::ReadFileText(file_);
   EXPECT_EQ(bytes.substr(0, kOffset), std::string(kOffset, '\0'));
@@ -64,7 +64,7 @@ TEST_F(RetentionWritePhaseTest, AStopInTheWriteLeavesTheStudyWritingAndTheNextRu
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report));
     EXPECT_EQ(ctx.steps, std::vector<std::string>{"write"});
-    EXPECT_EQ(Study().Find("state")->AsString(), "writing");
+    EXPECT_EQ(AsString(*Find(Study(), "state")), "writing");
   }
   FakePhaseContext ctx(p);
   Prepare(ctx);
@@ -72,7 +72,7 @@ TEST_F(RetentionWritePhaseTest, AStopInTheWriteLeavesTheStudyWritingAndTheNextRu
   const Status s = RunKind(p, ctx, report);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(Result(report, "resumed_at_bytes"), 0);
-  EXPECT_EQ(Study().Find("state")->AsString(), "active");
+  EXPECT_EQ(AsString(*Find(Study(), "state")), "active");
 
   // Active: never written again.
   FakePhaseContext again(p);
@@ -101,7 +101,7 @@ TEST_F(RetentionWritePhaseTest, ABaselineThatFindsBadBlocksFailsTheStudy) {
   EXPECT_EQ(s.error().message,
             "retention study \"s1\": the baseline read found 1 bad blocks right after the "
             "write; the study does not start");
-  EXPECT_EQ(Study().Find("state")->AsString(), "failed");
+  EXPECT_EQ(AsString(*Find(Study(), "state")), "failed");
 }
 
 TEST_F(RetentionWritePhaseTest, ARegionOrBlockSizeThatDoesNotFitIsRefusedBeforeAnyIo) {
@@ -136,7 +136,7 @@ TEST_F(RetentionWritePhaseTest, AFailedWriteOrAWriteErrorEndsThePhase) {
     const Status s = RunKind(p, ctx, report);
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().message, "write: refused by the write gate");
-    EXPECT_EQ(Study().Find("state")->AsString(), "writing");
+    EXPECT_EQ(AsString(*Find(Study(), "state")), "writing");
   }
   FakePhaseContext ctx(p);
   Prepare(ctx);
@@ -146,7 +146,7 @@ TEST_F(RetentionWritePhaseTest, AFailedWriteOrAWriteErrorEndsThePhase) {
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().errnum, EIO);
   EXPECT_EQ(s.error().message, "retention-write: write at offset 0: Input/output error");
-  EXPECT_EQ(Study().Find("written")->Find("next_offset")->AsUint(), kOffset);
+  EXPECT_EQ(AsUint(*Find(*Find(Study(), "written"), "next_offset")), kOffset);
 }
 
 }  // namespace

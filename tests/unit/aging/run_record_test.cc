@@ -33,7 +33,7 @@ RunRecord SampleRun() {
   r.reason = "";
   r.results["written_bytes"] = std::uint64_t{18446744073709551615u};
   r.results["fill_ratio"] = 0.5;
-  r.series["throughput_bytes_per_second"].Push(1.5e9);
+  r.series["throughput_bytes_per_second"].push_back(1.5e9);
   return r;
 }
 
@@ -63,15 +63,15 @@ std::string StepProblem(const std::function<void(Json&)>& change) {
 
 // `record` without `key`: members are kept in order, so it is rebuilt.
 Json Without(const Json& record, std::string_view key) {
-  Json out = Json::Object();
-  for (const auto& [k, v] : record.members()) {
+  Json out = Json::object();
+  for (const auto& [k, v] : Members(record)) {
     if (k != key) out[k] = v;
   }
   return out;
 }
 
 TEST(RunRecordTest, WritesTheFieldsInTheirOrder) {
-  EXPECT_EQ(SampleRun().ToJson().Dump(),
+  EXPECT_EQ(DumpJson(SampleRun().ToJson()),
             R"({"version":1,"run":"fill-20261130T030000.000Z","phase":"fill-half",)"
             R"("kind":"fill","target":"scratch","serial":"S5GXNX0R123456",)"
             R"("model":"Samsung SSD 980 PRO 1TB","firmware":"5B2QGXA7",)"
@@ -89,7 +89,7 @@ TEST(RunRecordTest, RoundTripsThroughTheHistoryFraming) {
   std::string framed = FramedRecord(written);
   framed = framed.substr(framed.find('{'));
   framed.pop_back();  // the newline
-  Expected<Json> parsed = Json::Parse(framed);
+  Expected<Json> parsed = ParseJson(framed);
   ASSERT_TRUE(parsed) << parsed.error().message;
   ASSERT_TRUE(IsRunRecord(*parsed));
   Expected<RunRecord> back = ReadRunRecord(*parsed);
@@ -112,9 +112,9 @@ TEST(RunRecordTest, RoundTripsThroughTheHistoryFraming) {
   EXPECT_EQ(back->reason, want.reason);
   EXPECT_EQ(back->results, want.results);
   // Exact past 2^53.
-  EXPECT_EQ(back->results.Find("written_bytes")->AsUint(), 18446744073709551615u);
+  EXPECT_EQ(AsUint(*Find(back->results, "written_bytes")), 18446744073709551615u);
   EXPECT_EQ(back->series, want.series);
-  EXPECT_EQ(back->ToJson().Dump(), written.Dump());
+  EXPECT_EQ(DumpJson(back->ToJson()), DumpJson(written));
   EXPECT_EQ(back->Drive(), "S5GXNX0R123456");
 }
 
@@ -153,8 +153,8 @@ TEST(RunRecordTest, RefusesEachFieldThatIsWrong) {
       {[](Json& j) { j = Without(j, "outcome"); }, "outcome is missing (expected a string)"},
       {[](Json& j) { j["outcome"] = 0; }, "outcome is 0 (expected a string)"},
       {[](Json& j) { j["model"] = 980; }, "model is 980 (expected a string)"},
-      {[](Json& j) { j["firmware"] = Json::Array(); }, "firmware is [] (expected a string)"},
-      {[](Json& j) { j["results"] = Json::Array(); }, "results is [] (expected an object)"},
+      {[](Json& j) { j["firmware"] = Json::array(); }, "firmware is [] (expected a string)"},
+      {[](Json& j) { j["results"] = Json::array(); }, "results is [] (expected an object)"},
       {[](Json& j) { j["series"] = std::string(100, 'x'); },
        "series is \"" + std::string(39, 'x') + " (expected an object)"},
       {[](Json& j) { j["device"] = 0; }, "device is 0 (expected a string)"},
@@ -193,19 +193,19 @@ TEST(RunRecordTest, AnOldRecordWithoutTheOptionalFieldsIsTaken) {
   EXPECT_EQ(r->device, "");
   EXPECT_FALSE(r->duration_seconds);
   EXPECT_TRUE(r->drive_at_start.is_null());
-  EXPECT_EQ(r->results, Json::Object());
-  EXPECT_EQ(r->series, Json::Object());
+  EXPECT_EQ(r->results, Json::object());
+  EXPECT_EQ(r->series, Json::object());
   // Written back, what was not there is as a run writes it now, and
   // drive_at_start and duration_seconds stay out.
   const Json back = r->ToJson();
-  EXPECT_EQ(back.Find("drive_at_start"), nullptr);
-  EXPECT_EQ(back.Find("duration_seconds"), nullptr);
-  EXPECT_EQ(back.Find("model")->AsString(), "");
+  EXPECT_EQ(Find(back, "drive_at_start"), nullptr);
+  EXPECT_EQ(Find(back, "duration_seconds"), nullptr);
+  EXPECT_EQ(AsString(*Find(back, "model")), "");
 }
 
 TEST(RunRecordTest, WhatIsPresentChecksOnlyTheFieldsThere) {
   // A record recovered from an unreadable checkpoint.
-  Expected<Json> j = Json::Parse(
+  Expected<Json> j = ParseJson(
       R"({"version":1,"phase":"fill","outcome":"interrupted","reason":"unreadable"})");
   ASSERT_TRUE(j);
   EXPECT_EQ(ReadRunRecord(*j).error().message, "run is missing (expected a string)");
@@ -236,8 +236,8 @@ TEST(RunRecordTest, AStreamedRecordIsMovedAndAHeaderLeavesThePayload) {
   EXPECT_EQ(header->id, "fill-20261130T030000.000Z");
   EXPECT_EQ(header->outcome, "completed");
   EXPECT_EQ(*header->start, 1796007600.25);
-  EXPECT_TRUE(header->results.members().empty());
-  EXPECT_TRUE(header->series.members().empty());
+  EXPECT_TRUE(Members(header->results).empty());
+  EXPECT_TRUE(Members(header->series).empty());
   EXPECT_TRUE(header->drive_at_start.is_null());
   Json damaged = written;
   damaged["series"] = 3;
@@ -248,7 +248,7 @@ TEST(RunRecordTest, AStreamedRecordIsMovedAndAHeaderLeavesThePayload) {
 
 TEST(StepRecordTest, RoundTrips) {
   const Json written = SampleStep().ToJson();
-  EXPECT_EQ(written.Dump(),
+  EXPECT_EQ(DumpJson(written),
             R"({"version":1,"run":"fill-20261130T030000.000Z","phase":"fill-half",)"
             R"("kind":"fill","target":"scratch","serial":"S5GXNX0R123456","record":"step",)"
             R"("time":1796011320.5,"test":"endurance-1796000000","step":7,)"
@@ -267,7 +267,7 @@ TEST(StepRecordTest, RoundTrips) {
   EXPECT_EQ(back->step, 7u);
   EXPECT_EQ(back->results, SampleStep().results);
   EXPECT_EQ(back->Drive(), "S5GXNX0R123456");
-  EXPECT_EQ(back->ToJson().Dump(), written.Dump());
+  EXPECT_EQ(DumpJson(back->ToJson()), DumpJson(written));
 }
 
 TEST(StepRecordTest, RefusesEachFieldThatIsWrong) {

@@ -205,7 +205,7 @@ TEST_F(StorageTest, RecordedExtentsRoundTripAndAreChecked) {
   Loop("7:3", "loop3", image_, 128);
   const StorageMap m = Resolve("7:3");
   const Json j = ToJson(m.Map(4096, 8192));
-  auto back = StorageFromJson(Json::Parse(j.Dump()).value(), "record");
+  auto back = StorageFromJson(ParseJson(DumpJson(j)).value(), "record");
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_TRUE(RecordedSame(*back, m.Map(4096, 8192)));
   EXPECT_FALSE(RecordedSame(*back, m.Map(0, 8192)));
@@ -225,7 +225,7 @@ TEST_F(StorageTest, RecordedExtentsRoundTripAndAreChecked) {
             "storage[0].offset and length are not a non-empty byte range"},
            {R"([{"kind":"disk","device":"7:3","identity":"","path":"p","offset":18446744073709551615,"length":2}])",
             "storage[0].offset and length are not a non-empty byte range"}}) {
-    auto parsed = Json::Parse(text);
+    auto parsed = ParseJson(text);
     ASSERT_TRUE(parsed.ok()) << text;
     auto r = StorageFromJson(*parsed, "record");
     ASSERT_FALSE(r.ok()) << text;

@@ -40,7 +40,7 @@ std::vector<StorageExtent> Region() {
 }
 
 Json Study(const std::string& name, const std::string& id, const std::string& state) {
-  Json s = Json::Object();
+  Json s = Json::object();
   s["study"] = name;
   s["id"] = id;
   s["state"] = state;
@@ -78,13 +78,13 @@ TEST_F(StudyRegisterTest, AnEntryIsReadBackWithItsStorage) {
 }
 
 TEST_F(StudyRegisterTest, AStudyWithoutItsNameIdOrStorageIsNotEntered) {
-  Json no_storage = Json::Object();
+  Json no_storage = Json::object();
   no_storage["study"] = "lab";
   no_storage["id"] = kId;
   for (const Json& bad :
        {Study("lab", "not-hex-at-all!!", "writing"), Study("lab", "0123", "writing"), no_storage}) {
     const Status s = RegisterStudy(register_, state_, bad);
-    ASSERT_FALSE(s) << bad.Dump();
+    ASSERT_FALSE(s) << DumpJson(bad);
     EXPECT_EQ(s.error().errnum, EINVAL);
     EXPECT_EQ(s.error().message, "a study register entry needs the study's name, id and storage");
   }
@@ -147,9 +147,9 @@ void SaveFixtureStudy(const std::string& state_directory, const std::string& fix
   // Under the name the fixture's record gives itself, as LoadStudy checks.
   const std::string text =
       ReadFileText(std::string(DW_FIXTURE_DIR) + "/retention/" + fixture + ".json");
-  auto parsed = Json::Parse(text);
+  auto parsed = ParseJson(text);
   ASSERT_TRUE(parsed) << parsed.error().message;
-  const std::string own_name = parsed->Find("study")->AsString();
+  const std::string own_name = AsString(*Find(*parsed, "study"));
   WriteFileText(StudyPath(load.path(), own_name), text);
   auto study = LoadStudy(load.path(), own_name);
   ASSERT_TRUE(study) << study.error().message;

@@ -47,8 +47,8 @@ TEST(TrimPhaseTest, FillsMeasuresTrimsAndMeasuresTheSameWriteAgain) {
   EXPECT_NEAR(Result(report, "trim_mean_seconds"), 100e-6, 1e-9);
   EXPECT_NEAR(Result(report, "trim_max_seconds"), 100e-6, 5e-6);
   EXPECT_NEAR(Result(report, "trim_p99_seconds"), 100e-6, 5e-6);
-  EXPECT_TRUE(report.series.Find("write_before_trim_bytes_per_second"));
-  EXPECT_TRUE(report.series.Find("write_after_trim_bytes_per_second"));
+  EXPECT_TRUE(Find(report.series, "write_before_trim_bytes_per_second"));
+  EXPECT_TRUE(Find(report.series, "write_after_trim_bytes_per_second"));
   EXPECT_EQ(ctx.checkpoints.size(), 2u);  // after the first write and after the trim
 }
 
@@ -59,7 +59,7 @@ TEST(TrimPhaseTest, AWriteBeforeTheTrimThatMovedNothingGivesNoRatio) {
   ASSERT_TRUE(RunKind(p, ctx, report));
   EXPECT_EQ(Result(report, "write_before_trim_bytes_per_second"), 0);
   EXPECT_GT(Result(report, "write_after_trim_bytes_per_second"), 0);
-  EXPECT_EQ(report.results.Find("trim_efficiency_ratio"), nullptr);
+  EXPECT_EQ(Find(report.results, "trim_efficiency_ratio"), nullptr);
 }
 
 TEST(TrimPhaseTest, IoErrorsInAnyStepFailThePhaseWithEioAfterItsResults) {
@@ -86,7 +86,7 @@ TEST(TrimPhaseTest, AStepThatCannotRunEndsThePhaseWithItsError) {
   EXPECT_EQ(s.error().message, "write after trim: EIO");
   EXPECT_GT(Result(report, "write_before_trim_bytes_per_second"), 0);
   EXPECT_EQ(Result(report, "trimmed_bytes"), 32u << 20);
-  EXPECT_EQ(report.results.Find("trim_efficiency_ratio"), nullptr);
+  EXPECT_EQ(Find(report.results, "trim_efficiency_ratio"), nullptr);
 }
 
 TEST(TrimPhaseTest, AStopInAStepEndsThePhaseWithTheStepsBeforeIt) {
@@ -97,10 +97,10 @@ TEST(TrimPhaseTest, AStopInAStepEndsThePhaseWithTheStepsBeforeIt) {
     PhaseReport report;
     ASSERT_TRUE(RunKind(p, ctx, report)) << stop;
     EXPECT_EQ(ctx.steps.size(), stop);
-    EXPECT_EQ(report.results.Find("write_before_trim_bytes_per_second") != nullptr, stop > 2)
+    EXPECT_EQ(Find(report.results, "write_before_trim_bytes_per_second") != nullptr, stop > 2)
         << stop;
-    EXPECT_EQ(report.results.Find("trimmed_bytes") != nullptr, stop > 3) << stop;
-    EXPECT_EQ(report.results.Find("trim_efficiency_ratio"), nullptr) << stop;
+    EXPECT_EQ(Find(report.results, "trimmed_bytes") != nullptr, stop > 3) << stop;
+    EXPECT_EQ(Find(report.results, "trim_efficiency_ratio"), nullptr) << stop;
   }
 }
 

@@ -144,7 +144,18 @@ void RegisterHeldStudies(const std::string& register_directory,
                          const std::string& state_directory, std::vector<std::string>* problems) {
   std::vector<std::string> ignored;
   const auto entered = ReadStudyRegister(register_directory, &ignored);
-  for (const Json& study : ListStudies(state_directory)) {
+  // A record that does not load cannot be entered, and the write gate of
+  // another state directory cannot see the region it may hold: say so.
+  std::vector<std::string> damaged;
+  const std::vector<Json> studies = ListStudies(state_directory, &damaged);
+  if (problems) {
+    for (const std::string& d : damaged) {
+      problems->push_back(d + "; not entered in the study register " + register_directory +
+                          ", so configs with other state directories do not see the region it "
+                          "may hold (repair or end the study)");
+    }
+  }
+  for (const Json& study : studies) {
     const Json* state = Find(study, "state");
     const Json* id = Find(study, "id");
     if (state == nullptr || !StudyHoldsRegion(AsString(*state)) || id == nullptr ||

@@ -57,8 +57,9 @@ std::vector<RegisteredStudy> ReadStudyRegister(const std::string& register_direc
 
 // Enters every study of `state_directory` that holds storage and has a
 // storage list but no entry yet (records written before the register
-// existed get one the first time drivewatch starts). Errors are returned
-// in `problems`.
+// existed get one the first time drivewatch starts). Errors, and each
+// study record that does not load (so is not entered), are returned in
+// `problems`.
 void RegisterHeldStudies(const std::string& register_directory,
                          const std::string& state_directory, std::vector<std::string>* problems);
 

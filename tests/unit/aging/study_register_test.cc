@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,26 @@ TEST_F(StudyRegisterTest, StudiesThatHoldTheirRegionAreEnteredAtStartUp) {
   RegisterHeldStudies(register_, state_, &problems);
   EXPECT_EQ(ReadStudyRegister(register_, &problems).size(), 2u);
   EXPECT_TRUE(problems.empty());
+}
+
+TEST_F(StudyRegisterTest, ADamagedStudyRecordIsReportedNotSkipped) {
+  SaveFixtureStudy(state_, "clean", "lab", "2222222222222222", "active");
+  const std::string damaged = RetentionDirectory(state_) + "/bake.json";
+  {
+    std::ofstream out(damaged);
+    out << "{\"version\":";  // torn
+  }
+  std::vector<std::string> problems;
+  RegisterHeldStudies(register_, state_, &problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find(damaged), std::string::npos) << problems[0];
+  EXPECT_NE(problems[0].find("not entered in the study register " + register_),
+            std::string::npos)
+      << problems[0];
+  // The loadable study is entered all the same.
+  std::vector<std::string> ignored;
+  ASSERT_EQ(ReadStudyRegister(register_, &ignored).size(), 1u);
+  EXPECT_EQ(ReadStudyRegister(register_, &ignored)[0].study, "lab");
 }
 
 TEST(StudyHoldsRegionTest, WritingBaselineAndActiveHoldTheRegion) {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-namespace drivewatch::aging {
+namespace drivewatch {
 namespace {
 
 Json MustParse(std::string_view text) {
@@ -425,4 +425,4 @@ TEST(JsonTest, NullBecomesAnObjectOnBracketAndAnArrayOnPush) {
 }
 
 }  // namespace
-}  // namespace drivewatch::aging
+}  // namespace drivewatch

@@ -62,13 +62,6 @@ std::string LatencyChart(const Summary& s) {
   return out;
 }
 
-// A range's LBA field, or `fallback` when it is missing or not a number
-// from 0 to 2^64-1.
-std::uint64_t Lba(const Json& range, std::string_view key, std::uint64_t fallback) {
-  const Json* v = Find(range, key);
-  return v != nullptr ? AsUint(*v, fallback) : fallback;
-}
-
 // The region as a grid of cells, each a run of consecutive LBAs; a cell
 // holding any bad block takes the colour of its worst class.
 std::string BadBlockMap(const Json& study, const Read& r, std::array<std::uint64_t, 4>* cells_per_class) {
@@ -92,8 +85,8 @@ std::string BadBlockMap(const Json& study, const Read& r, std::array<std::uint64
       const auto it = std::find(kClasses.begin(), kClasses.end(), cls);
       if (it == kClasses.end()) continue;
       const std::size_t c = static_cast<std::size_t>(it - kClasses.begin());
-      const std::uint64_t first = Lba(range, "first_lba", 0);
-      std::uint64_t last = Lba(range, "last_lba", first);
+      const std::uint64_t first = Whole(range, {"first_lba"}).value_or(0);
+      std::uint64_t last = Whole(range, {"last_lba"}).value_or(first);
       if (last < first) last = first;
       if (first < region.first || first >= region.first + region.blocks) {
         ++outside;

@@ -66,9 +66,8 @@ Read LoadRead(const Json& v, std::string label) {
                           static_cast<std::uint32_t>(AsUint(Items(b)[1])));
     }
     r.histogram = std::make_unique<LatencyHistogram>();
-    r.histogram->MergeSparse(
-        sparse, At(v, {"latency", "sum_ns"}) ? AsUint(*At(v, {"latency", "sum_ns"})) : 0,
-        At(v, {"latency", "max_ns"}) ? AsUint(*At(v, {"latency", "max_ns"})) : 0);
+    r.histogram->MergeSparse(sparse, Whole(v, {"latency", "sum_ns"}).value_or(0),
+                             Whole(v, {"latency", "max_ns"}).value_or(0));
     r.reads = r.histogram->count();
   }
   if (const Json* count = At(v, {"latency", "count"})) {
@@ -407,13 +406,10 @@ Summary Summarize(const Json& study, double now) {
 
 Region RegionOf(const Json& study) {
   Region r;
-  r.block_size =
-      At(study, {"region", "block_size"}) ? AsUint(*At(study, {"region", "block_size"})) : 0;
+  r.block_size = Whole(study, {"region", "block_size"}).value_or(0);
   if (r.block_size == 0) return r;
-  const std::uint64_t offset =
-      At(study, {"region", "offset"}) ? AsUint(*At(study, {"region", "offset"})) : 0;
-  const std::uint64_t length =
-      At(study, {"region", "length"}) ? AsUint(*At(study, {"region", "length"})) : 0;
+  const std::uint64_t offset = Whole(study, {"region", "offset"}).value_or(0);
+  const std::uint64_t length = Whole(study, {"region", "length"}).value_or(0);
   r.first = offset / r.block_size;
   r.blocks = length / r.block_size;
   return r;

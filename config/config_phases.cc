@@ -160,6 +160,17 @@ void Loader::CheckPowerStateTarget(const PhaseConfig& phase, const PhaseTarget& 
   }
 }
 
+void Loader::CheckDirectoryTarget(const PhaseConfig& phase, const PhaseTarget& target) {
+  const ReadTarget& named = *target.named;
+  if (!PhaseKindNeedsDirectory(phase.params) || !named.target.directory.empty()) return;
+  Report(target.node->source().begin, std::string(kPhasesPath) + ".target",
+         "phase kind " + Quote(PhaseKindName(phase.params)) +
+             " runs an application on a file system, but target " + Quote(phase.target) +
+             " is the block device " + named.target.block_device +
+             " (expected an [[aging.targets]] entry with directory, not the one at " +
+             At(named.where) + ")");
+}
+
 bool Loader::ReadPhaseKind(const toml::table& e, PhaseConfig& phase) {
   const std::span<const std::string_view> kinds = PhaseKindNames();
   const std::string path = std::string(kPhasesPath) + ".kind";
@@ -212,6 +223,7 @@ Loader::PhaseTarget Loader::ReadPhaseTarget(const toml::table& e, PhaseConfig& p
       CheckWriteAcknowledged(phase, named);
     }
     CheckPowerStateTarget(phase, named);
+    CheckDirectoryTarget(phase, named);
   }
   return named;
 }

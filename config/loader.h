@@ -261,6 +261,7 @@ class Loader {
   void CheckWriteAcknowledged(const PhaseConfig& phase, const PhaseTarget& target);
   // A phase that changes power settings needs an NVMe drive by serial.
   void CheckPowerStateTarget(const PhaseConfig& phase, const PhaseTarget& target);
+  void CheckDirectoryTarget(const PhaseConfig& phase, const PhaseTarget& target);
   // A key of another kind than the phase's is refused, naming the kinds
   // that have it.
   void CheckKindKeys(const toml::table& e, const PhaseParams& params);

@@ -129,6 +129,19 @@ bool PhaseKindChangesPowerState(const PhaseParams& params) {
       params);
 }
 
+bool PhaseKindNeedsDirectory(const PhaseParams& params) {
+  return std::visit(
+      [](const auto& p) {
+        using P = std::decay_t<decltype(p)>;
+        if constexpr (requires { P::kNeedsDirectory; }) {
+          return P::kNeedsDirectory;
+        } else {
+          return false;
+        }
+      },
+      params);
+}
+
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name) {
   return std::visit(
       [&](const auto& p) {

@@ -34,6 +34,7 @@
 #include "config/kinds/replay.h"
 #include "config/kinds/retention_verify.h"
 #include "config/kinds/retention_write.h"
+#include "config/kinds/sqlite.h"
 #include "config/kinds/trim.h"
 
 namespace drivewatch::config {
@@ -41,7 +42,8 @@ namespace drivewatch::config {
 // The registry of kinds.
 using PhaseParams = std::variant<FillParams, ReclaimParams, PerfParams, TrimParams,
                                  RetentionWriteParams, RetentionVerifyParams,
-                                 PowerStatesParams, EnduranceParams, ReplayParams>;
+                                 PowerStatesParams, EnduranceParams, ReplayParams,
+                                 SqliteParams>;
 
 // Calls f(P{}) once for each kind's struct P, in registry order.
 template <class F>
@@ -64,6 +66,9 @@ bool PhaseKindWrites(const PhaseParams& params);
 // Whether a phase of this kind changes the drive's power settings
 // (power-states): it then needs a target that names the drive's serial.
 bool PhaseKindChangesPowerState(const PhaseParams& params);
+// Whether a phase of this kind runs an application on a directory
+// target's file system (sqlite): it then needs a directory target.
+bool PhaseKindNeedsDirectory(const PhaseParams& params);
 // Whether the kind of `params` has the key `name`.
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name);
 // Every kind's keys, each once, in registry order.

@@ -24,6 +24,8 @@ packages=(
   libboost1.81-dev zlib1g-dev
   # the web config's YAML
   libyaml-dev
+  # the sqlite phase (aging/phases/sqlite_phase.cc)
+  libsqlite3-dev
 )
 
 # Tests only (scripts/test.sh).
@@ -44,6 +46,8 @@ test_packages=(
   prometheus prometheus-alertmanager systemd chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
+  # tests/bench/sqlite_vs_cli.sh: the same inserts through the sqlite3 CLI
+  sqlite3
   # tests/load: the scrape load test (wrk; ss reads the listen backlog)
   wrk iproute2
   # tests/vm: QEMU's emulated NVMe under a real kernel driver; smartmontools

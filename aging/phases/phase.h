@@ -27,8 +27,10 @@ namespace drivewatch::aging {
 // What a phase reports, filled in as it goes so that an aborted run still
 // records its partial results. `results` holds numbers only, each key
 // ending in its unit: _bytes, _bytes_per_second, _iops, _seconds, _watts,
-// _ios (a count of I/Os) or _ratio (the exporter turns each into drivewatch_phase_result_<unit>
-// {measure="<key without unit>"}, docs/metrics.md). `series` holds arrays,
+// _ios (a count of I/Os), _operations and _operations_per_second (an
+// application's: SQLite inserts) or _ratio (the exporter turns each into
+// drivewatch_phase_result_<unit>{measure="<key without unit>"},
+// docs/metrics.md). `series` holds arrays,
 // kept in history only. `restore`, when not null, is what the phase changed
 // on the drive and must be put back if the run dies: it is saved with the
 // checkpoint (not in the history), and recovery restores it
@@ -109,6 +111,19 @@ class PhaseContext {
   // progress save does the step's append again when it resumes). The
   // default, for contexts that keep no history, refuses.
   virtual Status RecordStep(const std::string& test, std::uint64_t step, const Json& fields);
+  // A directory of the run's own on the target's file system, for a kind
+  // whose workload is an application's (sqlite, pgbench): made once per
+  // run through the write gate (aging/safety/interlocks.h,
+  // PrepareWorkDirectory), with `bytes` (the most the run puts there)
+  // checked against the free-space reserve (`sized_by`: the keys that
+  // set it, for the refusal's remedy). The runner removes it with
+  // everything in it when the run ends, however it ends, and after a
+  // crash (KindReleaseWork first). The default, for contexts without a
+  // directory target, refuses.
+  virtual Expected<std::string> WorkDirectory(std::uint64_t bytes, std::string_view sized_by);
+  // The phase's progress (0..1) at `step`, for a kind whose workload is
+  // not the engine's (Run reports its own). The default: nothing.
+  virtual void Progress(std::string_view /*step*/, double /*fraction*/) {}
 };
 
 // Each kind's story, one overload per kind of config::PhaseParams
@@ -133,6 +148,7 @@ Status RunKind(const config::PowerStatesParams& phase, PhaseContext& ctx,
 Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore);
 Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
 Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::SqliteParams& phase, PhaseContext& ctx, PhaseReport& report);
 
 // What a replay phase's trace holds, for the config check
 // (config::LoadOptions::inspect_trace, aging/phases/replay_phase.cc): reads the
@@ -160,6 +176,7 @@ double FillLevelAfter(const config::PerfParams&, const Json& record, double leve
 double FillLevelAfter(const config::RetentionWriteParams&, const Json& record, double level);
 double FillLevelAfter(const config::EnduranceParams&, const Json& record, double level);
 double FillLevelAfter(const config::ReplayParams&, const Json& record, double level);
+double FillLevelAfter(const config::SqliteParams&, const Json& record, double level);
 
 // What a phase may write, for the write gate (aging/safety/interlocks.h):
 // [offset, offset + length) of the target (length 0: to its end), on
@@ -184,6 +201,14 @@ Status KindPreflight(const Params&, const std::string& /*state_directory*/) {
 }
 Status KindPreflight(const config::RetentionVerifyParams& phase,
                      const std::string& state_directory);
+
+// What must happen before a kind's work directory
+// (PhaseContext::WorkDirectory) is removed, its run over or crashed, such
+// as stopping a server the run started there. The default: nothing.
+template <class Params>
+Status KindReleaseWork(const Params&, const std::string& /*work_directory*/) {
+  return Ok{};
+}
 
 // What a kind keeps outside the history and exports as metrics of its own,
 // between its runs too (endurance: its test's progress file). One overload

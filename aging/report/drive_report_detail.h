@@ -255,6 +255,8 @@ Json ReclaimSection(const Selection& s);
 std::vector<Json> PerfSections(const Selection& s);
 std::vector<Json> LatencySections(const Selection& s);
 Json ReplaySection(const Selection& s);
+// One per phase and fill level of the sqlite runs on record.
+std::vector<Json> SqliteSections(const Selection& s);
 Json LowPowerSection(const Selection& s);
 Json TrimSection(const Selection& s);
 Json EnduranceSection(const Selection& s);

@@ -22,13 +22,14 @@ std::vector<Json> One(const Selection& s) {
 
 std::span<const SectionEntry> DriveSections() {
   using namespace config;
-  static const std::array<SectionEntry, 10> sections{{
+  static const std::array<SectionEntry, 11> sections{{
       {"identity", {}, One<IdentitySection>},
       {"fill", {FillParams::kName}, FillSections},
       {"reclaim", {ReclaimParams::kName}, One<ReclaimSection>},
       {"perf", {PerfParams::kName}, PerfSections},
       {"latency", {PerfParams::kName}, LatencySections},
       {"replay", {ReplayParams::kName}, One<ReplaySection>},
+      {"sqlite", {SqliteParams::kName}, SqliteSections},
       {"low_power", {PowerStatesParams::kName}, One<LowPowerSection>},
       {"trim", {TrimParams::kName}, One<TrimSection>},
       {"endurance", {EnduranceParams::kName}, One<EnduranceSection>},

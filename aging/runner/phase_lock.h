@@ -60,4 +60,11 @@ std::optional<Json> RecordInterrupted(const std::string& state_directory,
                                       const std::string& held_target, Status* error,
                                       const ControllerOpener& open);
 
+// Removes the work directory (PhaseContext::WorkDirectory) a run of
+// `target` left, if any: the kind that made it releases it first
+// (KindReleaseWork: a server it started there is stopped). Called with
+// the target's lock held: by a run as it starts and as it ends, and by
+// recovery for an interrupted run's target. Ok when there is none.
+Status ReleaseLeftoverWork(const std::string& state_directory, const std::string& target);
+
 }  // namespace drivewatch::aging::phase_detail

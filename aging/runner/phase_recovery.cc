@@ -18,6 +18,7 @@
 #include "aging/history/run_record.h"
 #include "aging/phases/phase.h"
 #include "aging/runner/phase_lock.h"
+#include "aging/safety/interlocks.h"
 #include "aging/runner/phase_runner.h"
 #include "config/util/durable_file.h"
 #include "config/util/log.h"
@@ -166,6 +167,37 @@ Json ReadCheckpoint(const std::string& path, const std::string& phase, bool* rea
 
 }  // namespace
 
+Status phase_detail::ReleaseLeftoverWork(const std::string& state_directory,
+                                         const std::string& target) {
+  auto work = FindWorkDirectory(state_directory, target);
+  if (!work) return work.error();
+  if (!work->has_value()) return Ok{};
+  if (auto params = config::DefaultPhaseParams((*work)->kind)) {
+    Status released = std::visit(
+        [&](const auto& p) { return KindReleaseWork(p, (*work)->path); }, *params);
+    if (!released) {
+      return Error{released.error().errnum, -1,
+                   "cannot release the work directory " + (*work)->path + " of a " +
+                       (*work)->kind + " run: " + released.error().message};
+    }
+  }
+  return RemoveWorkDirectory(state_directory, target);
+}
+
+namespace {
+
+// The work directory the interrupted run of `record` left, removed; why
+// not is logged.
+void ReleaseWorkOf(const std::string& state_directory, const Json& record) {
+  const Json* target = Find(record, "target");
+  if (target == nullptr || !target->is_string()) return;
+  if (Status s = phase_detail::ReleaseLeftoverWork(state_directory, AsString(*target)); !s) {
+    log::Error("phase " + PhaseOf(record) + ": " + s.error().message);
+  }
+}
+
+}  // namespace
+
 std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_directory,
                                                     const std::string& phase,
                                                     const std::string& held_target,
@@ -193,6 +225,7 @@ std::optional<Json> phase_detail::RecordInterrupted(const std::string& state_dir
     }
     if (lock) target_lock = std::move(*lock);
   }
+  ReleaseWorkOf(state_directory, record);
   HistoryFile history(HistoryPath(state_directory));
   if (const Json* id = Find(record, "run");
       id && IsRecorded(history, *id, Find(record, "start"))) {

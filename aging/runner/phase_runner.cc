@@ -241,6 +241,13 @@ class Context : public PhaseContext {
     return history.Append(r.ToJson());
   }
 
+  Expected<std::string> WorkDirectory(std::uint64_t bytes, std::string_view sized_by) override {
+    const WorkSize size{bytes, config::PhaseKindName(run_.phase->params), sized_by};
+    return PrepareWorkDirectory(*run_.target, io_.fd(), run_.WholePass(), size,
+                                run_.options->paths);
+  }
+  void Progress(std::string_view step, double fraction) override { Update(step, fraction, 0, 0); }
+
   bool Idle(std::chrono::nanoseconds duration, std::string_view step, double from,
             double to) override {
     const auto start = Clock::now();
@@ -429,6 +436,15 @@ void NoteDriveAge(RunState& run, OpenedTarget& opened) {
   }
 }
 
+// The work directory a run of the target left (this one's, or a crashed
+// one's) removed; why not is logged.
+void ReleaseWork(const RunState& run) {
+  if (Status s = phase_detail::ReleaseLeftoverWork(run.options->state_directory, run.target->name);
+      !s) {
+    log::Error("phase " + run.phase->name + ": " + s.error().message);
+  }
+}
+
 }  // namespace
 
 std::string HistoryPath(const std::string& state_directory) {
@@ -462,6 +478,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
   }
   // The checkpoint is this run's from here on: Finish removes it.
   run.owns_checkpoint = true;
+  ReleaseWork(run);
 
   // From here on the run may write: a crash must leave it on record
   // (RecoverInterrupted), so the checkpoint comes before anything else.
@@ -502,6 +519,7 @@ Expected<Json> RunPhase(const config::Config& config, const std::string& phase_n
             ", " + config::FormatPhaseSchedule(phase->schedule) + ")");
 
   const Status status = RunWatched(run, *opened, fill, aborts, report, stop);
+  ReleaseWork(run);
   if (options.on_drive_idle && !run.serial.empty()) options.on_drive_idle(run.serial);
 
   if (!status) {

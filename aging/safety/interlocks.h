@@ -168,4 +168,48 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
 std::string AgingFileRecordPath(const std::string& state_directory,
                                 const config::AgingTarget& target);
 
+// A run's work directory: where a kind whose workload is an application's
+// (sqlite, pgbench) keeps its database, <directory>/drivewatch-work-NAME
+// beside the target's own file, recorded in <state>/work/NAME.json.
+std::string WorkDirectoryPath(const config::AgingTarget& target);
+std::string WorkDirectoryRecordPath(const std::string& state_directory,
+                                    const std::string& target);
+
+// Makes the work directory for a run of `size.kind` that will put at most
+// `size.bytes` in it, through the same gate as every write: the target's own
+// file open on `fd` passes CheckWritePass for `pass` (still drivewatch's,
+// no study holds it); no retention study holds any byte of the storage
+// the directory's file system lives on (where the application's files
+// land cannot be known in advance: the whole device counts; a file system
+// whose device cannot be resolved is refused); `bytes` leaves the
+// target's free-space reserve; a leftover of an earlier run, if its record
+// names it, is removed first, and anything else at the path is refused,
+// never touched. The directory (0700) is recorded before anything is put
+// in it. The application writes it from then on as one pass.
+struct WorkSize {
+  std::uint64_t bytes = 0;
+  std::string_view kind;      // "sqlite"
+  std::string_view sized_by;  // the phase keys that set `bytes`: "threads or inserts"
+};
+Expected<std::string> PrepareWorkDirectory(const config::AgingTarget& target, int fd,
+                                           const WritePass& pass, const WorkSize& size,
+                                           const SystemPaths& paths = {});
+
+// The work directory a run of target `target` made and has not removed
+// yet (a run going on, or one that crashed), as its record says; nullopt
+// when there is none; an Error when the record is damaged.
+struct WorkDirectory {
+  std::string path;
+  std::string kind;  // the kind of the run that made it
+};
+Expected<std::optional<WorkDirectory>> FindWorkDirectory(const std::string& state_directory,
+                                                         const std::string& target);
+
+// Removes that work directory with everything in it, depth first, never
+// following a symbolic link or crossing into another file system, then
+// its record; Ok when there is none. A path that names something else
+// now (another inode) is left alone, its record removed, and an Error
+// says so.
+Status RemoveWorkDirectory(const std::string& state_directory, const std::string& target);
+
 }  // namespace drivewatch::aging

@@ -47,37 +47,46 @@ std::string AgingFilePath(const config::AgingTarget& target) {
   return target.directory + "/drivewatch-aging-" + target.name + ".dat";
 }
 
-Status CheckFileReserve(const config::AgingTarget& target, std::uint64_t size) {
-  const std::string path = AgingFilePath(target);
+namespace interlocks_detail {
+
+Status CheckReserve(const config::AgingTarget& target, const std::string& what,
+                    long double growth, const std::string& making,
+                    const std::string& remedy) {
   struct statvfs vfs;
   if (::statvfs(target.directory.c_str(), &vfs) != 0) {
     return DirectoryError(target, errno);
   }
+  const long double frsize = vfs.f_frsize;
+  const long double total = static_cast<long double>(vfs.f_blocks) * frsize;
+  const long double available = static_cast<long double>(vfs.f_bavail) * frsize;
+  const long double free_after = available - growth;
+  const long double reserve = target.min_free_ratio * total;
+  if (free_after < reserve) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g%%", target.min_free_ratio * 100);
+    return Refuse(what,
+                  making + " would leave " + Humanize(free_after < 0 ? 0 : free_after) +
+                      " free of " + Humanize(total) + " on its file system (" +
+                      Humanize(available) + " free now), below the reserve of " + ratio +
+                      " (" + Humanize(reserve) + ")",
+                  remedy + " or " + KeyFor(target, "free_space_reserve"));
+  }
+  return Ok{};
+}
+
+}  // namespace interlocks_detail
+
+Status CheckFileReserve(const config::AgingTarget& target, std::uint64_t size) {
+  const std::string path = AgingFilePath(target);
   // What the file already holds is not taken again.
   long double allocated = 0;
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     allocated = static_cast<long double>(st.st_blocks) * 512;
   }
-  const long double frsize = vfs.f_frsize;
-  const long double total = static_cast<long double>(vfs.f_blocks) * frsize;
-  const long double available = static_cast<long double>(vfs.f_bavail) * frsize;
-  const long double free_after =
-      available - (static_cast<long double>(size) - allocated);
-  const long double reserve = target.min_free_ratio * total;
-  if (free_after < reserve) {
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%g%%", target.min_free_ratio * 100);
-    return Refuse(path,
-                  "making it " + Humanize(size) + " would leave " +
-                      Humanize(free_after < 0 ? 0 : free_after) + " free of " +
-                      Humanize(total) + " on its file system (" +
-                      Humanize(available) +
-                      " free now), below the reserve of " + ratio + " (" +
-                      Humanize(reserve) + ")",
-                  "lower file_size or " + KeyFor(target, "free_space_reserve"));
-  }
-  return Ok{};
+  return interlocks_detail::CheckReserve(target, path,
+                                         static_cast<long double>(size) - allocated,
+                                         "making it " + Humanize(size), "lower file_size");
 }
 
 std::string AgingFileRecordPath(const std::string& state_directory,
@@ -85,45 +94,33 @@ std::string AgingFileRecordPath(const std::string& state_directory,
   return state_directory + "/files/" + target.name + ".json";
 }
 
-namespace {
+namespace interlocks_detail {
 
-constexpr std::string_view kRecordNoun = "aging file record";
-
-// What the state directory says of the file drivewatch made for `target`:
-// its device and inode when it was created. Missing: nullopt; damaged: an
-// error naming the record.
-struct OwnFile {
-  dev_t device;
-  ino_t inode;
-  std::uint64_t birth_ns;  // 0: unknown
-};
-
-Expected<std::optional<OwnFile>> ReadOwnRecord(const std::string& state_directory,
-                                                               const config::AgingTarget& target) {
-  const std::string path = AgingFileRecordPath(state_directory, target);
-  auto bytes = ReadWholeFile(path, 64 * 1024, kRecordNoun);
-  if (!bytes && bytes.error().errnum == ENOENT) return std::optional<OwnFile>{};
+Expected<std::optional<OwnRecord>> ReadOwnRecord(const std::string& path,
+                                                 std::string_view noun) {
+  auto bytes = ReadWholeFile(path, 64 * 1024, noun);
+  if (!bytes && bytes.error().errnum == ENOENT) return std::optional<OwnRecord>{};
   if (!bytes) return bytes.error();
-  auto record = ParseChecksummedRecord(*bytes, path, kRecordNoun);
+  auto record = ParseChecksummedRecord(*bytes, path, noun);
   if (!record) return record.error();
   const Json* device = Find(*record, "device");
   const Json* inode = Find(*record, "inode");
   const Json* birth = Find(*record, "birth_ns");
+  const Json* named = Find(*record, "path");
   unsigned maj = 0, min = 0;
   char tail = 0;
   if (device == nullptr || inode == nullptr || !inode->is_number() ||
       AsUint(*inode, 0) == 0 || birth == nullptr || !birth->is_number() ||
       std::sscanf(AsString(*device).c_str(), "%u:%u%c", &maj, &min, &tail) != 2) {
-    return Error{EBADMSG, -1, path + ": damaged " + std::string(kRecordNoun) +
-                                  ": expected the file's device (\"MAJOR:MINOR\"), inode and "
-                                  "birth_ns"};
+    return Error{EBADMSG, -1, path + ": damaged " + std::string(noun) +
+                                  ": expected the device (\"MAJOR:MINOR\"), inode and "
+                                  "birth_ns of what drivewatch made"};
   }
-  return std::optional<OwnFile>(
-      OwnFile{makedev(maj, min), static_cast<ino_t>(AsUint(*inode)), AsUint(*birth)});
+  return std::optional<OwnRecord>(OwnRecord{makedev(maj, min), static_cast<ino_t>(AsUint(*inode)),
+                                            AsUint(*birth), named ? AsString(*named) : "",
+                                            *record});
 }
 
-// statx(2)'s birth time, 0 when the file system keeps none: a file made
-// in place of one removed often gets its inode number.
 std::uint64_t BirthNs(const std::string& path) {
   struct statx stx {};
   if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) != 0 ||
@@ -133,9 +130,16 @@ std::uint64_t BirthNs(const std::string& path) {
   return static_cast<std::uint64_t>(stx.stx_btime.tv_sec) * 1'000'000'000u + stx.stx_btime.tv_nsec;
 }
 
-Status WriteOwnRecord(const std::string& state_directory, const config::AgingTarget& target,
-                      const std::string& path, const struct stat& st) {
-  if (Status s = EnsureDirectory(state_directory + "/files"); !s) return s;
+bool OwnRecord::Names(const struct stat& st, const std::string& at) const {
+  const std::uint64_t birth = BirthNs(at);
+  return device == st.st_dev && inode == st.st_ino &&
+         (birth_ns == 0 || birth == 0 || birth_ns == birth);
+}
+
+Status WriteOwnRecord(const std::string& record_path, const config::AgingTarget& target,
+                      const std::string& path, const struct stat& st, Json extra) {
+  const std::string dir = record_path.substr(0, record_path.rfind('/'));
+  if (Status s = EnsureDirectory(dir); !s) return s;
   Json record = Json::object();
   record["version"] = 2;
   record["target"] = target.name;
@@ -143,8 +147,33 @@ Status WriteOwnRecord(const std::string& state_directory, const config::AgingTar
   record["device"] = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
   record["inode"] = static_cast<std::uint64_t>(st.st_ino);
   record["birth_ns"] = BirthNs(path);
-  return WriteFileAtomically(AgingFileRecordPath(state_directory, target), SerializeStudy(record));
+  for (auto& [k, v] : extra.items()) record[k] = v;
+  return WriteFileAtomically(record_path, SerializeStudy(record));
 }
+
+Status CheckAgingDirectory(const config::AgingTarget& target) {
+  if (target.directory.empty()) {
+    return Error{
+        EINVAL, -1,
+        "aging target " + Quote(target.name) + " is not a directory target"};
+  }
+  struct stat dir_st;
+  if (::stat(target.directory.c_str(), &dir_st) != 0) {
+    return DirectoryError(target, errno);
+  }
+  if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
+  return Ok{};
+}
+
+}  // namespace interlocks_detail
+
+namespace {
+
+using interlocks_detail::OwnRecord;
+using interlocks_detail::ReadOwnRecord;
+using interlocks_detail::WriteOwnRecord;
+
+constexpr std::string_view kRecordNoun = "aging file record";
 
 // A file drivewatch made before it kept records of its files is known by
 // the retention study that lives in it: a study record of this state
@@ -189,25 +218,22 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
   }
   auto map = ResolveStorage(fd, paths);
   if (!map) return Refuse(path, map.error().message, kNoOverride);
-  auto own = ReadOwnRecord(state_directory, target);
+  auto own = ReadOwnRecord(AgingFileRecordPath(state_directory, target), kRecordNoun);
   if (!own) {
     return Refuse(path, "whether drivewatch made it cannot be told: " + own.error().message,
                   "remove the record and the file if the file is drivewatch's; " +
                       std::string(kNoOverride));
   }
   if (!own->has_value() && HeldByLegacyStudy(state_directory, path)) {
-    if (Status s = WriteOwnRecord(state_directory, target, path, st); !s) {
+    if (Status s = WriteOwnRecord(AgingFileRecordPath(state_directory, target), target, path,
+                                  st);
+        !s) {
       return Refuse(path, "cannot record that drivewatch made it: " + s.error().message,
                     kNoOverride);
     }
-    own = std::optional<OwnFile>(OwnFile{st.st_dev, st.st_ino, 0});
+    own = std::optional<OwnRecord>(OwnRecord{st.st_dev, st.st_ino, 0, path, Json::object()});
   }
-  const auto same = [&](const OwnFile& f) {
-    const std::uint64_t birth = BirthNs(path);
-    return f.device == st.st_dev && f.inode == st.st_ino &&
-           (f.birth_ns == 0 || birth == 0 || f.birth_ns == birth);
-  };
-  if (!own->has_value() || !same(**own)) {
+  if (!own->has_value() || !(*own)->Names(st, path)) {
     return Refuse(path,
                   "it exists, but drivewatch did not create it (" + Described(st) +
                       (own->has_value() ? "; " + AgingFileRecordPath(state_directory, target) +
@@ -224,28 +250,9 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
 
 }  // namespace interlocks_detail
 
-namespace {
-
-// A directory target whose directory is there.
-Status CheckAgingDirectory(const config::AgingTarget& target) {
-  if (target.directory.empty()) {
-    return Error{
-        EINVAL, -1,
-        "aging target " + Quote(target.name) + " is not a directory target"};
-  }
-  struct stat dir_st;
-  if (::stat(target.directory.c_str(), &dir_st) != 0) {
-    return DirectoryError(target, errno);
-  }
-  if (!S_ISDIR(dir_st.st_mode)) return DirectoryError(target, ENOTDIR);
-  return Ok{};
-}
-
-}  // namespace
-
 Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
                                        const SystemPaths& paths) {
-  if (Status dir = CheckAgingDirectory(target); !dir) return dir.error();
+  if (Status dir = interlocks_detail::CheckAgingDirectory(target); !dir) return dir.error();
   const std::string path = AgingFilePath(target);
   const std::uint64_t size = target.file_size;
 
@@ -286,7 +293,8 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
   if (created) {
     // The record comes first: a crash after it leaves an empty file that
     // drivewatch knows as its own.
-    Status recorded = WriteOwnRecord(pass.state_directory, target, path, st);
+    Status recorded =
+        WriteOwnRecord(AgingFileRecordPath(pass.state_directory, target), target, path, st);
     if (!recorded) {
       ::unlink(path.c_str());
       return Error{recorded.error().errnum, -1,

@@ -5,12 +5,17 @@
 // "DEVICE: refusing to write: REASON (REMEDY)". Internal to aging/safety/interlocks*.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "aging/safety/storage.h"
 #include "config/config.h"
 #include "config/util/expected.h"
+#include "config/util/json.h"
 
 namespace drivewatch::aging::interlocks_detail {
 
@@ -41,5 +46,39 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
 // `map` (a directory target's file, looped and mounted, say).
 Status CheckFileNotInUse(const std::string& path, const StorageMap& map,
                          const SystemPaths& paths);
+
+// Refused when growing what `what` names by `growth` bytes (`making`:
+// "making it 1 GiB") would leave less than the target's min_free_ratio of
+// its directory's file system free; `remedy` is the first way out.
+Status CheckReserve(const config::AgingTarget& target, const std::string& what,
+                    long double growth, const std::string& making, const std::string& remedy);
+
+// The target's directory is there and is a directory.
+Status CheckAgingDirectory(const config::AgingTarget& target);
+
+// What drivewatch recorded in <state>/files/ of something it made in a
+// target's directory (its aging file, a run's work directory): the device
+// and inode (and birth time, 0 when unknown) it had when made.
+struct OwnRecord {
+  dev_t device;
+  ino_t inode;
+  std::uint64_t birth_ns;
+  std::string path;  // where it was made
+  Json record;       // the whole record
+  // Whether `st`, found at `at`, is what was made (an inode number is
+  // reused once freed: a known birth time must match too).
+  bool Names(const struct stat& st, const std::string& at) const;
+};
+// The record at `path` (`noun` names it in errors): missing is nullopt,
+// damaged an Error (EBADMSG) naming it.
+Expected<std::optional<OwnRecord>> ReadOwnRecord(const std::string& path, std::string_view noun);
+// Records `st`, made at `path`, as drivewatch's, durably, with `extra`'s
+// members beside the identity.
+Status WriteOwnRecord(const std::string& record_path, const config::AgingTarget& target,
+                      const std::string& path, const struct stat& st,
+                      Json extra = Json::object());
+// statx(2)'s birth time of `path` (not followed), 0 when the file system
+// keeps none.
+std::uint64_t BirthNs(const std::string& path);
 
 }  // namespace drivewatch::aging::interlocks_detail

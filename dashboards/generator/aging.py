@@ -209,6 +209,16 @@ last_run("Workload replay: latency", 8, "drivewatch_phase_result_seconds",
          'kind="replay", measure=~".*_p(50|99|99_9)"', "s",
          "Read, write and trim latency percentiles of the last replay; over 300 ms is detrimental (red).",
          min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
+last_run("SQLite: inserts per second", 8, "drivewatch_phase_result_operations_per_second",
+         'kind="sqlite", measure="insert"', "suffix: rows/s",
+         "Rows the last run of each sqlite phase inserted per second, every thread's, each insert its own "
+         "transaction (Phoronix's pts/sqlite): the more, the better.",
+         min=0, h=6, thresholds=thresholds(("blue", None)))
+last_run("SQLite: commit latency", 8, "drivewatch_phase_result_seconds",
+         'kind="sqlite", measure=~"commit_(p50|p99|p99_9)"', "s",
+         "Commit latency percentiles of the last sqlite run: each autocommitted INSERT timed around the "
+         "statement that commits it (with synchronous = full, a flush of the drive each).",
+         min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
 last_run("Trim efficiency of the last run", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"',
          "suffix:×",
          "Write speed after the deallocate over before it, in the last trim run: 0.9 or more keeps or gives "

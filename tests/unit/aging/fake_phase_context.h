@@ -93,6 +93,13 @@ class FakePhaseContext : public PhaseContext {
         return Expected<std::chrono::nanoseconds>(std::chrono::microseconds{50});
       };
 
+  // What WorkDirectory answers: this directory (a ScratchDir's, say), or
+  // when empty the refusal `work_refusal`.
+  std::string work_directory;
+  Error work_refusal{EPERM, -1, "t: refusing to write: no work directory in this test"};
+  // Called with each Progress (a test may stop the phase from it).
+  std::function<void(std::string_view step, double fraction)> on_progress;
+
   // ---- What the phase did, in order.
   std::vector<WorkloadSpec> specs;                // every Run's spec
   std::vector<std::string> steps;                 // and its step
@@ -106,6 +113,10 @@ class FakePhaseContext : public PhaseContext {
     Json fields;
   };
   std::vector<StepRecord> step_records;
+  std::vector<std::uint64_t> work_bytes;  // each WorkDirectory's `bytes`
+
+  // Stops the phase, as SIGTERM or an abort condition would.
+  void Stop() { stop_.request_stop(); }
 
   // Runs the workloads for real on `path` (opened O_DIRECT, read-write),
   // whose size, rounded down to whole MiB, becomes the capacity.
@@ -241,6 +252,15 @@ class FakePhaseContext : public PhaseContext {
   Expected<std::chrono::nanoseconds> TimedRead(std::uint64_t offset,
                                                std::uint32_t size) override {
     return timed_read(offset, size);
+  }
+
+  Expected<std::string> WorkDirectory(std::uint64_t bytes, std::string_view) override {
+    work_bytes.push_back(bytes);
+    if (work_directory.empty()) return work_refusal;
+    return work_directory;
+  }
+  void Progress(std::string_view step, double fraction) override {
+    if (on_progress) on_progress(step, fraction);
   }
 
   // Once per (test, step), as the runner's context keeps them.

@@ -278,6 +278,11 @@ using StorageComparer = std::function<std::optional<StorageOverlap>(
     const AgingTarget& a, std::uint64_t a_offset, std::uint64_t a_length, const AgingTarget& b,
     std::uint64_t b_offset, std::uint64_t b_length)>;
 
+// Whether what a phase of this kind runs is installed (pgbench: Debian's
+// PostgreSQL binaries); an Error says what is missing and which package
+// has it.
+using ToolsChecker = std::function<Status(const PhaseParams& params)>;
+
 struct LoadOptions {
   // Unset: replay traces are not read, and each counts as writing
   // (TraceFacts), so a replay phase on a block device needs destroy_data.
@@ -286,6 +291,8 @@ struct LoadOptions {
   TraceInspector inspect_trace;
   // Unset: targets are compared by name, device path and serial.
   StorageComparer compare_storage;
+  // Unset: tools are looked for only when a phase runs.
+  ToolsChecker check_tools;
 };
 
 // Parses and validates. Either a Config or every error found (at least one),

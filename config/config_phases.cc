@@ -250,6 +250,13 @@ void Loader::ReadPhaseEntry(const toml::table& e, PhaseConfig& phase, std::size_
       CheckWriteAcknowledged(phase, named);
     }
   }
+  if (kind_known && options_.check_tools) {
+    if (Status s = options_.check_tools(phase.params); !s) {
+      Report(e.get("kind")->source().begin, std::string(kPhasesPath) + ".kind",
+             "phase " + Quote(phase.name) + " (kind " + Quote(PhaseKindName(phase.params)) +
+                 "): " + s.error().message);
+    }
+  }
   if (errors_.size() == errors_before) {
     CheckStudyOverlaps(phase, e.source().begin);
     read_phases_.push_back(ReadPhase{phase, e.source().begin});

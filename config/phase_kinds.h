@@ -28,6 +28,7 @@
 #include "config/kinds/endurance.h"
 #include "config/kinds/fill.h"
 #include "config/kinds/perf.h"
+#include "config/kinds/pgbench.h"
 #include "config/kinds/phase_key.h"
 #include "config/kinds/power_states.h"
 #include "config/kinds/reclaim.h"
@@ -43,7 +44,7 @@ namespace drivewatch::config {
 using PhaseParams = std::variant<FillParams, ReclaimParams, PerfParams, TrimParams,
                                  RetentionWriteParams, RetentionVerifyParams,
                                  PowerStatesParams, EnduranceParams, ReplayParams,
-                                 SqliteParams>;
+                                 SqliteParams, PgbenchParams>;
 
 // Calls f(P{}) once for each kind's struct P, in registry order.
 template <class F>
@@ -67,7 +68,7 @@ bool PhaseKindWrites(const PhaseParams& params);
 // (power-states): it then needs a target that names the drive's serial.
 bool PhaseKindChangesPowerState(const PhaseParams& params);
 // Whether a phase of this kind runs an application on a directory
-// target's file system (sqlite): it then needs a directory target.
+// target's file system (sqlite, pgbench): it then needs a directory target.
 bool PhaseKindNeedsDirectory(const PhaseParams& params);
 // Whether the kind of `params` has the key `name`.
 bool PhaseKindHasKey(const PhaseParams& params, std::string_view name);

@@ -92,7 +92,8 @@ config::LoadOptions ConfigLoadOptions() {
   // Replay traces are read, and targets resolved to their storage, by the
   // aging side, which config/ does not link.
   return config::LoadOptions{.inspect_trace = aging::InspectTrace,
-                             .compare_storage = aging::CompareTargetStorage};
+                             .compare_storage = aging::CompareTargetStorage,
+                             .check_tools = aging::CheckKindTools};
 }
 
 std::string OpenFileLimit() {

@@ -59,12 +59,12 @@ const ResultFamily kResults[] = {
     {"_operations_per_second",
      {"drivewatch_phase_result_operations_per_second",
       "An application's operations per second the phase's last completed run "
-      "measured, such as insert (sqlite).",
+      "measured, such as insert (sqlite) or transaction (pgbench).",
       MetricType::kGauge}},
     {"_operations",
      {"drivewatch_phase_result_operations",
       "A number of an application's operations the phase's last completed run "
-      "counted, such as insert (sqlite).",
+      "counted, such as insert (sqlite), transaction or fsync (pgbench).",
       MetricType::kGauge}},
     {"_bytes_per_second",
      {"drivewatch_phase_result_bytes_per_second",

@@ -48,6 +48,9 @@ test_packages=(
   util-linux e2fsprogs fio
   # tests/bench/sqlite_vs_cli.sh: the same inserts through the sqlite3 CLI
   sqlite3
+  # the pgbench phase's server and client (aging/phases/pgbench_phase.cc;
+  # not linked: the phase runs Debian's binaries)
+  postgresql-15
   # tests/load: the scrape load test (wrk; ss reads the listen backlog)
   wrk iproute2
   # tests/vm: QEMU's emulated NVMe under a real kernel driver; smartmontools

@@ -149,6 +149,7 @@ Expected<std::string> RestoreDriveSettings(Controller& ctrl, const Json& restore
 Status RunKind(const config::EnduranceParams& phase, PhaseContext& ctx, PhaseReport& report);
 Status RunKind(const config::ReplayParams& phase, PhaseContext& ctx, PhaseReport& report);
 Status RunKind(const config::SqliteParams& phase, PhaseContext& ctx, PhaseReport& report);
+Status RunKind(const config::PgbenchParams& phase, PhaseContext& ctx, PhaseReport& report);
 
 // What a replay phase's trace holds, for the config check
 // (config::LoadOptions::inspect_trace, aging/phases/replay_phase.cc): reads the
@@ -177,6 +178,7 @@ double FillLevelAfter(const config::RetentionWriteParams&, const Json& record, d
 double FillLevelAfter(const config::EnduranceParams&, const Json& record, double level);
 double FillLevelAfter(const config::ReplayParams&, const Json& record, double level);
 double FillLevelAfter(const config::SqliteParams&, const Json& record, double level);
+double FillLevelAfter(const config::PgbenchParams&, const Json& record, double level);
 
 // What a phase may write, for the write gate (aging/safety/interlocks.h):
 // [offset, offset + length) of the target (length 0: to its end), on
@@ -201,6 +203,22 @@ Status KindPreflight(const Params&, const std::string& /*state_directory*/) {
 }
 Status KindPreflight(const config::RetentionVerifyParams& phase,
                      const std::string& state_directory);
+// pgbench: KindTools.
+Status KindPreflight(const config::PgbenchParams& phase, const std::string& state_directory);
+
+// Whether what a kind runs is installed, for the config check
+// (config::LoadOptions::check_tools) and before a run: an Error names what
+// is missing and the Debian package that has it. The default: nothing to
+// install.
+template <class Params>
+Status KindTools(const Params&) {
+  return Ok{};
+}
+// pgbench: Debian's PostgreSQL server binaries, and an account to run them
+// as (PostgreSQL refuses root).
+Status KindTools(const config::PgbenchParams& phase);
+// KindTools for the kind of `params`.
+Status CheckKindTools(const config::PhaseParams& params);
 
 // What must happen before a kind's work directory
 // (PhaseContext::WorkDirectory) is removed, its run over or crashed, such
@@ -209,6 +227,8 @@ template <class Params>
 Status KindReleaseWork(const Params&, const std::string& /*work_directory*/) {
   return Ok{};
 }
+// pgbench: a server still running in it is stopped (pg_ctl -m immediate).
+Status KindReleaseWork(const config::PgbenchParams& phase, const std::string& work_directory);
 
 // What a kind keeps outside the history and exports as metrics of its own,
 // between its runs too (endurance: its test's progress file). One overload

@@ -255,8 +255,10 @@ Json ReclaimSection(const Selection& s);
 std::vector<Json> PerfSections(const Selection& s);
 std::vector<Json> LatencySections(const Selection& s);
 Json ReplaySection(const Selection& s);
-// One per phase and fill level of the sqlite runs on record.
+// One per phase and fill level of the sqlite (pgbench) runs on record
+// (drive_report_application.cc).
 std::vector<Json> SqliteSections(const Selection& s);
+std::vector<Json> PgbenchSections(const Selection& s);
 Json LowPowerSection(const Selection& s);
 Json TrimSection(const Selection& s);
 Json EnduranceSection(const Selection& s);

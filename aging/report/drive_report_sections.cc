@@ -22,7 +22,7 @@ std::vector<Json> One(const Selection& s) {
 
 std::span<const SectionEntry> DriveSections() {
   using namespace config;
-  static const std::array<SectionEntry, 11> sections{{
+  static const std::array<SectionEntry, 12> sections{{
       {"identity", {}, One<IdentitySection>},
       {"fill", {FillParams::kName}, FillSections},
       {"reclaim", {ReclaimParams::kName}, One<ReclaimSection>},
@@ -30,6 +30,7 @@ std::span<const SectionEntry> DriveSections() {
       {"latency", {PerfParams::kName}, LatencySections},
       {"replay", {ReplayParams::kName}, One<ReplaySection>},
       {"sqlite", {SqliteParams::kName}, SqliteSections},
+      {"pgbench", {PgbenchParams::kName}, PgbenchSections},
       {"low_power", {PowerStatesParams::kName}, One<LowPowerSection>},
       {"trim", {TrimParams::kName}, One<TrimSection>},
       {"endurance", {EnduranceParams::kName}, One<EnduranceSection>},

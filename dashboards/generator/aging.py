@@ -219,6 +219,15 @@ last_run("SQLite: commit latency", 8, "drivewatch_phase_result_seconds",
          "Commit latency percentiles of the last sqlite run: each autocommitted INSERT timed around the "
          "statement that commits it (with synchronous = full, a flush of the drive each).",
          min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
+last_run("pgbench: transactions per second", 8, "drivewatch_phase_result_operations_per_second",
+         'kind="pgbench", measure="transaction"', "suffix: TPS",
+         "Transactions per second of the last run of each pgbench phase (PostgreSQL's TPC-B-like or "
+         "select-only transactions, Phoronix's pts/pgbench): the more, the better.",
+         min=0, h=6, thresholds=thresholds(("blue", None)))
+last_run("pgbench: transaction latency", 8, "drivewatch_phase_result_seconds",
+         'kind="pgbench", measure=~"latency_(p50|p99|p99_9)"', "s",
+         "Transaction latency percentiles of the last pgbench run, from its per-transaction log.",
+         min=0, h=6, thresholds=thresholds(("green", None), ("orange", 0.1), ("red", 0.3)))
 last_run("Trim efficiency of the last run", 8, "drivewatch_phase_result_ratio", 'kind="trim", measure="trim_efficiency"',
          "suffix:×",
          "Write speed after the deallocate over before it, in the last trim run: 0.9 or more keeps or gives "

@@ -23,8 +23,11 @@ namespace drivewatch::aging {
 class PhaseRunFixture : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The suite and the process (ctest runs each test in its own): short,
+    // for a pgbench server's socket in it (a socket's path is at most 107
+    // bytes).
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(test->test_suite_name()) + "-" + test->name();
+    std::string name = test->test_suite_name();
     std::replace(name.begin(), name.end(), '/', '_');  // parameterized tests
     dir_ = std::filesystem::path("/var/tmp") /
            ("dw-" + name + "-" + std::to_string(::getpid()));

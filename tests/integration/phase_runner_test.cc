@@ -86,6 +86,12 @@ std::vector<config::PhaseConfig> EveryKind(const std::string& target, const std:
     using Params = decltype(params);
     if (kKindsNotRunHere.count(Params::kName)) return;
     if constexpr (std::is_same_v<Params, config::ReplayParams>) params.trace = trace;
+    if constexpr (std::is_same_v<Params, config::PgbenchParams>) {
+      // A test-sized server: one scale unit, two clients, two seconds.
+      params.scale = 1;
+      params.clients = 2;
+      params.run_time = std::chrono::seconds{2};
+    }
     phases.push_back(Phase(std::string(Params::kName), params, target));
   });
   return phases;

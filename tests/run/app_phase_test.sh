@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The application kinds (sqlite) through the real binary, on a directory of
-# an ext4 file system on a loop device: run by hand and on a schedule (the
-# daemon exports the results, scraped with real curl); the run's work
-# directory made through the interlocks and removed after a completed run,
-# an aborted one and a crash; and each refusal, with what it protects left
-# as it was:
+# The application kinds (sqlite, and pgbench against a real PostgreSQL
+# server) through the real binary, on a directory of an ext4 file system
+# on a loop device: run by hand and on a schedule (the daemon exports the
+# results, scraped with real curl); the run's work directory made through
+# the interlocks and removed after a completed run, an aborted one and a
+# crash (a server the crash left running stopped first); and each refusal,
+# with what it protects left as it was:
 #   1  something at the work directory's path that drivewatch did not make;
 #   2  the free-space reserve;
 #   3  a retention study holding the target's file;
-#   4  a block device target (check-config exits 2).
-# Root (loop devices, mount); ~30 s.
+#   4  a block device target (check-config exits 2);
+#   5  PostgreSQL's binaries missing (check-config exits 2, naming the
+#      package).
+# Root (loop devices, mount); ~60 s.
 #   usage: app_phase_test.sh DRIVEWATCH_BINARY
 set -euo pipefail
 bin=$(realpath "$1")
@@ -24,7 +27,10 @@ source "$(dirname "$0")/lib.sh"
 [[ $(id -u) == 0 ]] || { echo "SKIP: needs root for loop devices"; exit 77; }
 json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 
-truncate -s 256M "$work/fs.img"
+# The PostgreSQL server runs as the postgres account: it must reach the
+# target's directory.
+chmod 755 "$work"
+truncate -s 512M "$work/fs.img"
 mkfs.ext4 -q -F "$work/fs.img" >/dev/null
 loopdev=$(losetup --show -f "$work/fs.img")
 mnt=$work/mnt
@@ -69,6 +75,20 @@ target = "scratch"
 inserts = 100000
 synchronous = "full"
 max_duration = "2s"
+[[aging.phases]]
+name = "tpcb"
+kind = "pgbench"
+target = "scratch"
+scale = 1
+clients = 2
+run_time = "2s"
+[[aging.phases]]
+name = "tpcb-long"
+kind = "pgbench"
+target = "scratch"
+scale = 1
+clients = 2
+run_time = "10m"
 TOML
 # The study's phase is in a config of its own: one config with both is
 # refused by check-config (a writing phase on a study's target).
@@ -120,6 +140,35 @@ no_workdir "after the run that followed a crash"
 [[ $(cat "$work/outside.txt") == outside ]] || fail "the removal followed a symbolic link"
 [[ $(json 'r["outcome"]' <"$work/inserts.json") == completed ]] || fail "after a crash: $(cat "$work/inserts.json")"
 pass "a crashed run's work directory is removed by the next run on its target, links not followed"
+
+# --- pgbench by hand: a private server, its results, nothing left running ----
+run_phase "$work/dw.toml" tpcb
+((rc == 0)) || fail "phase run tpcb exited $rc: $(cat "$work/tpcb.err")"
+[[ $(json 'r["outcome"]' <"$work/tpcb.json") == completed ]] || fail "tpcb: $(cat "$work/tpcb.json")"
+json 'r["results"]["transaction_operations_per_second"] > 0 and r["results"]["fsync_operations"] >= r["results"]["transaction_operations"] > 0 and r["results"]["latency_p99_seconds"] > 0' \
+  <"$work/tpcb.json" | grep -q True || fail "pgbench results: $(cat "$work/tpcb.json")"
+no_workdir "after a pgbench run"
+! pgrep -f "$workdir" >/dev/null || fail "something of the run still runs: $(pgrep -af "$workdir")"
+pass "pgbench by hand: completed on its own server, TPS, latency and WAL fsyncs, nothing left"
+
+# --- a crash while the server runs: the next run stops it, then removes ----
+"$bin" phase run tpcb-long --config.file="$work/dw.toml" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+  [[ -e $workdir/tx.$(pgrep -f "pgbench .*--log-prefix=$workdir" | head -1) ]] && break
+  sleep 0.1
+done
+pgrep -f "pgbench .*--log-prefix=$workdir" >/dev/null || fail "pgbench never started: $(cat "$workdir/tools.log" 2>/dev/null | tail -3)"
+kill -KILL "$pid"
+{ wait "$pid"; } 2>/dev/null || true
+pid=""
+[[ -e $workdir/cluster/postmaster.pid ]] || fail "no server left running by the crash"
+run_phase "$work/dw.toml" inserts
+((rc == 0)) || fail "the run after a crash exited $rc: $(cat "$work/inserts.err")"
+no_workdir "after the run that followed a pgbench crash"
+for _ in $(seq 100); do pgrep -f "$workdir" >/dev/null || break; sleep 0.1; done
+! pgrep -f "$workdir" >/dev/null || fail "the crashed run's server still runs: $(pgrep -af "$workdir")"
+pass "a server a crash left running is stopped, and its work directory removed, by the next run"
 
 # --- 1. a directory drivewatch did not make at the work directory's path -----
 mkdir "$workdir"
@@ -183,11 +232,30 @@ grep -q 'phase kind "sqlite" runs an application on a file system, but target "r
   "$work/block.err" || fail "block target: $(cat "$work/block.err")"
 pass "4 a sqlite phase on a block device target is a config error"
 
+# --- 5. PostgreSQL's binaries missing ---------------------------------------
+set +e
+unshare -m bash -c "mount -t tmpfs none /usr/lib/postgresql &&
+  '$bin' check-config '$work/dw.toml'" >/dev/null 2>"$work/nopg.err"
+rc=$?
+set -e
+((rc == 2)) || fail "no PostgreSQL: check-config exit $rc: $(cat "$work/nopg.err")"
+grep -q 'phase "tpcb" (kind "pgbench"): no PostgreSQL server binaries .* (expected Debian.s package postgresql-15' \
+  "$work/nopg.err" || fail "no PostgreSQL: $(cat "$work/nopg.err")"
+pass "5 missing PostgreSQL binaries: check-config exits 2 and names the package"
+
 # --- on a schedule: the daemon runs it and exports its results --------------
 dir=$mnt/aging2
 state=$work/state2
 workdir=$dir/drivewatch-work-scratch
 config "$work/daemon.toml" 0.05 <<'TOML'
+interval = "30d"
+[[aging.phases]]
+name = "tpcb"
+kind = "pgbench"
+target = "scratch"
+scale = 1
+clients = 2
+run_time = "2s"
 interval = "30d"
 TOML
 start_daemon "$work/daemon.log" --config.file="$work/daemon.toml"
@@ -198,9 +266,12 @@ grep -q 'drivewatch_phase_result_operations{.*measure="insert".*phase="inserts".
   "$work/metrics.txt" || fail "no insert count: $(grep phase_result "$work/metrics.txt" | head -5)"
 grep -q 'drivewatch_phase_result_seconds{.*measure="commit_p99_9".*phase="inserts".*}' \
   "$work/metrics.txt" || fail "no commit latency metric"
+scrape_until 60 'drivewatch_phase_result_operations_per_second\{.*measure="transaction".*phase="tpcb".*\}' \
+  'drivewatch_phase_result_operations\{.*measure="fsync".*phase="tpcb".*\}' ||
+  fail "the daemon did not run the due pgbench phase: $(tail -5 "$work/daemon.log")"
 if command -v promtool >/dev/null; then
   promtool check metrics <"$work/metrics.txt" || fail "promtool check metrics"
 fi
 stop_daemon
 no_workdir "after the daemon's run"
-pass "the daemon runs the scheduled sqlite phase and exports its results (promtool clean)"
+pass "the daemon runs the scheduled sqlite and pgbench phases and exports their results (promtool clean)"

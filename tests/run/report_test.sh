@@ -48,7 +48,7 @@ cp "$fixtures/host-a.dwh" "$work/state/history.log"
 cp "$fixtures/study-p41-lab.json" "$work/state/retention/p41-lab.json"
 printf '[state]\ndirectory = "%s"\n' "$work/state" >"$work/dw.toml"
 "$bin" report --config.file="$work/dw.toml" >"$work/state.txt" || fail "report from the state directory exited $?"
-grep -q "^  $work/state/history.log: 24 runs, 6 steps" "$work/state.txt" || fail "state history not read: $(head -5 "$work/state.txt")"
+grep -q "^  $work/state/history.log: 28 runs, 6 steps" "$work/state.txt" || fail "state history not read: $(head -5 "$work/state.txt")"
 grep -q "^Retention: study p41-lab" "$work/state.txt" || fail "the state directory's study is not in the report"
 pass "the state directory's history and studies"
 

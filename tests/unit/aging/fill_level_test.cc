@@ -131,6 +131,7 @@ TEST(FillLevelTest, EveryKindOfTheRegistryHasItsRule) {
       {"retention-write", 0.5},  {"retention-verify", 0.5},
       {"power-states", 0.5},     {"endurance", 0.5}, {"replay", 0.5},
       {"sqlite", 0.5},  // its databases are files beside the target's own
+      {"pgbench", 0.5},  // its cluster too
   };
   std::size_t kinds = 0;
   config::ForEachPhaseKind([&](const auto& params) {

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pgbench kind's story (aging/phases/pgbench_phase.cc) against a real
+// PostgreSQL server (Debian's postgresql-15, which scripts/install-deps.sh
+// installs for the tests), in a scratch directory handed over as the run's
+// work directory (the runner's own, through the write gate, is tested in
+// tests/run/app_phase_test.sh).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "aging/phases/phase.h"
+#include "tests/common/scratch_dir.h"
+#include "tests/unit/aging/fake_phase_context.h"
+
+namespace drivewatch::aging {
+namespace {
+
+using testing::FakePhaseContext;
+using testing::ScratchDir;
+
+config::PgbenchParams Params(std::string mode = "read-write") {
+  config::PgbenchParams p;
+  p.scale = 1;
+  p.clients = 2;
+  p.run_time = std::chrono::seconds{2};
+  p.mode = std::move(mode);
+  return p;
+}
+
+double Result(const PhaseReport& r, const char* key) {
+  const Json* v = Find(r.results, key);
+  return v != nullptr ? AsDouble(*v) : -1;
+}
+
+std::string Text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A scratch work directory the server's account can reach (mkdtemp makes
+// it 0700).
+class PgbenchPhaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(KindTools(Params())) << KindTools(Params()).error().message;
+    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+  }
+  ScratchDir dir_{"pgbench"};
+};
+
+TEST_F(PgbenchPhaseTest, RunsPgbenchOnAPrivateServerAndStopsIt) {
+  const config::PgbenchParams p = Params();
+  FakePhaseContext ctx(p);
+  ctx.work_directory = dir_.path();
+  PhaseReport report;
+  Status s = RunKind(p, ctx, report);
+  ASSERT_TRUE(s) << s.error().message;
+
+  // The work directory was asked for the scale's data.
+  ASSERT_EQ(ctx.work_bytes.size(), 1u);
+  EXPECT_EQ(ctx.work_bytes[0], (32u << 20) + (256u << 20));
+  const double tps = Result(report, "transaction_operations_per_second");
+  EXPECT_GT(tps, 0);
+  EXPECT_GT(Result(report, "transaction_operations"), 0);
+  // Every transaction is in the log, and each read-write one commits: a
+  // WAL fsync each (synchronous_commit on, the default).
+  EXPECT_EQ(Result(report, "logged_transactions"), Result(report, "transaction_operations"));
+  EXPECT_GE(Result(report, "fsync_operations"), Result(report, "transaction_operations"));
+  EXPECT_GT(Result(report, "latency_p50_seconds"), 0);
+  EXPECT_LE(Result(report, "latency_p50_seconds"), Result(report, "latency_p99_seconds"));
+  EXPECT_LE(Result(report, "latency_p99_seconds"), Result(report, "latency_p99_9_seconds"));
+  EXPECT_GT(Result(report, "latency_mean_seconds"), 0);
+  EXPECT_GT(Result(report, "latency_mean_seconds_se"), 0);
+  EXPECT_DOUBLE_EQ(Result(report, "fill_ratio"), 0.5);
+
+  // The server listened on its socket in the work directory, no TCP, and
+  // is stopped.
+  const std::string log = Text(dir_ / "server.log");
+  EXPECT_NE(log.find("listening on Unix socket \"" + dir_.path() + "/.s.PGSQL.5432\""),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("listening on IPv"), std::string::npos) << log;
+  EXPECT_NE(::access((dir_ / "cluster/postmaster.pid").c_str(), F_OK), 0);
+}
+
+TEST_F(PgbenchPhaseTest, SelectOnlyCommitsNothingToTheWal) {
+  const config::PgbenchParams p = Params("select-only");
+  FakePhaseContext ctx(p);
+  ctx.work_directory = dir_.path();
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  const double transactions = Result(report, "transaction_operations");
+  EXPECT_GT(transactions, 0);
+  EXPECT_LT(Result(report, "fsync_operations"), transactions / 10);
+}
+
+TEST_F(PgbenchPhaseTest, AStoppedRunStopsTheServer) {
+  config::PgbenchParams p = Params();
+  p.run_time = std::chrono::seconds{600};
+  FakePhaseContext ctx(p);
+  ctx.work_directory = dir_.path();
+  ctx.on_progress = [&](std::string_view step, double fraction) {
+    if (step == "run" && fraction > 0) ctx.Stop();
+  };
+  PhaseReport report;
+  ASSERT_TRUE(RunKind(p, ctx, report));
+  EXPECT_NE(::access((dir_ / "cluster/postmaster.pid").c_str(), F_OK), 0);
+}
+
+TEST_F(PgbenchPhaseTest, NothingToReleaseWhereNoServerRuns) {
+  EXPECT_TRUE(KindReleaseWork(Params(), dir_.path()));
+}
+
+}  // namespace
+}  // namespace drivewatch::aging

@@ -11,7 +11,9 @@
 //      on a Unix socket in that directory only, no TCP, and fill it
 //      (pgbench -i -s scale). None of that is timed.
 //   3. pgbench runs `clients` sessions over `jobs` threads for `run_time`,
-//      TPC-B-like or select-only, logging every transaction's latency.
+//      TPC-B-like or select-only, logging every transaction's latency into
+//      FIFOs drivewatch reads as it goes: nothing of the log reaches the
+//      drive under test.
 //   4. Results: TPS as pgbench counts it (without the connections' set-up),
 //      the latency's mean and quantiles from the per-transaction log, and
 //      the server's own WAL fsyncs over the timed part (pg_stat_wal).
@@ -19,6 +21,7 @@
 //      server left by a crash is stopped first (KindReleaseWork).
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sys/un.h>
 #include <pwd.h>
 #include <signal.h>
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -101,13 +105,49 @@ Expected<Account> ServerAccount() {
   return Account{pw->pw_uid, pw->pw_gid, pw->pw_name};
 }
 
+// FIFOs the child makes before it execs, for a tool that names its
+// files after its own pid: <prefix>.<pid> and <prefix>.<pid>.<n> for n
+// from 1 to count - 1 (pgbench -l, one per thread). Made by the child, as
+// only it knows its pid before it runs, owned by the tool's account.
+struct ChildFifos {
+  std::string prefix;
+  unsigned count = 0;
+  // Called in drivewatch once the child runs, with its pid.
+  std::function<void(pid_t)> started;
+};
+
+// "<prefix>.<pid>[.<n>]" into `out`, in the child: no allocation.
+void FifoName(const std::string& prefix, pid_t pid, unsigned n, char (&out)[4096]) {
+  std::size_t at = 0;
+  const auto put = [&](char c) {
+    if (at + 1 < sizeof out) out[at++] = c;
+  };
+  const auto number = [&](unsigned long v) {
+    char digits[24];
+    int k = 0;
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (k > 0) put(digits[--k]);
+  };
+  for (char c : prefix) put(c);
+  put('.');
+  number(static_cast<unsigned long>(pid));
+  if (n > 0) {
+    put('.');
+    number(n);
+  }
+  out[at] = 0;
+}
+
 // Runs `argv` as `account`, its output appended to `log`, and waits,
 // calling `tick` every 50 ms. When `ctx` is given and the phase is
 // stopped, the tool gets SIGINT, then SIGKILL 10 s later. Returns its exit
 // status (128 + signal when killed).
 Expected<int> RunTool(const std::vector<std::string>& argv, const Account& account,
                       const std::string& log, PhaseContext* ctx,
-                      const std::function<void()>& tick) {
+                      const std::function<void()>& tick, const ChildFifos* fifos = nullptr) {
   const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (out < 0) return Error{errno, -1, log + ": cannot open: " + std::strerror(errno)};
   if (account.uid != ::geteuid() && ::fchown(out, account.uid, account.gid) != 0) {
@@ -129,6 +169,16 @@ Expected<int> RunTool(const std::vector<std::string>& argv, const Account& accou
     ::dup2(out, 2);
     const int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
+    for (unsigned n = 0; fifos != nullptr && n < fifos->count; ++n) {
+      char name[4096];
+      FifoName(fifos->prefix, ::getpid(), n, name);
+      if (::mkfifo(name, 0600) != 0 ||
+          (account.uid != ::geteuid() && ::chown(name, account.uid, account.gid) != 0)) {
+        static constexpr char kNoFifo[] = "drivewatch: cannot make the transaction log's FIFO\n";
+        (void)!::write(2, kNoFifo, sizeof kNoFifo - 1);
+        ::_exit(125);
+      }
+    }
     if (account.uid != ::geteuid()) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(account.gid) != 0 ||
           ::setuid(account.uid) != 0) {
@@ -145,6 +195,7 @@ Expected<int> RunTool(const std::vector<std::string>& argv, const Account& accou
     ::_exit(127);
   }
   ::close(out);
+  if (fifos != nullptr && fifos->started) fifos->started(pid);
   int status = 0;
   auto interrupted = Clock::time_point::max();
   for (;;) {
@@ -190,8 +241,9 @@ struct Server {
   // Runs a tool; an exit status other than 0 is an Error naming it and
   // the end of its log.
   Status Run(std::vector<std::string> argv, const std::string& doing,
-             PhaseContext* ctx = nullptr, const std::function<void()>& tick = {}) const {
-    auto rc = RunTool(argv, account, log, ctx, tick);
+             PhaseContext* ctx = nullptr, const std::function<void()>& tick = {},
+             const ChildFifos* fifos = nullptr) const {
+    auto rc = RunTool(argv, account, log, ctx, tick, fifos);
     if (!rc) return rc.error();
     if (*rc != 0 && !(ctx != nullptr && ctx->stopped())) {
       return Error{EIO, -1,
@@ -235,31 +287,62 @@ struct Transactions {
   std::map<long long, double> per_second;  // by Unix second
 };
 
-// Reads the logs: lines "client_id transaction_no time script_no
-// time_epoch time_us", time (the latency) in µs.
-Expected<Transactions> ReadTransactions(const std::string& work) {
-  Transactions t;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(work, ec)) {
-    if (e.path().filename().string().rfind("tx.", 0) != 0) continue;
-    std::ifstream in(e.path());
-    std::uint64_t line_no = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++line_no;
-      unsigned long long client = 0, tx = 0, us = 0, script = 0, epoch = 0;
-      if (std::sscanf(line.c_str(), "%llu %llu %llu %llu %llu", &client, &tx, &us, &script,
-                      &epoch) != 5) {
-        return Error{EBADMSG, -1,
-                     e.path().string() + ":" + std::to_string(line_no) +
-                         ": not a pgbench transaction log line (expected \"client_id "
-                         "transaction_no time ...\")"};
-      }
-      t.latency.Add(us * 1000);
-      t.square_sum += static_cast<double>(us) * 1e-6 * static_cast<double>(us) * 1e-6;
-      t.per_second[static_cast<long long>(epoch)] += 1;
-    }
+// One line of pgbench's log, "client_id transaction_no time script_no
+// time_epoch time_us" (time: the latency, in µs), into `t`; false when it
+// is not one.
+bool TakeLine(std::string_view line, Transactions& t) {
+  unsigned long long client = 0, tx = 0, us = 0, script = 0, epoch = 0;
+  const std::string text(line);
+  if (std::sscanf(text.c_str(), "%llu %llu %llu %llu %llu", &client, &tx, &us, &script,
+                  &epoch) != 5) {
+    return false;
   }
-  return t;
+  t.latency.Add(us * 1000);
+  t.square_sum += static_cast<double>(us) * 1e-6 * static_cast<double>(us) * 1e-6;
+  t.per_second[static_cast<long long>(epoch)] += 1;
+  return true;
+}
+
+// Reads pgbench's per-transaction log from the FIFO `path` as pgbench
+// writes it, so nothing of it reaches the drive under test: until its
+// writer closes it, or `done` (pgbench has exited) before any writer came.
+// A line that is not pgbench's goes to `error`.
+void ReadFifo(const std::string& path, const std::atomic<bool>& done, Transactions& t,
+              std::string& error) {
+  int fd = -1;
+  while ((fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0) {
+    if (errno != ENOENT || done) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);  // room for bursts; best effort
+  std::string pending;
+  std::vector<char> buf(1 << 16);
+  bool writer = false;
+  std::uint64_t line_no = 0;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, 100);
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n > 0) {
+      writer = true;
+      pending.append(buf.data(), static_cast<std::size_t>(n));
+      std::size_t from = 0;
+      for (std::size_t nl; (nl = pending.find('\n', from)) != std::string::npos; from = nl + 1) {
+        ++line_no;
+        if (!TakeLine(std::string_view(pending).substr(from, nl - from), t) && error.empty()) {
+          error = path + ":" + std::to_string(line_no) +
+                  ": not a pgbench transaction log line (expected \"client_id transaction_no "
+                  "time script_no time_epoch time_us\")";
+        }
+      }
+      pending.erase(0, from);
+      continue;
+    }
+    if (n == 0 && writer) break;        // pgbench closed its log
+    if (done && (n == 0 || errno == EAGAIN)) break;
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // no writer yet
+  }
+  ::close(fd);
 }
 
 // The standard error of the mean transactions per second over the run's
@@ -346,6 +429,92 @@ Status KindReleaseWork(const config::PgbenchParams&, const std::string& work_dir
                "stopping the server");
 }
 
+namespace {
+
+// The timed pgbench, its per-transaction log streamed through FIFOs (a
+// reader each), into `all`; its output in `text`.
+Status Measure(const config::PgbenchParams& p, PhaseContext& ctx, const Server& s,
+               Transactions& all, std::string& text) {
+  const unsigned jobs = std::min(p.jobs, p.clients);
+  std::vector<std::string> argv = s.Client("pgbench");
+  argv.insert(argv.end(),
+              {"-c", std::to_string(p.clients), "-j", std::to_string(jobs), "-T",
+               std::to_string(std::max<long long>(1, p.run_time.count() / 1000)), "-l",
+               "--log-prefix=" + s.work + "/tx", "-n"});
+  if (p.mode == "select-only") argv.push_back("-S");
+  argv.push_back(kDatabase);
+  ctx.Progress("run", 0);
+  Server timed = s;
+  timed.log = s.work + "/pgbench.out";
+  std::vector<Transactions> logs(jobs);
+  std::vector<std::string> errors(jobs);
+  std::atomic<bool> done{false};
+  std::vector<std::jthread> readers;
+  ChildFifos fifos{s.work + "/tx", jobs, [&](pid_t pid) {
+                     for (unsigned n = 0; n < jobs; ++n) {
+                       char name[4096];
+                       FifoName(s.work + "/tx", pid, n, name);
+                       readers.emplace_back([&, n, path = std::string(name)] {
+                         ReadFifo(path, done, logs[n], errors[n]);
+                       });
+                     }
+                   }};
+  const auto start = Clock::now();
+  Status status = timed.Run(
+      argv, "running pgbench", &ctx,
+      [&] {
+        ctx.Progress("run", std::chrono::duration<double>(Clock::now() - start) / p.run_time);
+      },
+      &fifos);
+  done = true;
+  readers.clear();  // joined
+  for (unsigned n = 0; n < jobs; ++n) {
+    all.latency.Merge(logs[n].latency);
+    all.square_sum += logs[n].square_sum;
+    for (const auto& [second, count] : logs[n].per_second) all.per_second[second] += count;
+    if (status && !errors[n].empty()) status = Error{EBADMSG, -1, errors[n]};
+  }
+  std::ifstream in(timed.log);
+  text.assign(std::istreambuf_iterator<char>(in), {});
+  return status;
+}
+
+// The results: pgbench's own figures from its output, the latency from its
+// transaction log, the server's WAL fsyncs.
+void Results(const std::string& text, const Transactions& t, const Server& s, PhaseContext& ctx,
+             Json& r) {
+  if (auto tps = Figure(text, "tps = ")) r["transaction_operations_per_second"] = *tps;
+  if (auto n = Figure(text, "number of transactions actually processed: ")) {
+    r["transaction_operations"] = *n;
+  }
+  if (auto ms = Figure(text, "latency average = ")) r["latency_mean_seconds"] = *ms / 1000;
+  if (const LatencyHistogram& h = t.latency; h.count() > 0) {
+    r["latency_p50_seconds"] = h.Quantile(0.5);
+    r["latency_p99_seconds"] = h.Quantile(0.99);
+    r["latency_p99_9_seconds"] = h.Quantile(0.999);
+    r["latency_max_seconds"] = static_cast<double>(h.max_ns()) * 1e-9;
+    r["logged_transactions"] = h.count();
+    if (h.count() > 1) {
+      const double n = static_cast<double>(h.count());
+      const double mean = h.sum_seconds() / n;
+      r["latency_mean_seconds_se"] =
+          std::sqrt(std::max(0.0, (t.square_sum - n * mean * mean) / (n - 1)) / n);
+    }
+    if (auto spread = TpsSpread(t)) {
+      r["transaction_operations_per_second_se"] = spread->first;
+      r["transaction_seconds"] = spread->second;
+    }
+  }
+  if (auto syncs = s.Ask("SELECT wal_sync FROM pg_stat_wal")) {
+    char* end = nullptr;
+    const double v = std::strtod(syncs->c_str(), &end);
+    if (end != syncs->c_str()) r["fsync_operations"] = v;
+  }
+  if (ctx.fill_ratio() >= 0) r["fill_ratio"] = ctx.fill_ratio();
+}
+
+}  // namespace
+
 Status RunKind(const config::PgbenchParams& p, PhaseContext& ctx, PhaseReport& report) {
   auto bin = PostgresBin();
   if (!bin) return bin.error();
@@ -357,55 +526,10 @@ Status RunKind(const config::PgbenchParams& p, PhaseContext& ctx, PhaseReport& r
   Status status = Start(p, ctx, s);
   if (status && !ctx.stopped()) {
     (void)s.Ask("SELECT pg_stat_reset_shared('wal')");
-    const std::string output = *dir + "/pgbench.out";
-    std::vector<std::string> argv = s.Client("pgbench");
-    argv.insert(argv.end(),
-                {"-c", std::to_string(p.clients), "-j", std::to_string(std::min(p.jobs, p.clients)),
-                 "-T", std::to_string(std::max<long long>(1, p.run_time.count() / 1000)), "-l",
-                 "--log-prefix=" + *dir + "/tx", "-n"});
-    if (p.mode == "select-only") argv.push_back("-S");
-    argv.push_back(kDatabase);
-    ctx.Progress("run", 0);
-    Server timed = s;
-    timed.log = output;
-    const auto start = Clock::now();
-    status = timed.Run(argv, "running pgbench", &ctx, [&] {
-      ctx.Progress("run", std::chrono::duration<double>(Clock::now() - start) / p.run_time);
-    });
-    std::ifstream in(output);
-    const std::string text((std::istreambuf_iterator<char>(in)), {});
-    Json& r = report.results;
-    if (auto tps = Figure(text, "tps = ")) r["transaction_operations_per_second"] = *tps;
-    if (auto n = Figure(text, "number of transactions actually processed: ")) {
-      r["transaction_operations"] = *n;
-    }
-    if (auto ms = Figure(text, "latency average = ")) r["latency_mean_seconds"] = *ms / 1000;
-    if (auto t = ReadTransactions(*dir); t && t->latency.count() > 0) {
-      const LatencyHistogram& h = t->latency;
-      r["latency_p50_seconds"] = h.Quantile(0.5);
-      r["latency_p99_seconds"] = h.Quantile(0.99);
-      r["latency_p99_9_seconds"] = h.Quantile(0.999);
-      r["latency_max_seconds"] = static_cast<double>(h.max_ns()) * 1e-9;
-      r["logged_transactions"] = h.count();
-      if (h.count() > 1) {
-        const double n = static_cast<double>(h.count());
-        const double mean = h.sum_seconds() / n;
-        r["latency_mean_seconds_se"] =
-            std::sqrt(std::max(0.0, (t->square_sum - n * mean * mean) / (n - 1)) / n);
-      }
-      if (auto spread = TpsSpread(*t)) {
-        r["transaction_operations_per_second_se"] = spread->first;
-        r["transaction_seconds"] = spread->second;
-      }
-    } else if (!t && status) {
-      status = t.error();
-    }
-    if (auto syncs = s.Ask("SELECT wal_sync FROM pg_stat_wal")) {
-      char* end = nullptr;
-      const double v = std::strtod(syncs->c_str(), &end);
-      if (end != syncs->c_str()) r["fsync_operations"] = v;
-    }
-    if (ctx.fill_ratio() >= 0) r["fill_ratio"] = ctx.fill_ratio();
+    Transactions all;
+    std::string text;
+    status = Measure(p, ctx, s, all, text);
+    Results(text, all, s, ctx, report.results);
   }
   // Stopped whatever happened: the runner removes the directory next.
   if (Status stopped = KindReleaseWork(p, *dir); !stopped && status) status = stopped;

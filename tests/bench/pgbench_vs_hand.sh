@@ -10,7 +10,11 @@
 # first; prints each run's TPS, then the medians and the median ratio
 # drivewatch / by hand. Needs root (losetup, mount) and postgresql-15.
 #
-#   tests/bench/pgbench_vs_hand.sh BUILD_DIR [ROUNDS=6] [SCALE=10] [CLIENTS=10] [SECONDS=20] [JOBS=1]
+#   tests/bench/pgbench_vs_hand.sh BUILD_DIR [ROUNDS=6] [SCALE=10] [CLIENTS=10] [SECONDS=20] \
+#     [JOBS=1]
+# HAND_LOG=1: pgbench by hand logs every transaction too (-l, to a file on
+# the file system under test), which costs it about 7 % here; drivewatch
+# reads its log through FIFOs, so nothing of it reaches the drive.
 set -euo pipefail
 build=$(realpath "$1")
 rounds=${2:-6}
@@ -73,7 +77,7 @@ run_hand() {
     "-c listen_addresses='' -c unix_socket_directories='$dir' -p 5432" start >/dev/null
   local client=("$pg/pgbench" -h "$dir" -p 5432 -U drivewatch)
   "${as[@]}" "${client[@]}" -i -q -s "$scale" postgres >/dev/null 2>&1
-  "${as[@]}" "${client[@]}" -c "$clients" -j "$jobs" -T "$seconds" -n postgres 2>/dev/null |
+  "${as[@]}" "${client[@]}" -c "$clients" -j "$jobs" -T "$seconds" -n ${HAND_LOG:+-l --log-prefix=$dir/tx} postgres 2>/dev/null |
     sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
   "${as[@]}" "$pg/pg_ctl" -D "$dir/cluster" -m immediate stop >/dev/null
 }

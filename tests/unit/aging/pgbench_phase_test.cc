@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -86,6 +87,14 @@ TEST_F(PgbenchPhaseTest, RunsPgbenchOnAPrivateServerAndStopsIt) {
       << log;
   EXPECT_EQ(log.find("listening on IPv"), std::string::npos) << log;
   EXPECT_NE(::access((dir_ / "cluster/postmaster.pid").c_str(), F_OK), 0);
+  // The transaction log went through FIFOs, not onto the drive under test.
+  int logs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+    if (e.path().filename().string().rfind("tx.", 0) != 0) continue;
+    ++logs;
+    EXPECT_TRUE(e.is_fifo()) << e.path();
+  }
+  EXPECT_EQ(logs, 1);  // one per pgbench thread (jobs = 1)
 }
 
 TEST_F(PgbenchPhaseTest, SelectOnlyCommitsNothingToTheWal) {

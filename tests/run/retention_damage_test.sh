@@ -63,7 +63,13 @@ pass "a written study carries its checksum and reports"
   fail "a verify of an intact study exited $?: $(tail -2 "$work/clean.err")"
 file=$work/data/drivewatch-aging-scratch.dat
 [[ -f $file ]] || fail "no target file $file"
-printf '\x5a' | dd of="$file" bs=1 seek=$((1048576 + 100)) conv=notrunc status=none
+# The byte is flipped, not overwritten with a constant: the pattern is
+# random, and one byte in 256 already is any constant.
+at=$((1048576 + 100))
+byte=$(dd if="$file" bs=1 skip="$at" count=1 status=none | od -An -tu1 | tr -d ' ')
+printf "\\x$(printf %02x $((byte ^ 0xff)))" | dd of="$file" bs=1 seek="$at" conv=notrunc status=none
+[[ $(dd if="$file" bs=1 skip="$at" count=1 status=none | od -An -tu1 | tr -d ' ') == $((byte ^ 0xff)) ]] ||
+  fail "the byte at $at was not changed"
 rc=0
 "$bin" phase run verify --config.file="$work/dw.toml" >"$work/bad.json" 2>"$work/bad.err" || rc=$?
 ((rc == 3)) || fail "a verify that found a bad block exited $rc, expected 3: $(tail -2 "$work/bad.err")"

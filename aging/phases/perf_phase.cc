@@ -151,25 +151,6 @@ double Tracked(const config::PerfCell& c, const WorkloadResult& r) {
   return r.total.seconds > 0 ? r.total.ios() / r.total.seconds : 0.0;
 }
 
-// A cell's runs: their mean and, from two runs on, the standard error of
-// the mean (the sample standard deviation over the square root of n).
-struct Spread {
-  double mean = 0;
-  std::optional<double> se;
-  std::size_t n = 0;
-};
-Spread SpreadOf(const std::vector<double>& v) {
-  Spread s;
-  s.n = v.size();
-  if (v.empty()) return s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  if (v.size() < 2) return s;
-  double squares = 0;
-  for (double x : v) squares += (x - s.mean) * (x - s.mean);
-  s.se = std::sqrt(squares / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
-  return s;
-}
 
 // Every cell records its throughput and IOPS (the mean of its runs, with
 // their standard error and count), and for each operation it does p50,
@@ -452,6 +433,19 @@ double FillLevelAfter(const config::PerfParams&, const Json& record, double leve
     if (operation == "trim" || (level == 0 && operation != "read")) return -1;
   }
   return level;
+}
+
+Spread SpreadOf(const std::vector<double>& v) {
+  Spread s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= static_cast<double>(v.size());
+  if (v.size() < 2) return s;
+  double squares = 0;
+  for (double x : v) squares += (x - s.mean) * (x - s.mean);
+  s.se = std::sqrt(squares / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
+  return s;
 }
 
 }  // namespace drivewatch::aging

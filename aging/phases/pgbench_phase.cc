@@ -354,11 +354,8 @@ std::optional<std::pair<double, double>> TpsSpread(const Transactions& t) {
   for (auto it = std::next(t.per_second.begin()); it != std::prev(t.per_second.end()); ++it) {
     v.push_back(it->second);
   }
-  double mean = 0, squares = 0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
-  for (double x : v) squares += (x - mean) * (x - mean);
-  const double n = static_cast<double>(v.size());
-  return std::pair{std::sqrt(squares / (n - 1) / n), n};
+  const Spread spread = SpreadOf(v);
+  return std::pair{*spread.se, static_cast<double>(spread.n)};
 }
 
 // What the data may take: pgbench's ~15 MiB per scale unit, twice over

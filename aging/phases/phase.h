@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aging/engine/workload.h"
 #include "aging/safety/storage.h"
@@ -246,6 +247,15 @@ Status ExportKindState(const config::EnduranceParams& params, const config::Phas
                        SampleSink& sink);
 
 // Helpers the phases share.
+// Repeated measures (perf's runs, sqlite's segments, pgbench's seconds):
+// their mean and, from two on, the standard error of the mean (the sample
+// standard deviation over the square root of n).
+struct Spread {
+  double mean = 0;
+  std::optional<double> se;
+  std::size_t n = 0;
+};
+Spread SpreadOf(const std::vector<double>& v);
 // Bytes per second of each sample of `result`, all operations.
 Json ThroughputSeries(const WorkloadResult& result);
 // A fraction of the target in [0, 1] among a run record's results

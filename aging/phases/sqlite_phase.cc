@@ -187,14 +187,6 @@ std::vector<double> SegmentRates(const config::SqliteParams& p,
   return rates;
 }
 
-// The standard error of the mean of `v`.
-double StandardError(const std::vector<double>& v) {
-  double mean = 0, squares = 0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
-  for (double x : v) squares += (x - mean) * (x - mean);
-  return std::sqrt(squares / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
-}
-
 // The results of what the threads did, so far.
 void Report(const config::SqliteParams& p, const std::vector<Inserter>& threads,
             PhaseContext& ctx, PhaseReport& report) {
@@ -224,7 +216,7 @@ void Report(const config::SqliteParams& p, const std::vector<Inserter>& threads,
     r["commit_mean_seconds_se"] = std::sqrt(variance / n);
   }
   if (const std::vector<double> rates = SegmentRates(p, threads); !rates.empty()) {
-    r["insert_operations_per_second_se"] = StandardError(rates);
+    r["insert_operations_per_second_se"] = *SpreadOf(rates).se;
     r["insert_segments"] = kSegments;
   }
   r["commit_p50_seconds"] = commits.Quantile(0.5);

@@ -107,6 +107,20 @@ Expected<std::optional<OwnRecord>> ReadOwnRecord(const std::string& path,
   const Json* inode = Find(*record, "inode");
   const Json* birth = Find(*record, "birth_ns");
   const Json* named = Find(*record, "path");
+  if (const Json* making = Find(*record, "making_since_ns"); making != nullptr) {
+    if (!making->is_number() || AsUint(*making, 0) == 0 || named == nullptr ||
+        AsString(*named).empty()) {
+      return Error{EBADMSG, -1,
+                   path + ": damaged " + std::string(noun) +
+                       ": expected the path and making_since_ns of what "
+                       "drivewatch was about to make"};
+    }
+    OwnRecord intent;
+    intent.path = AsString(*named);
+    intent.record = *record;
+    intent.making_since_ns = AsUint(*making);
+    return std::optional<OwnRecord>(std::move(intent));
+  }
   unsigned maj = 0, min = 0;
   char tail = 0;
   if (device == nullptr || inode == nullptr || !inode->is_number() ||
@@ -117,8 +131,8 @@ Expected<std::optional<OwnRecord>> ReadOwnRecord(const std::string& path,
                                   "birth_ns of what drivewatch made"};
   }
   return std::optional<OwnRecord>(OwnRecord{makedev(maj, min), static_cast<ino_t>(AsUint(*inode)),
-                                            AsUint(*birth), named ? AsString(*named) : "",
-                                            *record});
+                                            AsUint(*birth), named ? AsString(*named) : "", *record,
+                                            0});
 }
 
 std::uint64_t BirthNs(const std::string& path) {
@@ -131,9 +145,19 @@ std::uint64_t BirthNs(const std::string& path) {
 }
 
 bool OwnRecord::Names(const struct stat& st, const std::string& at) const {
+  if (making_since_ns != 0) return false;
   const std::uint64_t birth = BirthNs(at);
   return device == st.st_dev && inode == st.st_ino &&
          (birth_ns == 0 || birth == 0 || birth_ns == birth);
+}
+
+bool OwnRecord::MadeSince(const struct stat& st, const std::string& at) const {
+  if (making_since_ns == 0 || at != path) return false;
+  std::uint64_t born = BirthNs(at);
+  if (born == 0 && st.st_ctim.tv_sec >= 0) {
+    born = static_cast<std::uint64_t>(st.st_ctim.tv_sec) * 1'000'000'000u + st.st_ctim.tv_nsec;
+  }
+  return born >= making_since_ns;
 }
 
 Status WriteOwnRecord(const std::string& record_path, const config::AgingTarget& target,
@@ -149,6 +173,30 @@ Status WriteOwnRecord(const std::string& record_path, const config::AgingTarget&
   record["birth_ns"] = BirthNs(path);
   for (auto& [k, v] : extra.items()) record[k] = v;
   return WriteFileAtomically(record_path, SerializeStudy(record));
+}
+
+Status WriteIntentRecord(const std::string& record_path, const config::AgingTarget& target,
+                         const std::string& path, Json extra) {
+  const std::string dir = record_path.substr(0, record_path.rfind('/'));
+  if (Status s = EnsureDirectory(dir); !s) {
+    return Error{s.error().errnum, -1,
+                 path + ": cannot record that drivewatch is making it: " + s.error().message};
+  }
+  // The coarse clock is the one the kernel stamps files with: what is made
+  // after this moment is never stamped before it.
+  struct timespec now {};
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  Json record = Json::object();
+  record["version"] = 2;
+  record["target"] = target.name;
+  record["path"] = path;
+  record["making_since_ns"] = static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + now.tv_nsec;
+  for (auto& [k, v] : extra.items()) record[k] = v;
+  if (Status s = WriteFileAtomically(record_path, SerializeStudy(record)); !s) {
+    return Error{s.error().errnum, -1,
+                 path + ": cannot record that drivewatch is making it: " + s.error().message};
+  }
+  return Ok{};
 }
 
 Status CheckAgingDirectory(const config::AgingTarget& target) {
@@ -224,7 +272,10 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
                   "remove the record and the file if the file is drivewatch's; " +
                       std::string(kNoOverride));
   }
-  if (!own->has_value() && HeldByLegacyStudy(state_directory, path)) {
+  // Made, but killed before its record was: still empty, born after the
+  // record of intent. Now recorded in full.
+  const bool interrupted = own->has_value() && (*own)->MadeSince(st, path) && st.st_size == 0;
+  if (interrupted || (!own->has_value() && HeldByLegacyStudy(state_directory, path))) {
     if (Status s = WriteOwnRecord(AgingFileRecordPath(state_directory, target), target, path,
                                   st);
         !s) {
@@ -234,21 +285,40 @@ Expected<StorageMap> CheckOwnFile(const config::AgingTarget& target, int fd,
     own = std::optional<OwnRecord>(OwnRecord{st.st_dev, st.st_ino, 0, path, Json::object()});
   }
   if (!own->has_value() || !(*own)->Names(st, path)) {
-    return Refuse(path,
-                  "it exists, but drivewatch did not create it (" + Described(st) +
-                      (own->has_value() ? "; " + AgingFileRecordPath(state_directory, target) +
-                                              " records another file"
-                                        : "; no record of it in " +
-                                              AgingFileRecordPath(state_directory, target)) +
-                      ")",
-                  "move it away, or remove it if its data may be lost; " +
-                      std::string(kNoOverride));
+    return Refuse(
+        path,
+        "it exists, but drivewatch did not create it (" + Described(st) +
+            (own->has_value() && (*own)->making_since_ns == 0
+                 ? "; " + AgingFileRecordPath(state_directory, target) + " records another file"
+                 : "; no record of it in " + AgingFileRecordPath(state_directory, target)) +
+            ")",
+        "move it away, or remove it if its data may be lost; " + std::string(kNoOverride));
   }
   if (Status s = CheckFileNotInUse(path, *map, paths); !s) return s.error();
   return map;
 }
 
 }  // namespace interlocks_detail
+
+namespace {
+
+// The file just made at `path` (`st`) recorded in full, and its directory
+// entry made durable; a file that cannot be recorded is removed.
+Status RecordMadeFile(const config::AgingTarget& target, const WritePass& pass,
+                      const std::string& path, const struct stat& st) {
+  Status recorded =
+      WriteOwnRecord(AgingFileRecordPath(pass.state_directory, target), target, path, st);
+  if (!recorded) {
+    ::unlink(path.c_str());
+    return Error{recorded.error().errnum, -1,
+                 path + ": cannot record that drivewatch made it: " + recorded.error().message};
+  }
+  FdCloser dir(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) ::fsync(dir.get());
+  return Ok{};
+}
+
+}  // namespace
 
 Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const WritePass& pass,
                                        const SystemPaths& paths) {
@@ -267,6 +337,14 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
     }
   } else if (errno == ENOENT) {
     if (auto ok = CheckFileReserve(target, size); !ok) return ok.error();
+    // The record of intent comes first: a crash after the making leaves an
+    // empty file that record claims (CheckOwnFile takes it), not one no
+    // record names.
+    if (Status s = interlocks_detail::WriteIntentRecord(
+            AgingFileRecordPath(pass.state_directory, target), target, path);
+        !s) {
+      return s.error();
+    }
     created = true;
   } else {
     return SysError(errno, path);
@@ -279,6 +357,7 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
       return Refuse(path, "it is a symbolic link",
                     "remove it; " + std::string(kNoOverride));
     }
+    if (created) std::remove(AgingFileRecordPath(pass.state_directory, target).c_str());
     if (err == EEXIST) {
       return Refuse(path, "it appeared while drivewatch was about to create it", kNoOverride);
     }
@@ -291,17 +370,7 @@ Expected<std::string> PrepareAgingFile(const config::AgingTarget& target, const 
   };
   if (::fstat(fd.get(), &st) != 0) return fail("fstat");
   if (created) {
-    // The record comes first: a crash after it leaves an empty file that
-    // drivewatch knows as its own.
-    Status recorded =
-        WriteOwnRecord(AgingFileRecordPath(pass.state_directory, target), target, path, st);
-    if (!recorded) {
-      ::unlink(path.c_str());
-      return Error{recorded.error().errnum, -1,
-                   path + ": cannot record that drivewatch made it: " + recorded.error().message};
-    }
-    FdCloser dir(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dir.get() >= 0) ::fsync(dir.get());
+    if (Status s = RecordMadeFile(target, pass, path, st); !s) return s.error();
   }
   // Growing or shrinking the file changes which bytes it holds: it goes
   // through the write gate first, like any write (a study in it, a loop

@@ -58,16 +58,25 @@ Status CheckAgingDirectory(const config::AgingTarget& target);
 
 // What drivewatch recorded in <state>/files/ of something it made in a
 // target's directory (its aging file, a run's work directory): the device
-// and inode (and birth time, 0 when unknown) it had when made.
+// and inode (and birth time, 0 when unknown) it had when made. Before it
+// makes one, drivewatch records that it is about to (`making_since_ns`, no
+// identity yet): a crash between the making and the full record leaves an
+// empty thing that record still claims (MadeSince), never an orphan.
 struct OwnRecord {
-  dev_t device;
-  ino_t inode;
-  std::uint64_t birth_ns;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::uint64_t birth_ns = 0;
   std::string path;  // where it was made
   Json record;       // the whole record
+  std::uint64_t making_since_ns = 0;  // a record of intent: when it was written
   // Whether `st`, found at `at`, is what was made (an inode number is
   // reused once freed: a known birth time must match too).
   bool Names(const struct stat& st, const std::string& at) const;
+  // Whether `st`, found at `at`, is what an interrupted making left: this
+  // is a record of intent for `at`, and `st` was born (or, where the file
+  // system keeps no birth time, last changed) after it was written. The
+  // caller checks that it is still empty.
+  bool MadeSince(const struct stat& st, const std::string& at) const;
 };
 // The record at `path` (`noun` names it in errors): missing is nullopt,
 // damaged an Error (EBADMSG) naming it.
@@ -77,6 +86,12 @@ Expected<std::optional<OwnRecord>> ReadOwnRecord(const std::string& path, std::s
 Status WriteOwnRecord(const std::string& record_path, const config::AgingTarget& target,
                       const std::string& path, const struct stat& st,
                       Json extra = Json::object());
+// Records, durably, that drivewatch is about to make `path` (with
+// `extra`'s members): written before the making, replaced by the full
+// record after it. Errors read "PATH: cannot record that drivewatch is
+// making it: ...".
+Status WriteIntentRecord(const std::string& record_path, const config::AgingTarget& target,
+                         const std::string& path, Json extra = Json::object());
 // statx(2)'s birth time of `path` (not followed), 0 when the file system
 // keeps none.
 std::uint64_t BirthNs(const std::string& path);

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "aging/safety/interlocks.h"
@@ -48,31 +49,34 @@ Expected<StorageMap> FileSystemStorage(const std::string& directory, const Syste
   return map;
 }
 
-// The leftover at `path` of a run that did not finish, if drivewatch's
-// record names it; a refusal when something else is there.
-Status ClearLeftover(const config::AgingTarget& target, const std::string& state_directory,
-                     const std::string& path) {
+// Refused when something is at `path`: a run's work directory is made
+// new. A leftover drivewatch's record names is removed at the start of
+// every run, after its kind's release (a server stopped, say); one still
+// there is one whose release failed, and is not removed around it.
+Status CheckNoLeftover(const config::AgingTarget& target, const std::string& state_directory,
+                       const std::string& path) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Ok{};
     return SysError(errno, path, "lstat");
   }
-  auto own = interlocks_detail::ReadOwnRecord(WorkDirectoryRecordPath(state_directory, target.name),
-                                              kRecordNoun);
-  if (own && own->has_value() && (*own)->path == path && S_ISDIR(st.st_mode) &&
-      (*own)->Names(st, path)) {
-    return RemoveWorkDirectory(state_directory, target.name);
+  const std::string record_path = WorkDirectoryRecordPath(state_directory, target.name);
+  auto own = interlocks_detail::ReadOwnRecord(record_path, kRecordNoun);
+  if (own && own->has_value() && S_ISDIR(st.st_mode) && (*own)->Names(st, path)) {
+    return Refuse(
+        path,
+        "an earlier run's work directory is still there: its release failed (the "
+        "log says why)",
+        "once nothing uses it, remove it and " + record_path + "; " + std::string(kNoOverride));
   }
   return Refuse(path,
                 "it exists, but drivewatch did not make it for this run or one before (" +
-                    std::string(own ? (own->has_value() ? "its record names another"
-                                                        : "no record of it in " +
-                                                              WorkDirectoryRecordPath(
-                                                                  state_directory, target.name))
-                                    : own.error().message) +
+                    (own ? (own->has_value() && (*own)->making_since_ns == 0
+                                ? "its record names another"
+                                : "no record of it in " + record_path)
+                         : own.error().message) +
                     ")",
-                "move it away, or remove it if its data may be lost; " +
-                    std::string(kNoOverride));
+                "move it away, or remove it if its data may be lost; " + std::string(kNoOverride));
 }
 
 // nftw(3) takes a plain function: the first error of a removal.
@@ -80,7 +84,9 @@ thread_local int remove_errno = 0;
 thread_local std::string remove_failed;
 
 int RemoveEntry(const char* path, const struct stat*, int type, struct FTW*) {
-  const int rc = type == FTW_DP ? ::rmdir(path) : ::unlink(path);
+  // A directory that cannot be read (another account's, emptied by its
+  // kind's release) goes if it is empty.
+  const int rc = type == FTW_DP || type == FTW_DNR ? ::rmdir(path) : ::unlink(path);
   if (rc != 0 && errno != ENOENT && remove_errno == 0) {
     remove_errno = errno;
     remove_failed = path;
@@ -119,7 +125,7 @@ Expected<std::string> PrepareWorkDirectory(const config::AgingTarget& target, in
                   "give the target a directory on another file system; " +
                       std::string(kNoOverride));
   }
-  if (Status s = ClearLeftover(target, pass.state_directory, path); !s) return s.error();
+  if (Status s = CheckNoLeftover(target, pass.state_directory, path); !s) return s.error();
   if (Status s = interlocks_detail::CheckReserve(
           target, path, static_cast<long double>(size.bytes),
           "a " + std::string(size.kind) + " run's " + Humanize(size.bytes) + " of data",
@@ -127,21 +133,28 @@ Expected<std::string> PrepareWorkDirectory(const config::AgingTarget& target, in
       !s) {
     return s.error();
   }
+  // The record of intent comes first: a crash after the mkdir leaves an
+  // empty directory that record claims (RemoveWorkDirectory takes it away).
+  const std::string record_path = WorkDirectoryRecordPath(pass.state_directory, target.name);
+  Json extra = Json::object();
+  extra["kind"] = std::string(size.kind);
+  if (Status s = interlocks_detail::WriteIntentRecord(record_path, target, path, extra); !s) {
+    return s.error();
+  }
   if (::mkdir(path.c_str(), 0700) != 0) {
+    const int err = errno;
+    std::remove(record_path.c_str());
+    errno = err;
     if (errno == EEXIST) {
       return Refuse(path, "it appeared while drivewatch was about to make it", kNoOverride);
     }
     return SysError(errno, path, "mkdir");
   }
   struct stat st;
-  Json extra = Json::object();
-  extra["kind"] = std::string(size.kind);
   Status recorded =
       ::lstat(path.c_str(), &st) != 0
           ? Status(SysError(errno, path, "lstat"))
-          : interlocks_detail::WriteOwnRecord(
-                WorkDirectoryRecordPath(pass.state_directory, target.name), target, path, st,
-                std::move(extra));
+          : interlocks_detail::WriteOwnRecord(record_path, target, path, st, std::move(extra));
   if (!recorded) {
     ::rmdir(path.c_str());
     return Error{recorded.error().errnum, -1,
@@ -172,6 +185,18 @@ Status RemoveWorkDirectory(const std::string& state_directory, const std::string
   struct stat st;
   if (::lstat(made.path.c_str(), &st) != 0) {
     if (errno != ENOENT) return SysError(errno, made.path, "lstat");
+  } else if (S_ISDIR(st.st_mode) && made.MadeSince(st, made.path)) {
+    // Made, but killed before its record was: nothing was put in it yet,
+    // so it goes only if it is still empty.
+    if (::rmdir(made.path.c_str()) != 0) {
+      const int err = errno;
+      std::remove(record_path.c_str());
+      return Error{err, -1,
+                   made.path +
+                       ": left in place: drivewatch was killed as it made it, and "
+                       "something has been put in it since (" +
+                       std::strerror(err) + "; its record " + record_path + " is removed)"};
+    }
   } else if (!S_ISDIR(st.st_mode) || !made.Names(st, made.path)) {
     std::remove(record_path.c_str());
     return Error{EPERM, -1,

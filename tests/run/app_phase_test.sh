@@ -5,7 +5,8 @@
 # on a loop device: run by hand and on a schedule (the daemon exports the
 # results, scraped with real curl); the run's work directory made through
 # the interlocks and removed after a completed run, an aborted one and a
-# crash (a server the crash left running stopped first); and each refusal,
+# crash (a server the crash left running stopped first, and the leftover
+# left in place, the run refused, when it cannot be); and each refusal,
 # with what it protects left as it was:
 #   1  something at the work directory's path that drivewatch did not make;
 #   2  the free-space reserve;
@@ -163,6 +164,24 @@ kill -KILL "$pid"
 { wait "$pid"; } 2>/dev/null || true
 pid=""
 [[ -e $workdir/cluster/postmaster.pid ]] || fail "no server left running by the crash"
+# A release that fails (no pg_ctl to stop the server with, here) leaves the
+# leftover in place, server and all: the next run is refused, not made
+# after removing it around the running server.
+config "$work/sqlite-only.toml" 0.05 </dev/null
+set +e
+unshare -m bash -c "mount -t tmpfs none /usr/lib/postgresql &&
+  '$bin' phase run inserts --config.file='$work/sqlite-only.toml'" >/dev/null 2>"$work/norelease.err"
+rc=$?
+set -e
+((rc == 2)) || fail "a failed release: exit $rc: $(cat "$work/norelease.err")"
+grep -q "cannot release the work directory $workdir of a pgbench run: a PostgreSQL server may still run" \
+  "$work/norelease.err" || fail "the failed release is not logged: $(cat "$work/norelease.err")"
+grep -q "$workdir: refusing to write: an earlier run's work directory is still there: its release failed" \
+  "$work/norelease.err" || fail "no refusal after a failed release: $(cat "$work/norelease.err")"
+[[ -e $workdir/cluster/postmaster.pid && -e $state/work/scratch.json ]] ||
+  fail "the leftover was removed although its server could not be stopped"
+pgrep -f "$workdir" >/dev/null || fail "the crashed run's server is gone although nothing stopped it"
+pass "a leftover whose release fails is left in place, server running, and the run refused"
 run_phase "$work/dw.toml" inserts
 ((rc == 0)) || fail "the run after a crash exited $rc: $(cat "$work/inserts.err")"
 no_workdir "after the run that followed a pgbench crash"

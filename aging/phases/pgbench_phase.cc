@@ -3,9 +3,11 @@
 // for the run, the way Phoronix's pts/pgbench measures a drive:
 //   1. The run's work directory is made on the target's file system
 //      (PhaseContext::WorkDirectory: the write gate, a retention study,
-//      the free-space reserve), sized for the scale factor, and handed to
-//      the account the server runs as (drivewatch's own; when drivewatch
-//      runs as root, which PostgreSQL refuses, Debian's postgres account).
+//      the free-space reserve), sized for the scale factor; the cluster
+//      and socket directories in it are handed to the account the server
+//      runs as (drivewatch's own; when drivewatch runs as root, which
+//      PostgreSQL refuses, Debian's postgres account): the server's life
+//      is pgbench_phase_server.cc's.
 //   2. Debian's PostgreSQL binaries (the newest /usr/lib/postgresql/N/bin)
 //      make a private cluster there (initdb), start it (pg_ctl) listening
 //      on a Unix socket in that directory only, no TCP, and fill it
@@ -17,16 +19,17 @@
 //   4. Results: TPS as pgbench counts it (without the connections' set-up),
 //      the latency's mean and quantiles from the per-transaction log, and
 //      the server's own WAL fsyncs over the timed part (pg_stat_wal).
-//   5. The server is stopped; the runner removes the work directory. A
+//   5. The server is stopped, and what its account made taken apart as
+//      that account; the runner removes the rest of the work directory. A
 //      server left by a crash is stopped first (KindReleaseWork).
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <sys/un.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,21 +37,22 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
-#include <variant>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
-#include <cmath>
+#include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
+#include "aging/phases/pgbench_phase_server.h"
 #include "aging/phases/phase.h"
 #include "probes/latency/latency_histogram.h"
 
@@ -57,216 +61,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kPackage = "postgresql-15";
-constexpr const char* kDatabase = "postgres";
-constexpr const char* kRole = "drivewatch";
-constexpr int kPort = 5432;  // only names the socket: no TCP
-
-// Debian's PostgreSQL server binaries: the newest major version's.
-Expected<std::string> PostgresBin() {
-  const std::string root = "/usr/lib/postgresql";
-  int best = -1;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
-    const std::string name = e.path().filename();
-    int major = 0;
-    auto [end, err] = std::from_chars(name.data(), name.data() + name.size(), major);
-    if (err != std::errc{} || end != name.data() + name.size()) continue;
-    bool complete = true;
-    for (const char* tool : {"initdb", "pg_ctl", "postgres", "pgbench", "psql"}) {
-      complete = complete && ::access((e.path() / "bin" / tool).c_str(), X_OK) == 0;
-    }
-    if (complete) best = std::max(best, major);
-  }
-  if (best < 0) {
-    return Error{ENOENT, -1,
-                 "no PostgreSQL server binaries (initdb, pg_ctl, postgres, pgbench, psql) under " +
-                     root + "/N/bin (expected Debian's package " + kPackage +
-                     ": apt install " + kPackage + ")"};
-  }
-  return root + "/" + std::to_string(best) + "/bin";
-}
-
-// Who the server and its tools run as.
-struct Account {
-  uid_t uid;
-  gid_t gid;
-  std::string name;
-};
-
-Expected<Account> ServerAccount() {
-  if (::geteuid() != 0) return Account{::geteuid(), ::getegid(), ""};
-  const passwd* pw = ::getpwnam("postgres");
-  if (pw == nullptr) {
-    return Error{ENOENT, -1,
-                 "PostgreSQL refuses to run as root, and there is no postgres account to run it "
-                 "as (expected Debian's package " + std::string(kPackage) + ", which makes it)"};
-  }
-  return Account{pw->pw_uid, pw->pw_gid, pw->pw_name};
-}
-
-// FIFOs the child makes before it execs, for a tool that names its
-// files after its own pid: <prefix>.<pid> and <prefix>.<pid>.<n> for n
-// from 1 to count - 1 (pgbench -l, one per thread). Made by the child, as
-// only it knows its pid before it runs, owned by the tool's account.
-struct ChildFifos {
-  std::string prefix;
-  unsigned count = 0;
-  // Called in drivewatch once the child runs, with its pid.
-  std::function<void(pid_t)> started;
-};
-
-// "<prefix>.<pid>[.<n>]" into `out`, in the child: no allocation.
-void FifoName(const std::string& prefix, pid_t pid, unsigned n, char (&out)[4096]) {
-  std::size_t at = 0;
-  const auto put = [&](char c) {
-    if (at + 1 < sizeof out) out[at++] = c;
-  };
-  const auto number = [&](unsigned long v) {
-    char digits[24];
-    int k = 0;
-    do {
-      digits[k++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (k > 0) put(digits[--k]);
-  };
-  for (char c : prefix) put(c);
-  put('.');
-  number(static_cast<unsigned long>(pid));
-  if (n > 0) {
-    put('.');
-    number(n);
-  }
-  out[at] = 0;
-}
-
-// Runs `argv` as `account`, its output appended to `log`, and waits,
-// calling `tick` every 50 ms. When `ctx` is given and the phase is
-// stopped, the tool gets SIGINT, then SIGKILL 10 s later. Returns its exit
-// status (128 + signal when killed).
-Expected<int> RunTool(const std::vector<std::string>& argv, const Account& account,
-                      const std::string& log, PhaseContext* ctx,
-                      const std::function<void()>& tick, const ChildFifos* fifos = nullptr) {
-  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (out < 0) return Error{errno, -1, log + ": cannot open: " + std::strerror(errno)};
-  if (account.uid != ::geteuid() && ::fchown(out, account.uid, account.gid) != 0) {
-    const int err = errno;
-    ::close(out);
-    return Error{err, -1, log + ": cannot hand it to the server's account: " + std::strerror(err)};
-  }
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out);
-    return Error{errno, -1, argv[0] + ": cannot fork: " + std::strerror(errno)};
-  }
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    for (unsigned n = 0; fifos != nullptr && n < fifos->count; ++n) {
-      char name[4096];
-      FifoName(fifos->prefix, ::getpid(), n, name);
-      if (::mkfifo(name, 0600) != 0 ||
-          (account.uid != ::geteuid() && ::chown(name, account.uid, account.gid) != 0)) {
-        static constexpr char kNoFifo[] = "drivewatch: cannot make the transaction log's FIFO\n";
-        (void)!::write(2, kNoFifo, sizeof kNoFifo - 1);
-        ::_exit(125);
-      }
-    }
-    if (account.uid != ::geteuid()) {
-      if (::setgroups(0, nullptr) != 0 || ::setgid(account.gid) != 0 ||
-          ::setuid(account.uid) != 0) {
-        static constexpr char kNoSwitch[] =
-            "drivewatch: cannot switch to the server's account (setgid/setuid refused: "
-            "drivewatch needs CAP_SETUID and CAP_SETGID)\n";
-        (void)!::write(2, kNoSwitch, sizeof kNoSwitch - 1);
-        ::_exit(126);
-      }
-    }
-    ::execv(args[0], args.data());
-    static constexpr char kNoExec[] = "drivewatch: cannot execute the tool\n";
-    (void)!::write(2, kNoExec, sizeof kNoExec - 1);
-    ::_exit(127);
-  }
-  ::close(out);
-  if (fifos != nullptr && fifos->started) fifos->started(pid);
-  int status = 0;
-  auto interrupted = Clock::time_point::max();
-  for (;;) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) return Error{errno, -1, argv[0] + ": waitpid failed"};
-    if (ctx != nullptr && ctx->stopped()) {
-      if (interrupted == Clock::time_point::max()) {
-        ::kill(pid, SIGINT);
-        interrupted = Clock::now();
-      } else if (Clock::now() - interrupted > std::chrono::seconds{10}) {
-        ::kill(pid, SIGKILL);
-      }
-    }
-    if (tick) tick();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-// The last lines of a tool's log, for an error.
-std::string Tail(const std::string& log) {
-  std::ifstream in(log);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-    if (lines.size() > 3) lines.erase(lines.begin());
-  }
-  std::string out;
-  for (const std::string& l : lines) out += (out.empty() ? "" : " | ") + l;
-  return out;
-}
-
-// What one run needs to reach its server.
-struct Server {
-  std::string bin, work, cluster, log;
-  Account account;
-
-  std::vector<std::string> Client(const std::string& tool) const {
-    return {bin + "/" + tool, "-h", work, "-p", std::to_string(kPort), "-U", kRole};
-  }
-  // Runs a tool; an exit status other than 0 is an Error naming it and
-  // the end of its log.
-  Status Run(std::vector<std::string> argv, const std::string& doing,
-             PhaseContext* ctx = nullptr, const std::function<void()>& tick = {},
-             const ChildFifos* fifos = nullptr) const {
-    auto rc = RunTool(argv, account, log, ctx, tick, fifos);
-    if (!rc) return rc.error();
-    if (*rc != 0 && !(ctx != nullptr && ctx->stopped())) {
-      return Error{EIO, -1,
-                   doing + ": " + argv[0] + " exited " + std::to_string(*rc) + " (" + log +
-                       ": " + Tail(log) + ")"};
-    }
-    return Ok{};
-  }
-  // One value of `sql`, through psql.
-  Expected<std::string> Ask(const std::string& sql) const {
-    const std::string answer = work + "/answer.txt";
-    std::vector<std::string> argv = Client("psql");
-    for (const char* a : {"-X", "-A", "-t", "-q", "-d", kDatabase, "-o"}) argv.push_back(a);
-    argv.push_back(answer);
-    argv.push_back("-c");
-    argv.push_back(sql);
-    if (Status s = Run(argv, "asking the server " + sql); !s) return s.error();
-    std::ifstream in(answer);
-    std::string line;
-    std::getline(in, line);
-    return line;
-  }
-};
+using pgbench::ChildFifos;
+using pgbench::FifoName;
+using pgbench::kDatabase;
+using pgbench::Server;
 
 // A number after `key` on a line of pgbench's output ("tps = 1234.5 (...").
 std::optional<double> Figure(const std::string& output, const std::string& key) {
@@ -364,41 +162,11 @@ std::uint64_t ClusterBytes(const config::PgbenchParams& p) {
   return std::uint64_t{p.scale} * (32u << 20) + (256u << 20);
 }
 
-Status Start(const config::PgbenchParams& p, PhaseContext& ctx, Server& s) {
-  if (s.work.size() + 20 > sizeof(sockaddr_un{}.sun_path)) {
-    return Error{ENAMETOOLONG, -1,
-                 s.work + ": too long for the server's Unix socket in it (.s.PGSQL.5432; at "
-                          "most 107 bytes in all): give the target a shorter directory"};
-  }
-  if (s.account.uid != ::geteuid() && ::chown(s.work.c_str(), s.account.uid, s.account.gid) != 0) {
-    return Error{errno, -1, s.work + ": cannot hand it to the account " + s.account.name};
-  }
-  ctx.Progress("initdb", 0);
-  if (Status st = s.Run({s.bin + "/initdb", "-D", s.cluster, "-U", kRole, "-A", "trust", "-E",
-                         "UTF8", "--no-instructions"},
-                        "making the cluster");
-      !st) {
-    return st;
-  }
-  const std::string options = "-c listen_addresses='' -c unix_socket_directories='" + s.work +
-                              "' -p " + std::to_string(kPort);
-  if (Status st = s.Run({s.bin + "/pg_ctl", "-D", s.cluster, "-l", s.work + "/server.log",
-                         "-w", "-t", "120", "-o", options, "start"},
-                        "starting the server");
-      !st) {
-    return st;
-  }
-  ctx.Progress("initialise", 0);
-  std::vector<std::string> init = s.Client("pgbench");
-  init.insert(init.end(), {"-i", "-q", "-s", std::to_string(p.scale), kDatabase});
-  return s.Run(init, "initialising pgbench's tables", &ctx);
-}
-
 }  // namespace
 
 Status KindTools(const config::PgbenchParams&) {
-  if (auto bin = PostgresBin(); !bin) return bin.error();
-  if (auto account = ServerAccount(); !account) return account.error();
+  if (auto bin = pgbench::PostgresBin(); !bin) return bin.error();
+  if (auto account = pgbench::ServerAccount(); !account) return account.error();
   return Ok{};
 }
 
@@ -411,19 +179,7 @@ Status CheckKindTools(const config::PhaseParams& params) {
 }
 
 Status KindReleaseWork(const config::PgbenchParams&, const std::string& work_directory) {
-  const std::string cluster = work_directory + "/cluster";
-  if (::access((cluster + "/postmaster.pid").c_str(), F_OK) != 0) return Ok{};
-  auto bin = PostgresBin();
-  auto account = ServerAccount();
-  if (!bin || !account) {
-    return Error{ENOENT, -1,
-                 "a PostgreSQL server may still run in " + cluster +
-                     ", and it cannot be stopped: " +
-                     (!bin ? bin.error().message : account.error().message)};
-  }
-  Server s{*bin, work_directory, cluster, work_directory + "/stop.log", *account};
-  return s.Run({s.bin + "/pg_ctl", "-D", cluster, "-w", "-t", "60", "-m", "immediate", "stop"},
-               "stopping the server");
+  return pgbench::Release(work_directory);
 }
 
 namespace {
@@ -513,14 +269,14 @@ void Results(const std::string& text, const Transactions& t, const Server& s, Ph
 }  // namespace
 
 Status RunKind(const config::PgbenchParams& p, PhaseContext& ctx, PhaseReport& report) {
-  auto bin = PostgresBin();
+  auto bin = pgbench::PostgresBin();
   if (!bin) return bin.error();
-  auto account = ServerAccount();
+  auto account = pgbench::ServerAccount();
   if (!account) return account.error();
   auto dir = ctx.WorkDirectory(ClusterBytes(p), "scale");
   if (!dir) return dir.error();
-  Server s{*bin, *dir, *dir + "/cluster", *dir + "/tools.log", *account};
-  Status status = Start(p, ctx, s);
+  Server s{*bin, *dir, *dir + "/tools.log", *account, ""};
+  Status status = pgbench::Start(p.scale, ctx, s);
   if (status && !ctx.stopped()) {
     (void)s.Ask("SELECT pg_stat_reset_shared('wal')");
     Transactions all;

@@ -82,7 +82,7 @@ TEST_F(PgbenchPhaseTest, RunsPgbenchOnAPrivateServerAndStopsIt) {
   // The server listened on its socket in the work directory, no TCP, and
   // is stopped.
   const std::string log = Text(dir_ / "server.log");
-  EXPECT_NE(log.find("listening on Unix socket \"" + dir_.path() + "/.s.PGSQL.5432\""),
+  EXPECT_NE(log.find("listening on Unix socket \"" + dir_.path() + "/socket/.s.PGSQL.5432\""),
             std::string::npos)
       << log;
   EXPECT_EQ(log.find("listening on IPv"), std::string::npos) << log;
@@ -119,6 +119,31 @@ TEST_F(PgbenchPhaseTest, AStoppedRunStopsTheServer) {
   PhaseReport report;
   ASSERT_TRUE(RunKind(p, ctx, report));
   EXPECT_NE(::access((dir_ / "cluster/postmaster.pid").c_str(), F_OK), 0);
+}
+
+// A work directory too deep for a Unix socket's 107-byte address: the
+// server and its clients reach the socket directory through a short link
+// under /tmp, which the release removes.
+TEST_F(PgbenchPhaseTest, ADeepWorkDirectoryIsReachedThroughAShortLink) {
+  std::string deep = dir_.path();
+  while (deep.size() < 120) deep += "/a-directory-deep-down";
+  std::filesystem::create_directories(deep);
+  for (std::filesystem::path d = deep; d != dir_.path(); d = d.parent_path()) {
+    ASSERT_EQ(::chmod(d.c_str(), 0755), 0);
+  }
+  const config::PgbenchParams p = Params();
+  FakePhaseContext ctx(p);
+  ctx.work_directory = deep;
+  PhaseReport report;
+  Status s = RunKind(p, ctx, report);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_GT(Result(report, "transaction_operations_per_second"), 0);
+  const std::string link_dir = Text(deep + "/socket-link").substr(0, 25);
+  EXPECT_EQ(link_dir.rfind("/tmp/drivewatch-pg.", 0), 0u) << link_dir;
+  EXPECT_NE(Text(deep + "/server.log").find("listening on Unix socket \"" + link_dir + "/s/"),
+            std::string::npos)
+      << Text(deep + "/server.log");
+  EXPECT_FALSE(std::filesystem::exists(link_dir)) << "the short link was not removed";
 }
 
 TEST_F(PgbenchPhaseTest, NothingToReleaseWhereNoServerRuns) {

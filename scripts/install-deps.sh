@@ -46,6 +46,8 @@ test_packages=(
   prometheus prometheus-alertmanager systemd chromium
   # tests/integration and tests/bench: loop devices, fio for the comparison
   util-linux e2fsprogs fio
+  # tests/run/systemd_service_test.sh: the unit under a real systemd
+  systemd-container
   # tests/bench/sqlite_vs_cli.sh: the same inserts through the sqlite3 CLI
   sqlite3
   # the pgbench phase's server and client (aging/phases/pgbench_phase.cc;

@@ -451,6 +451,13 @@ Expected<std::vector<StorageInUse>> ScanStorageInUse(const SystemPaths& paths) {
   }
   {
     std::ifstream in(paths.swaps);
+    if (!in && errno == ENOENT) {
+      return Error{ENOENT, -1,
+                   paths.swaps +
+                       ": not there, so what is swapped on cannot be told (systemd's "
+                       "ProcSubset=pid hides it: the shipped unit runs heavy phases "
+                       "with the drop-in share/drivewatch/systemd/phases.conf)"};
+    }
     if (!in) return util::SysError(errno, paths.swaps, "open");
     std::string line;
     std::getline(in, line);  // Filename Type Size Used Priority

@@ -79,8 +79,6 @@ NO_ERR_ENTRY = ("QEMU 7.2's Error Information log stays empty, so no new entry i
 NO_CW = "no critical warning is set in this run (tests/vm/e2e A3 sets them over QMP)"
 FILE_NO_SMART = ("the study is on a file target (host): no SMART power-on hours, so the "
                  "powered-off time is unknown and never guessed (docs/metrics.md)")
-NO_APP = ("the liveproof host runs no application phase (sqlite, pgbench); "
-          "tests/run/app_phase_test.sh scrapes these series from a real daemon that ran them")
 OVERRIDE = ("the operator's own override hook (docs/examples/drivewatch-thresholds.rules.yml); "
             "no override rule is loaded here")
 ALLOW_DASH = {
@@ -118,10 +116,6 @@ ALLOW_DASH = {
     ("drivewatch-aging.json", "Progress of running phases", "A"):
         "no phase runs while Prometheus scrapes (all ran by hand before the host daemon started); "
         "the panel keeps only > 0",
-    ("drivewatch-aging.json", "SQLite: inserts per second", "A"): NO_APP,
-    ("drivewatch-aging.json", "SQLite: commit latency", "A"): NO_APP,
-    ("drivewatch-aging.json", "pgbench: transactions per second", "A"): NO_APP,
-    ("drivewatch-aging.json", "pgbench: transaction latency", "A"): NO_APP,
     ("drivewatch-aging.json", "Studies", "C"): FILE_NO_SMART,
     ("drivewatch-aging.json", "Studies", "D"): FILE_NO_SMART + "; the equivalent age needs it",
     ("drivewatch-aging.json", "Age and equivalent age", "B"): FILE_NO_SMART,

@@ -16,7 +16,8 @@
 #                     target, run by hand before the daemon starts (fill,
 #                     perf, reclaim, trim, endurance, replay (a synthetic
 #                     trace), retention-write,
-#                     retention-verify), so the daemon exports their
+#                     retention-verify, and sqlite and pgbench on an ext4
+#                     loop device of their own), so the daemon exports their
 #                     results from the history and the study file; the
 #                     guest runs power-states on DWSN0001 the same way
 # Then liveproof/check.py substitutes the dashboards' variables with real
@@ -29,18 +30,33 @@
 
 LIVEPROOF_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LP_REPO=$(cd "$LIVEPROOF_DIR/../../.." && pwd)
-LP_PHASES=(fill perf reclaim trim endurance replay retention-write retention-verify)
+LP_PHASES=(fill perf reclaim trim endurance replay retention-write retention-verify inserts tpcb)
 # How long check.py keeps re-evaluating while rows still have no data
 # (rates need two scrapes, the power draw probe a closed 10-IOPS window).
 LP_SETTLE=${LP_SETTLE:-120}
 LP_HOST_PID=
+LP_APPS_LOOP=
+LP_APPS_DIR=
 
 
 # lp_host_phases WORK: the host daemon's config, and every phase by hand.
 lp_host_phases() {
 	local work=$1 p t rc
 	LP_HOST=$LP_OUT/host
-	mkdir -p "$LP_HOST" "$work/host/state" "$work/host/read" "$work/host/aging" "$work/host/study"
+	mkdir -p "$LP_HOST" "$work/host/state" "$work/host/read" "$work/host/aging" "$work/host/study" \
+		"$work/host/apps"
+	# The application phases (sqlite, pgbench) run on a file system of
+	# their own, over a block device: ext4 on a loop device, unmounted once
+	# they ran (the daemon exports them from the history). PostgreSQL's
+	# account must reach it.
+	truncate -s 512M "$work/host/apps.img"
+	mkfs.ext4 -q -F "$work/host/apps.img" ||
+		{ dw_die host-apps "mkfs.ext4 $work/host/apps.img failed"; return 1; }
+	LP_APPS_LOOP=$(losetup --show -f "$work/host/apps.img") ||
+		{ dw_die host-apps "losetup failed"; return 1; }
+	LP_APPS_DIR=$work/host/apps
+	mount "$LP_APPS_LOOP" "$LP_APPS_DIR" || { dw_die host-apps "mount failed"; return 1; }
+	chmod 755 "$work" "$work/host" "$work/host/apps"
 	sed -e "s|@DIR@|$work/host|g" -e "s|@STATE@|$work/host/state|g" \
 		"$LIVEPROOF_DIR/host-drivewatch.toml" >"$LP_HOST/drivewatch.toml"
 	python3 "$LIVEPROOF_DIR/../../tools/make_trace.py" --format iolog3 --out "$work/host/trace.log" \
@@ -56,6 +72,16 @@ lp_host_phases() {
 		vm_measure "host phase $p by hand (s, exit status)" "$(dw_elapsed "$t") rc=$rc"
 		((rc == 0)) || { dw_die "host phase $p" "exit $rc: $(tail -n 3 "$LP_HOST/phase-$p.log" | tr '\n' '|')"; return 1; }
 	done
+	lp_apps_release
+}
+
+# lp_apps_release: the application phases' file system unmounted and its
+# loop device detached. Idempotent.
+lp_apps_release() {
+	[[ -n $LP_APPS_LOOP ]] || return 0
+	umount "$LP_APPS_DIR" 2>/dev/null || umount -l "$LP_APPS_DIR" 2>/dev/null || true
+	losetup -d "$LP_APPS_LOOP" 2>/dev/null || true
+	LP_APPS_LOOP=
 }
 
 # lp_host_start: the host daemon on a free 127.0.0.1 port (LP_HOST_PORT).
@@ -145,7 +171,7 @@ liveproof_run() {
 	local work=$2 t0 n rc=0 grc wall
 	# scenario.sh's cleanup stops QEMU and Prometheus; the host daemon too.
 	# shellcheck disable=SC2154 # lp_rc is assigned inside the trap
-	trap 'lp_rc=$?; lp_host_stop; (exit $lp_rc); cleanup' EXIT
+	trap 'lp_rc=$?; lp_host_stop; lp_apps_release; (exit $lp_rc); cleanup' EXIT
 	t0=$(dw_now)
 
 	lp_host_phases "$work" || return 1

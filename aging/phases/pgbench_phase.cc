@@ -276,7 +276,7 @@ Status RunKind(const config::PgbenchParams& p, PhaseContext& ctx, PhaseReport& r
   auto dir = ctx.WorkDirectory(ClusterBytes(p), "scale");
   if (!dir) return dir.error();
   Server s{*bin, *dir, *dir + "/tools.log", *account, ""};
-  Status status = pgbench::Start(p.scale, ctx, s);
+  Status status = pgbench::Start(p.scale, p.clients, ctx, s);
   if (status && !ctx.stopped()) {
     (void)s.Ask("SELECT pg_stat_reset_shared('wal')");
     Transactions all;

@@ -284,7 +284,7 @@ Expected<std::string> Server::Ask(const std::string& sql) const {
   return line;
 }
 
-Status Start(unsigned scale, PhaseContext& ctx, Server& s) {
+Status Start(unsigned scale, unsigned clients, PhaseContext& ctx, Server& s) {
   // The account reaches its own directories through drivewatch's.
   if (s.account.uid != ::geteuid() && ::chmod(s.work.c_str(), 0711) != 0) {
     return Error{errno, -1,
@@ -310,8 +310,12 @@ Status Start(unsigned scale, PhaseContext& ctx, Server& s) {
   // No JIT: pgbench's statements never reach its cost threshold, and a
   // service without writable executable memory (MemoryDenyWriteExecute=)
   // cannot have it.
+  // PostgreSQL's 100 connections, or the clients' and a few more (pgbench's
+  // own, the reserved ones) when they need more.
+  const unsigned connections = std::max(100u, clients + 10);
   const std::string options = "-c listen_addresses='' -c unix_socket_directories='" +
-                              s.socket_directory + "' -c jit=off -p " + std::to_string(kPort);
+                              s.socket_directory + "' -c jit=off -c max_connections=" +
+                              std::to_string(connections) + " -p " + std::to_string(kPort);
   if (Status st = s.Run({s.bin + "/pg_ctl", "-D", s.Cluster(), "-l", s.work + "/server.log", "-w",
                          "-t", "120", "-o", options, "start"},
                         "starting the server");

@@ -75,8 +75,9 @@ struct Server {
 };
 
 // Makes the cluster in `s.work` (initdb), starts the server on its socket
-// only (pg_ctl), and fills pgbench's tables at `scale` (pgbench -i).
-Status Start(unsigned scale, PhaseContext& ctx, Server& s);
+// only (pg_ctl) with room for `clients` sessions, and fills pgbench's
+// tables at `scale` (pgbench -i).
+Status Start(unsigned scale, unsigned clients, PhaseContext& ctx, Server& s);
 
 // Stops a server left running in `work_directory` (a crash's, or this
 // run's), and removes what the account owns there, so that drivewatch can

@@ -121,6 +121,20 @@ TEST_F(PgbenchPhaseTest, AStoppedRunStopsTheServer) {
   EXPECT_NE(::access((dir_ / "cluster/postmaster.pid").c_str(), F_OK), 0);
 }
 
+// More clients than PostgreSQL's default 100 connections: the server is
+// started with room for them.
+TEST_F(PgbenchPhaseTest, MoreClientsThanTheDefaultConnectionsAllGetOne) {
+  config::PgbenchParams p = Params("select-only");
+  p.clients = 120;
+  p.jobs = 4;
+  FakePhaseContext ctx(p);
+  ctx.work_directory = dir_.path();
+  PhaseReport report;
+  Status s = RunKind(p, ctx, report);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_GT(Result(report, "transaction_operations_per_second"), 0);
+}
+
 // A work directory too deep for a Unix socket's 107-byte address: the
 // server and its clients reach the socket directory through a short link
 // under /tmp, which the release removes.

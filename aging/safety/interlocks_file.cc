@@ -313,8 +313,7 @@ Status RecordMadeFile(const config::AgingTarget& target, const WritePass& pass,
     return Error{recorded.error().errnum, -1,
                  path + ": cannot record that drivewatch made it: " + recorded.error().message};
   }
-  FdCloser dir(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() >= 0) ::fsync(dir.get());
+  (void)util::FsyncDirectory(target.directory);  // best effort, as before
   return Ok{};
 }
 

@@ -160,8 +160,7 @@ Expected<std::string> PrepareWorkDirectory(const config::AgingTarget& target, in
     return Error{recorded.error().errnum, -1,
                  path + ": cannot record that drivewatch made it: " + recorded.error().message};
   }
-  FdCloser parent(::open(target.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (parent.get() >= 0) ::fsync(parent.get());
+  (void)util::FsyncDirectory(target.directory);  // best effort, as before
   return path;
 }
 

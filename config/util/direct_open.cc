@@ -45,7 +45,11 @@ Expected<DirectFile> OpenDirect(const std::string& path, DirectAccess access) {
       write && ::stat(path.c_str(), &before) == 0 && S_ISBLK(before.st_mode);
   if (exclusive) flags |= O_EXCL;
   DirectFile f;
-  f.fd = ::open(path.c_str(), flags);
+  // A read leaves the target's access time alone: no metadata write on the
+  // drive under observation for the probe's sake. O_NOATIME is the owner's
+  // (or CAP_FOWNER's); anyone else reads as before.
+  f.fd = write ? -1 : ::open(path.c_str(), flags | O_NOATIME);
+  if (write || (f.fd < 0 && errno == EPERM)) f.fd = ::open(path.c_str(), flags);
   if (f.fd < 0) {
     const int err = errno;
     if (err == EBUSY && exclusive) {

@@ -31,7 +31,9 @@ struct DirectFile {
 // Opens `path` with O_DIRECT. A block device opened for writing is opened
 // O_EXCL as well, so the kernel refuses to mount it, swap on it or let
 // dm/md claim it while we write (and refuses us, EBUSY, while any of them
-// holds it). Any other kind of file opens too: the caller checks st.st_mode.
+// holds it). One opened for reading is opened O_NOATIME where the caller may
+// (it owns the file, or has CAP_FOWNER), so reading it writes no access time.
+// Any other kind of file opens too: the caller checks st.st_mode.
 Expected<DirectFile> OpenDirect(const std::string& path, DirectAccess access);
 
 }  // namespace drivewatch::util

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -150,6 +151,34 @@ CompletionCpus FindCompletionCpus(int fd, const std::string& sysfs_root,
   walk.Device(S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev, 0);
   if (walk.unknown || walk.cpus.empty()) return {};
   return {std::vector<int>(walk.cpus.begin(), walk.cpus.end()), walk.via};
+}
+
+ReactorPlace PlaceReactor(const std::vector<const CompletionCpus*>& targets,
+                          const std::vector<int>& allowed) {
+  std::set<int> wanted;
+  std::set<std::string> via;
+  bool unknown = false;
+  for (const CompletionCpus* t : targets) {
+    unknown = unknown || t->cpus.empty();
+    wanted.insert(t->cpus.begin(), t->cpus.end());
+    via.insert(t->via);
+  }
+  ReactorPlace place;
+  if (!unknown) {
+    std::set_intersection(wanted.begin(), wanted.end(), allowed.begin(), allowed.end(),
+                          std::back_inserter(place.cpus));
+  }
+  if (place.cpus.empty()) place.cpus = allowed;
+  std::string list, from;
+  for (int c : place.cpus) list += (list.empty() ? "" : ",") + std::to_string(c);
+  for (const std::string& v : via) from += (from.empty() ? "" : "; ") + v;
+  if (place.cpus == allowed) {
+    place.why = "any of CPUs " + list + " (a target's completions may come to any CPU)";
+  } else {
+    place.why = std::string("CPU") + (place.cpus.size() > 1 ? "s " : " ") + list +
+                ", where the kernel signals its reads' completions: " + from;
+  }
+  return place;
 }
 
 }  // namespace drivewatch

@@ -41,6 +41,19 @@ struct CompletionCpus {
 CompletionCpus FindCompletionCpus(int fd, const std::string& sysfs_root = "/sys",
                                   const std::string& procfs_root = "/proc");
 
+// Where a reactor reading `targets` runs, of the CPUs it may use
+// (`allowed`, sorted): on their completion CPUs that it may use, when every
+// target's are known and any of them is allowed; otherwise on all of
+// `allowed` (one target whose completions may come anywhere: any CPU will
+// do). `why` says so for the log: "CPU 1, where the kernel signals its
+// reads' completions: /dev/vda (irq 35, 36)".
+struct ReactorPlace {
+  std::vector<int> cpus;
+  std::string why;
+};
+ReactorPlace PlaceReactor(const std::vector<const CompletionCpus*>& targets,
+                          const std::vector<int>& allowed);
+
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}; nullopt-like empty for bad text.
 std::vector<int> ParseCpuList(const std::string& text);
 

@@ -151,6 +151,8 @@ class ReadLatencyProbe::Driver final : public PacedReader {
   void StartPacing(std::uint32_t rate, TimePoint turn_start, const DrivePacing::Share& share,
                    TimePoint now) {
     rate_ = rate;
+    // rates_ is made once, in the constructor: its entries stay where they are.
+    rate_state_ = p_.rates_.at(rate).get();
     turn_start_ = turn_start;
     share_ = share;
     const TimePoint first = p_.settings_.arrivals == ArrivalProcess::kFixed
@@ -196,6 +198,7 @@ class ReadLatencyProbe::Driver final : public PacedReader {
   // The current turn's schedule.
   std::optional<Pacer> pacer_;
   std::uint32_t rate_ = 0;
+  RateState* rate_state_ = nullptr;  // rate_'s
   TimePoint turn_start_{};
   DrivePacing::Share share_{};
   bool loading_ = false;  // the load observer was told of a rate
@@ -307,7 +310,7 @@ PacedReader::Plan ReadLatencyProbe::Driver::Next(TimePoint now) {
 }
 
 void ReadLatencyProbe::Driver::Completed(const ReadOutcome& outcome) {
-  p_.Record(rate_, outcome);
+  if (rate_state_ != nullptr) p_.Record(*rate_state_, outcome);
   if (p_.load_) p_.load_->ReadIssued();
   if (burst_ && burst_left_ > 0) --burst_left_;
   if (outcome.kind == ReadOutcome::Kind::kError && TargetGone(outcome.errnum)) {
@@ -316,7 +319,7 @@ void ReadLatencyProbe::Driver::Completed(const ReadOutcome& outcome) {
     Close(outcome.completed);
     return;
   }
-  const TimePoint now = Clock::now();
+  const TimePoint now = outcome.completed;  // read once per reap, for every read reaped
   if (now >= next_check_) {  // at most once a second, and only while reading
     next_check_ = now + std::chrono::seconds(1);
     if (Status there = reader_.io()->CheckStillThere(); !there) {
@@ -335,7 +338,7 @@ void ReadLatencyProbe::Driver::Completed(const ReadOutcome& outcome) {
   if (!pacer_) return;
   if (const std::uint64_t skipped = pacer_->Advance(now)) {
     std::lock_guard lock(p_.mu_);
-    if (auto it = p_.rates_.find(rate_); it != p_.rates_.end()) it->second->skipped += skipped;
+    rate_state_->skipped += skipped;
     p_.stats_.skipped_arrivals += skipped;
   }
 }
@@ -447,9 +450,8 @@ bool ReadLatencyProbe::RunBurst(std::size_t reads, std::stop_token stop) {
   return FinishBurst(stop);
 }
 
-void ReadLatencyProbe::Record(std::uint32_t rate, const ReadOutcome& outcome) {
+void ReadLatencyProbe::Record(RateState& rs, const ReadOutcome& outcome) {
   std::lock_guard lock(mu_);
-  RateState& rs = *rates_.at(rate);  // the pacer's rate, one of the configured
   if (stats_.first_submit == TimePoint{}) stats_.first_submit = outcome.submitted;
   stats_.last_submit = outcome.submitted;
   const auto now = outcome.completed;

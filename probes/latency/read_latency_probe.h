@@ -166,7 +166,7 @@ class ReadLatencyProbe {
   class Reader;
   class Driver;  // what the reactor asks and tells (read_latency_probe.cc)
 
-  void Record(std::uint32_t rate, const ReadOutcome& outcome);
+  void Record(RateState& rs, const ReadOutcome& outcome);  // rs: one of rates_
   // Opens the target and records whether it is up; counts an identity
   // mismatch. The opener thread.
   Status OpenTarget(Reader& reader);
@@ -183,7 +183,7 @@ class ReadLatencyProbe {
   bool burst_done_ = false;                               // mu_
   bool burst_failed_ = false;                             // mu_
   bool up_ = false;                                       // mu_
-  std::map<std::uint32_t, std::unique_ptr<RateState>> rates_;  // mu_
+  std::map<std::uint32_t, std::unique_ptr<RateState>> rates_;          // made once; contents mu_
   std::array<std::unique_ptr<LatencyWindows>, kIdleGapClasses> idle_;  // mu_
   std::map<std::string, std::uint64_t> errors_;           // mu_, by error name
   std::uint64_t timeouts_ = 0;                            // mu_

@@ -12,8 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <iterator>
-#include <set>
 #include <string>
 
 #include "config/util/log.h"
@@ -34,11 +32,12 @@ constexpr unsigned kRingEntries = 256;
 constexpr unsigned kBufferSlots = 1024;
 constexpr std::uint32_t kNoSlot = UINT32_MAX;
 
-// user_data: the entry's id and what the request is.
+// user_data: the entry's address and what the request is (an Entry is
+// 8-byte aligned, so its two low bits are free). An entry lives until its
+// last read lands (a removed one waits in orphans_), so a read's completion
+// always finds it; a cancel's completion is never followed back.
 enum Tag : std::uint64_t { kRead = 1, kCancel = 2, kWakeRead = 3 };
-std::uint64_t UserData(std::uint64_t id, Tag tag) { return id << 2 | tag; }
 Tag TagOf(std::uint64_t user_data) { return static_cast<Tag>(user_data & 3); }
-std::uint64_t IdOf(std::uint64_t user_data) { return user_data >> 2; }
 
 __kernel_timespec Relative(Clock::duration d) {
   const auto ns = std::max<std::int64_t>(
@@ -52,6 +51,10 @@ struct Counters {
 
 }  // namespace
 
+std::uint64_t ReadReactor::UserData(const Entry* e, std::uint64_t tag) {
+  return reinterpret_cast<std::uintptr_t>(e) | tag;
+}
+
 struct ReadReactor::Ring {
   io_uring ring{};
   bool up = false;
@@ -63,8 +66,8 @@ struct ReadReactor::Ring {
   Counters counters;
 };
 
-struct ReadReactor::Entry {
-  PacedReader* reader = nullptr;
+struct alignas(8) ReadReactor::Entry {
+  PacedReader* reader = nullptr;  // nullptr: removed, its read still in flight
   std::uint64_t id = 0;
   enum class State { kAsk, kWait, kOpening, kReading, kLate, kDone };
   State state = State::kAsk;
@@ -178,8 +181,20 @@ void ReadReactor::OpenerLoop() {
 }
 
 ReadReactor::Entry* ReadReactor::Find(PacedReader* reader) {
-  auto it = entries_.find(reader);
-  return it == entries_.end() ? nullptr : it->second.get();
+  for (const auto& e : entries_) {
+    if (e->reader == reader) return e.get();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<ReadReactor::Entry> ReadReactor::Extract(PacedReader* reader) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if ((*it)->reader != reader) continue;
+    std::unique_ptr<Entry> e = std::move(*it);
+    entries_.erase(it);
+    return e;
+  }
+  return nullptr;
 }
 
 void ReadReactor::Release(std::unique_ptr<Entry> e) {
@@ -193,7 +208,7 @@ void ReadReactor::Release(std::unique_ptr<Entry> e) {
 
 void ReadReactor::StampReads(TimePoint submitted) {
   bool any = false;
-  for (auto& [reader, e] : entries_) {
+  for (auto& e : entries_) {
     if (e->state != Entry::State::kReading || e->stamped) continue;
     e->submitted = submitted;
     e->at = e->timeout.count() > 0
@@ -218,11 +233,12 @@ io_uring_sqe* ReadReactor::Sqe() {
 void ReadReactor::ArmWakeRead() {
   io_uring_sqe* sqe = Sqe();
   io_uring_prep_read(sqe, wake_fd_, ring_->wake_buf, sizeof *ring_->wake_buf, 0);
-  io_uring_sqe_set_data64(sqe, UserData(0, kWakeRead));
+  io_uring_sqe_set_data64(sqe, UserData(nullptr, kWakeRead));
   ring_->wake_read_pending = true;
 }
 
 bool ReadReactor::TakeRequests() {
+  take_ = false;
   std::vector<Request> requests;
   {
     std::lock_guard lock(mu_);
@@ -245,7 +261,7 @@ bool ReadReactor::TakeRequests() {
       case Request::Kind::kOpened:
         if (e == nullptr) break;
         if (e->remove_after_open) {
-          Release(std::move(entries_.extract(r.reader).mapped()));
+          Release(Extract(r.reader));
           let_go.push_back(r.reader);
         } else {
           e->state = Entry::State::kAsk;
@@ -285,7 +301,7 @@ void ReadReactor::AddEntry(PacedReader* reader, std::uint32_t bytes) {
       free_slots_.pop_back();
     }
   }
-  entries_.emplace(reader, std::move(e));
+  entries_.push_back(std::move(e));
 }
 
 void ReadReactor::RemoveEntry(PacedReader* reader, std::vector<PacedReader*>& let_go) {
@@ -304,7 +320,7 @@ void ReadReactor::RemoveEntry(PacedReader* reader, std::vector<PacedReader*>& le
     });
   }
   if (e != nullptr) {
-    std::unique_ptr<Entry> gone = std::move(entries_.extract(reader).mapped());
+    std::unique_ptr<Entry> gone = Extract(reader);
     if (gone->state == Entry::State::kReading || gone->state == Entry::State::kLate) {
       gone->reader = nullptr;  // its read lands in the buffer it still holds
       orphans_.emplace(gone->id, std::move(gone));
@@ -360,7 +376,7 @@ void ReadReactor::Ask(Entry& e, TimePoint now) {
   } else {
     io_uring_prep_read(sqe, plan.fd, e.buffer, plan.length, plan.offset);
   }
-  io_uring_sqe_set_data64(sqe, UserData(e.id, kRead));
+  io_uring_sqe_set_data64(sqe, UserData(&e, kRead));
   e.state = Entry::State::kReading;
   e.length = plan.length;
   e.timeout = plan.timeout;
@@ -378,35 +394,33 @@ void ReadReactor::Reap(TimePoint reaped) {
     switch (TagOf(data)) {
       case kWakeRead:
         ring_->wake_read_pending = false;
+        take_ = true;
         break;
       case kCancel:
         break;
       case kRead: {
-        const std::uint64_t id = IdOf(data);
-        if (auto o = orphans_.find(id); o != orphans_.end()) {
+        Entry* e = reinterpret_cast<Entry*>(data & ~std::uint64_t{3});
+        if (e->reader == nullptr) {  // removed while its read was in flight
+          auto o = orphans_.find(e->id);
           Release(std::move(o->second));
           orphans_.erase(o);
           break;
         }
-        for (auto& [reader, e] : entries_) {
-          if (e->id != id) continue;
-          if (e->state == Entry::State::kReading) {
-            ReadOutcome out;
-            out.submitted = e->submitted;
-            out.completed = reaped;
-            if (res < 0) {
-              out.kind = ReadOutcome::Kind::kError;
-              out.errnum = -res;
-            } else if (static_cast<std::uint32_t>(res) != e->length) {
-              out.kind = ReadOutcome::Kind::kError;  // short: the target shrank
-              out.errnum = 0;
-            }
-            e->state = Entry::State::kAsk;
-            e->reader->Completed(out);
-          } else if (e->state == Entry::State::kLate) {
-            e->state = Entry::State::kAsk;  // counted as a timeout already
+        if (e->state == Entry::State::kReading) {
+          ReadOutcome out;
+          out.submitted = e->submitted;
+          out.completed = reaped;
+          if (res < 0) {
+            out.kind = ReadOutcome::Kind::kError;
+            out.errnum = -res;
+          } else if (static_cast<std::uint32_t>(res) != e->length) {
+            out.kind = ReadOutcome::Kind::kError;  // short: the target shrank
+            out.errnum = 0;
           }
-          break;
+          e->state = Entry::State::kAsk;
+          e->reader->Completed(out);
+        } else if (e->state == Entry::State::kLate) {
+          e->state = Entry::State::kAsk;  // counted as a timeout already
         }
         break;
       }
@@ -416,7 +430,7 @@ void ReadReactor::Reap(TimePoint reaped) {
 }
 
 void ReadReactor::TimeOut(TimePoint now) {
-  for (auto& [reader, e] : entries_) {
+  for (auto& e : entries_) {
     if (e->state != Entry::State::kReading || !e->stamped || e->at > now) continue;
     ReadOutcome out;
     out.kind = ReadOutcome::Kind::kTimeout;
@@ -427,58 +441,40 @@ void ReadReactor::TimeOut(TimePoint now) {
     // Ask for it back; a read the device holds usually cannot be recalled
     // (-EALREADY), so its completion is still waited for.
     io_uring_sqe* sqe = Sqe();
-    io_uring_prep_cancel64(sqe, UserData(e->id, kRead), 0);
-    io_uring_sqe_set_data64(sqe, UserData(e->id, kCancel));
+    io_uring_prep_cancel64(sqe, UserData(e.get(), kRead), 0);
+    io_uring_sqe_set_data64(sqe, UserData(e.get(), kCancel));
   }
 }
 
 void ReadReactor::Place() {
   place_ = false;
-  std::set<int> wanted;
-  std::set<std::string> via;
-  bool any = false, unknown = false;
-  for (const auto& [reader, e] : entries_) {
-    if (e->placed_fd < 0) continue;  // not read yet
-    any = true;
-    // One target whose completions may come anywhere: any CPU will do.
-    unknown = unknown || e->completions.cpus.empty();
-    wanted.insert(e->completions.cpus.begin(), e->completions.cpus.end());
-    via.insert(e->completions.via);
+  std::vector<const CompletionCpus*> read;
+  for (const auto& e : entries_) {
+    if (e->placed_fd >= 0) read.push_back(&e->completions);  // else not read yet
   }
-  if (!any) return;  // nothing read now: stay until there is
-  std::vector<int> cpus;
-  if (!unknown) {
-    std::set_intersection(wanted.begin(), wanted.end(), allowed_cpus_.begin(),
-                          allowed_cpus_.end(), std::back_inserter(cpus));
-  }
-  if (cpus.empty()) cpus = allowed_cpus_;
-  if (cpus == placed_cpus_ || cpus.empty()) return;
+  if (read.empty()) return;  // nothing read now: stay until there is
+  const ReactorPlace place = PlaceReactor(read, allowed_cpus_);
+  if (place.cpus == placed_cpus_ || place.cpus.empty()) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  for (int c : cpus) CPU_SET(c, &set);
+  for (int c : place.cpus) CPU_SET(c, &set);
   if (::sched_setaffinity(0, sizeof set, &set) != 0) {
     log::Warn(SysError(errno, "read latency: the reactor thread", "sched_setaffinity").message);
-    placed_cpus_ = cpus;  // not tried again until the targets change
-    return;
-  }
-  std::string list, from;
-  for (int c : cpus) list += (list.empty() ? "" : ",") + std::to_string(c);
-  for (const std::string& v : via) from += (from.empty() ? "" : "; ") + v;
-  // Here `cpus` differs from where the thread ran: back on all, or onto fewer.
-  if (cpus == allowed_cpus_) {
-    log::Info("read latency: the reactor runs on any of CPUs " + list +
-              " (a target's completions may come to any CPU)");
   } else {
-    log::Info(std::string("read latency: the reactor runs on CPU") + (cpus.size() > 1 ? "s " : " ") +
-              list + ", where the kernel signals its reads' completions: " + from);
+    log::Info("read latency: the reactor runs on " + place.why);  // elsewhere than before
   }
-  placed_cpus_ = cpus;
+  placed_cpus_ = place.cpus;  // a failure is not tried again until the targets change
 }
 
 void ReadReactor::Loop() {
   pthread_setname_np(pthread_self(), "dw-read-reactor");
   if (!SetUp()) return;
-  while (TakeRequests()) Turn();
+  // Requests are looked at only when the eventfd says there are some (or
+  // a stop): a turn without them takes no lock.
+  for (;;) {
+    if (take_ && !TakeRequests()) break;
+    Turn();
+  }
   ShutDown();
 }
 
@@ -524,7 +520,7 @@ Status ReadReactor::InitRing() {
 void ReadReactor::Turn() {
   if (!ring_->wake_read_pending) ArmWakeRead();
   const TimePoint now = Clock::now();
-  for (auto& [reader, e] : entries_) {
+  for (auto& e : entries_) {
     if (e->state == Entry::State::kAsk ||
         (e->state == Entry::State::kWait && e->at <= now)) {
       Ask(*e, now);
@@ -534,14 +530,15 @@ void ReadReactor::Turn() {
   if (place_) Place();
   // Every read prepared this turn goes with the call below; its
   // submission time is taken just before it.
-  StampReads(Clock::now());
+  const TimePoint submitted = Clock::now();
+  StampReads(submitted);
   const TimePoint deadline = Deadline();
   io_uring_cqe* cqe = nullptr;
   int rc = 0;
   if (deadline == TimePoint::max()) {
     rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, nullptr, nullptr);
   } else {
-    __kernel_timespec ts = Relative(deadline - Clock::now());
+    __kernel_timespec ts = Relative(deadline - submitted);
     rc = io_uring_submit_and_wait_timeout(&ring_->ring, &cqe, 1, &ts, nullptr);
   }
   const TimePoint reaped = Clock::now();
@@ -555,7 +552,7 @@ void ReadReactor::Turn() {
 
 ReadReactor::TimePoint ReadReactor::Deadline() const {
   TimePoint deadline = TimePoint::max();
-  for (const auto& [reader, e] : entries_) {
+  for (const auto& e : entries_) {
     if (e->state == Entry::State::kWait || e->state == Entry::State::kReading) {
       deadline = std::min(deadline, e->at);
     }
@@ -578,7 +575,7 @@ void ReadReactor::ShutDown() {
   if (!ring_->wake_read_pending) delete ring_->wake_buf;  // else the kernel may still write it
   // Buffers of reads still in flight stay mapped: the device may still
   // write into them. The others are unmapped.
-  for (auto& [reader, e] : entries_) {
+  for (auto& e : entries_) {
     if (e->state != Entry::State::kReading && e->state != Entry::State::kLate &&
         e->buffer != nullptr) {
       ::munmap(e->buffer, e->bytes);

@@ -168,6 +168,10 @@ class ReadReactor {
   // `submitted` (their timeouts count from it).
   void StampReads(TimePoint submitted);
   Entry* Find(PacedReader* reader);
+  std::unique_ptr<Entry> Extract(PacedReader* reader);  // out of entries_
+  // A request's user_data: the entry it is for (nullptr: the eventfd read)
+  // and its tag.
+  static std::uint64_t UserData(const Entry* e, std::uint64_t tag);
   void Release(std::unique_ptr<Entry> e);  // frees its buffer slot
   // Moves the reactor thread onto the completion CPUs of the targets it
   // reads (every target's known), or back onto all it may use.
@@ -194,13 +198,16 @@ class ReadReactor {
   std::condition_variable opener_cv_;
 
   // Reactor thread only.
-  std::map<PacedReader*, std::unique_ptr<Entry>> entries_;
+  // In the order added; few enough to look through (a request is rare, a
+  // turn goes through all of them anyway).
+  std::vector<std::unique_ptr<Entry>> entries_;
   std::map<std::uint64_t, std::unique_ptr<Entry>> orphans_;  // removed, read in flight
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_id_ = 1;
   std::vector<int> allowed_cpus_;  // the thread's affinity as it started
   std::vector<int> placed_cpus_;   // what Place() set last
   bool place_ = false;             // a target's completion CPUs changed
+  bool take_ = true;               // the eventfd read landed: requests to take
 
   std::thread opener_;
   std::thread thread_;  // last: started once everything above exists

@@ -180,5 +180,28 @@ TEST(ParseCpuListTest, ReadsTheKernelsListFormat) {
   EXPECT_TRUE(ParseCpuList("0-99999").empty());
 }
 
+TEST(PlaceReactorTest, TargetsWhoseCompletionsAreKnownKeepItOnTheirCpus) {
+  const CompletionCpus vda{{1}, "/dev/vda (irq 35, 36)"};
+  const CompletionCpus nvme{{2, 3}, "/dev/nvme0n1 (irq 40-43)"};
+  const ReactorPlace place = PlaceReactor({&vda, &nvme, &vda}, {0, 1, 2});
+  EXPECT_EQ(place.cpus, (std::vector<int>{1, 2}));  // CPU 3 is not its to take
+  EXPECT_EQ(place.why,
+            "CPUs 1,2, where the kernel signals its reads' completions: /dev/nvme0n1 "
+            "(irq 40-43); /dev/vda (irq 35, 36)");
+  EXPECT_EQ(PlaceReactor({&vda}, {0, 1}).why,
+            "CPU 1, where the kernel signals its reads' completions: /dev/vda (irq 35, 36)");
+}
+
+TEST(PlaceReactorTest, OneTargetWhoseCompletionsMayComeAnywhereLetsItRunAnywhere) {
+  const CompletionCpus vda{{1}, "/dev/vda (irq 35, 36)"};
+  const CompletionCpus tmpfs{{}, ""};
+  const ReactorPlace place = PlaceReactor({&vda, &tmpfs}, {0, 1});
+  EXPECT_EQ(place.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(place.why, "any of CPUs 0,1 (a target's completions may come to any CPU)");
+  // Completion CPUs it may not use at all: anywhere it may.
+  const CompletionCpus far{{5}, "/dev/nvme1n1 (irq 50)"};
+  EXPECT_EQ(PlaceReactor({&far}, {0, 1}).cpus, (std::vector<int>{0, 1}));
+}
+
 }  // namespace
 }  // namespace drivewatch

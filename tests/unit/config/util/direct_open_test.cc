@@ -6,11 +6,14 @@
 // "in use" refusal) are tested on loop devices in the integration tests.
 #include "config/util/direct_open.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "tests/common/file_text.h"
@@ -49,6 +52,53 @@ TEST(DirectOpenTest, AMissingFileNamesThePathAndFlags) {
   ASSERT_FALSE(write);
   EXPECT_EQ(write.error().message,
             "open " + dir / "absent" + " O_RDWR|O_DIRECT: No such file or directory");
+}
+
+// Reads `path` (4 KiB at 0, O_DIRECT) through OpenDirect; its atime after.
+// -1 when the open or the read fails.
+long long AtimeAfterDirectRead(const std::string& path) {
+  auto f = OpenDirect(path, DirectAccess::kRead);
+  if (!f) return -1;
+  void* buffer = nullptr;
+  if (posix_memalign(&buffer, 4096, 4096) != 0) std::abort();
+  const ssize_t n = ::pread(f->fd, buffer, 4096, 0);
+  std::free(buffer);
+  struct stat st {};
+  const bool ok = n == 4096 && ::fstat(f->fd, &st) == 0;
+  ::close(f->fd);
+  return ok ? static_cast<long long>(st.st_atim.tv_sec) : -1;
+}
+
+// The probe reads the drive under observation: its reads write nothing, not
+// even the target's access time. Under relatime (the default) a read of a
+// file whose atime is older than its mtime updates it.
+TEST(DirectOpenTest, AReadLeavesTheAccessTimeAlone) {
+  const ScratchDir dir("direct");
+  const std::string path = dir / "target";
+  WriteFileText(path, std::string(1 << 16, '\0'));
+  const struct timespec times[2] = {{1000, 0}, {0, UTIME_OMIT}};  // atime 1970, mtime now
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  EXPECT_EQ(AtimeAfterDirectRead(path), 1000);
+}
+
+// O_NOATIME is the owner's: anyone else (no CAP_FOWNER) still reads.
+TEST(DirectOpenTest, SomebodyElsesFileIsStillRead) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to read as another user";
+  const ScratchDir dir("direct");
+  const std::string path = dir / "target";
+  WriteFileText(path, std::string(1 << 16, '\0'));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // nobody, without capabilities: O_NOATIME is EPERM
+    if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0) _exit(3);
+    _exit(AtimeAfterDirectRead(path) >= 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

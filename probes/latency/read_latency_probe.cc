@@ -150,7 +150,6 @@ class ReadLatencyProbe::Driver final : public PacedReader {
   // The pacer for the drive's turn (or the burst), from `now`.
   void StartPacing(std::uint32_t rate, TimePoint turn_start, const DrivePacing::Share& share,
                    TimePoint now) {
-    rate_ = rate;
     // rates_ is made once, in the constructor: its entries stay where they are.
     rate_state_ = p_.rates_.at(rate).get();
     turn_start_ = turn_start;
@@ -197,8 +196,7 @@ class ReadLatencyProbe::Driver final : public PacedReader {
   bool joined_ = false;  // in the drive's pacing
   // The current turn's schedule.
   std::optional<Pacer> pacer_;
-  std::uint32_t rate_ = 0;
-  RateState* rate_state_ = nullptr;  // rate_'s
+  RateState* rate_state_ = nullptr;  // the pacer's rate's
   TimePoint turn_start_{};
   DrivePacing::Share share_{};
   bool loading_ = false;  // the load observer was told of a rate

@@ -68,7 +68,6 @@ struct ReadReactor::Ring {
 
 struct alignas(8) ReadReactor::Entry {
   PacedReader* reader = nullptr;  // nullptr: removed, its read still in flight
-  std::uint64_t id = 0;
   enum class State { kAsk, kWait, kOpening, kReading, kLate, kDone };
   State state = State::kAsk;
   TimePoint at{};             // kWait: ask again then; kReading: its timeout
@@ -180,21 +179,23 @@ void ReadReactor::OpenerLoop() {
   }
 }
 
+std::vector<std::unique_ptr<ReadReactor::Entry>>::iterator ReadReactor::Position(
+    PacedReader* reader) {
+  return std::find_if(entries_.begin(), entries_.end(),
+                      [reader](const auto& e) { return e->reader == reader; });
+}
+
 ReadReactor::Entry* ReadReactor::Find(PacedReader* reader) {
-  for (const auto& e : entries_) {
-    if (e->reader == reader) return e.get();
-  }
-  return nullptr;
+  auto it = Position(reader);
+  return it == entries_.end() ? nullptr : it->get();
 }
 
 std::unique_ptr<ReadReactor::Entry> ReadReactor::Extract(PacedReader* reader) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if ((*it)->reader != reader) continue;
-    std::unique_ptr<Entry> e = std::move(*it);
-    entries_.erase(it);
-    return e;
-  }
-  return nullptr;
+  auto it = Position(reader);
+  if (it == entries_.end()) return nullptr;
+  std::unique_ptr<Entry> e = std::move(*it);
+  entries_.erase(it);
+  return e;
 }
 
 void ReadReactor::Release(std::unique_ptr<Entry> e) {
@@ -287,7 +288,6 @@ bool ReadReactor::TakeRequests() {
 void ReadReactor::AddEntry(PacedReader* reader, std::uint32_t bytes) {
   auto e = std::make_unique<Entry>();
   e->reader = reader;
-  e->id = next_id_++;
   e->bytes = std::max<std::uint32_t>(bytes, 1);
   void* mem = ::mmap(nullptr, e->bytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -323,7 +323,7 @@ void ReadReactor::RemoveEntry(PacedReader* reader, std::vector<PacedReader*>& le
     std::unique_ptr<Entry> gone = Extract(reader);
     if (gone->state == Entry::State::kReading || gone->state == Entry::State::kLate) {
       gone->reader = nullptr;  // its read lands in the buffer it still holds
-      orphans_.emplace(gone->id, std::move(gone));
+      orphans_.emplace(gone.get(), std::move(gone));
     } else {
       Release(std::move(gone));
     }
@@ -401,7 +401,7 @@ void ReadReactor::Reap(TimePoint reaped) {
       case kRead: {
         Entry* e = reinterpret_cast<Entry*>(data & ~std::uint64_t{3});
         if (e->reader == nullptr) {  // removed while its read was in flight
-          auto o = orphans_.find(e->id);
+          auto o = orphans_.find(e);
           Release(std::move(o->second));
           orphans_.erase(o);
           break;

@@ -167,6 +167,7 @@ class ReadReactor {
   // Stamps the reads prepared and not yet stamped as submitted at
   // `submitted` (their timeouts count from it).
   void StampReads(TimePoint submitted);
+  std::vector<std::unique_ptr<Entry>>::iterator Position(PacedReader* reader);  // in entries_
   Entry* Find(PacedReader* reader);
   std::unique_ptr<Entry> Extract(PacedReader* reader);  // out of entries_
   // A request's user_data: the entry it is for (nullptr: the eventfd read)
@@ -201,9 +202,8 @@ class ReadReactor {
   // In the order added; few enough to look through (a request is rare, a
   // turn goes through all of them anyway).
   std::vector<std::unique_ptr<Entry>> entries_;
-  std::map<std::uint64_t, std::unique_ptr<Entry>> orphans_;  // removed, read in flight
+  std::map<Entry*, std::unique_ptr<Entry>> orphans_;  // removed, read in flight
   std::vector<std::uint32_t> free_slots_;
-  std::uint64_t next_id_ = 1;
   std::vector<int> allowed_cpus_;  // the thread's affinity as it started
   std::vector<int> placed_cpus_;   // what Place() set last
   bool place_ = false;             // a target's completion CPUs changed

@@ -8,13 +8,20 @@
 #   fio     TARGETS jobs on the same files, io_uring, O_DIRECT, 4 KiB random
 #           reads at queue depth 1, rate_iops=44;
 #   floor   build/tests/paced_floor_bench: TARGETS threads waking on the
-#           default schedule with clock_nanosleep, no I/O.
+#           default schedule with clock_nanosleep, no I/O;
+#   I/O floor  build/tests/paced_floor_bench given the daemon's files: one
+#           thread and one bare ring reading them on the default schedule,
+#           4 KiB O_DIRECT, every file's read submitted together, on the CPU
+#           the daemon's log says its reactor runs on: what any reader of
+#           these files at these rates pays on this machine (the I/O and the
+#           wake-ups), with nothing of drivewatch's around the reads.
 # Each runs SECONDS (180 by default) per round; the rounds interleave the
-# three (daemon, fio, floor, daemon, ...), so the machine's drift hits all
-# alike. CPU is user + system time of the whole process tree (the daemon's
+# four (daemon, fio, floor, I/O floor, daemon, ...), so the machine's drift
+# hits all alike. CPU is user + system time of the whole process tree (the daemon's
 # every thread; fio's parent and job processes), per minute of the run;
 # RSS is the largest process's peak. Printed per round, then the medians
-# and the median of the per-round ratios daemon/floor and daemon/fio.
+# and the median of the per-round ratios daemon/floor, daemon/fio,
+# daemon/I-O floor and I-O floor/floor.
 # With DW_BENCH_BASELINE=/path/to/another/drivewatch, that binary runs as a
 # fourth column in every round (an older build, for before/after).
 # With SECONDS >= 150 it also counts the wake-ups of the daemon's read
@@ -130,10 +137,13 @@ def run_fio():
     # waited-for children (the caller takes the difference).
     return resource.getrusage(resource.RUSAGE_CHILDREN), rss, time.monotonic() - t0
 
-def run_floor():
-    out = subprocess.run([f"{build}/tests/paced_floor_bench", f"--targets={targets}",
-                          f"--seconds={seconds}"], capture_output=True, text=True, check=True)
-    cpu, wakeups, rss = out.stdout.split()
+def run_floor(io=False):
+    cmd = [f"{build}/tests/paced_floor_bench", f"--targets={targets}", f"--seconds={seconds}"]
+    if io:  # where the daemon put its reactor, when it said so
+        m = re.findall(r"the reactor runs on CPU (\d+)", open(f"{work}/daemon.log").read())
+        cmd = (["taskset", "-c", m[-1]] if m else []) + cmd + files
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    cpu, count, rss = out.stdout.split()
     return float(cpu), int(rss)
 
 # Lay the files out once (the daemon writes its test files; fio reuses them).
@@ -153,13 +163,17 @@ for r in range(1, rounds + 1):
     ru, f_rss, f_secs = run_fio()
     f_cpu = (ru.ru_utime + ru.ru_stime) - (before.ru_utime + before.ru_stime)
     fl_cpu, fl_rss = run_floor()
+    io_cpu = run_floor(io=True)[0]
     row = dict(daemon=per_min(d_cpu), fio=f_cpu * 1e3 * 60 / f_secs, floor=per_min(fl_cpu),
+               io=per_min(io_cpu),
                d_rss=d_rss, f_rss=f_rss, fl_rss=fl_rss, idle=idle,
                base=per_min(b_cpu) if baseline else None)
     rows.append(row)
     print(f"round {r}: daemon {row['daemon']:7.0f} ms/min ({d_rss/1024:5.1f} MB)  "
           f"fio {row['fio']:7.0f} ms/min ({f_rss/1024:5.1f} MB)  floor {row['floor']:6.0f} ms/min  "
-          f"daemon/floor {row['daemon']/row['floor']:.2f}  daemon/fio {row['daemon']/row['fio']:.2f}"
+          f"I/O floor {row['io']:6.0f} ms/min  daemon/floor {row['daemon']/row['floor']:.2f}  "
+          f"daemon/fio {row['daemon']/row['fio']:.2f}  daemon/I-O floor {row['daemon']/row['io']:.2f}  "
+          f"I-O floor/floor {row['io']/row['floor']:.2f}"
           + ("" if idle is None else f"  reactor wake-ups/s in the idle turn {idle:.2f}")
           + ("" if not baseline else f"  baseline {row['base']:7.0f} ms/min (daemon/baseline {row['daemon']/row['base']:.2f})"),
           flush=True)
@@ -169,8 +183,11 @@ print(f"\nmedians over {rounds} rounds ({targets} targets, {seconds:.0f} s each)
 print(f"  daemon {med('daemon'):7.0f} ms CPU per minute, {med('d_rss')/1024:.1f} MB RSS")
 print(f"  fio    {med('fio'):7.0f} ms CPU per minute, {med('f_rss')/1024:.1f} MB RSS (largest process)")
 print(f"  floor  {med('floor'):7.0f} ms CPU per minute")
+print(f"  I/O floor {med('io'):4.0f} ms CPU per minute")
 print(f"  daemon/floor: median of per-round ratios {statistics.median(x['daemon']/x['floor'] for x in rows):.2f} (goal <= 1.5)")
 print(f"  daemon/fio:   median of per-round ratios {statistics.median(x['daemon']/x['fio'] for x in rows):.2f} (goal <= 0.5)")
+print(f"  daemon/I-O floor: median of per-round ratios {statistics.median(x['daemon']/x['io'] for x in rows):.2f}")
+print(f"  I-O floor/floor:  median of per-round ratios {statistics.median(x['io']/x['floor'] for x in rows):.2f}")
 if baseline:
     print(f"  baseline {med('base'):7.0f} ms CPU per minute ({baseline}); daemon/baseline: median of "
           f"per-round ratios {statistics.median(x['daemon']/x['base'] for x in rows):.2f}")

@@ -41,7 +41,7 @@ work=$(mktemp -d /var/tmp/dw-paced-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 echo "$targets targets, $seconds s per run, $rounds rounds; $(uname -r); $(fio --version); $(nproc) CPUs"
-exec python3 - "$build" "$seconds" "$rounds" "$targets" "$work" "${DW_BENCH_BASELINE:-}" <<'PY'
+python3 - "$build" "$seconds" "$rounds" "$targets" "$work" "${DW_BENCH_BASELINE:-}" <<'PY'
 import os, re, resource, signal, socket, statistics, subprocess, sys, time
 
 build, seconds, rounds, targets, work = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the benchmarks under tests/bench share: the process's CPU time,
-// their --name=value flags, and CLOCK_MONOTONIC readings and sleeps.
+// their --name=value flags, CLOCK_MONOTONIC readings and sleeps, and
+// relative timeouts for io_uring.
 #pragma once
 
+#include <linux/time_types.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -35,6 +37,11 @@ inline long long NowNs() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1'000'000'000LL + t.tv_nsec;
+}
+
+// `ns` nanoseconds as io_uring takes a relative timeout.
+inline __kernel_timespec Relative(long long ns) {
+  return {ns / 1'000'000'000LL, ns % 1'000'000'000LL};
 }
 
 // Sleeps until the absolute CLOCK_MONOTONIC time `deadline` (ns).

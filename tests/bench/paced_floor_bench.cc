@@ -1,28 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 // The floor programs of tests/bench/paced_probe_vs_fio.sh: what the read
-// latency probe's default schedule costs with none of drivewatch's code.
-// The schedule: `--rates` IOPS in turn for `--rate-period` seconds each,
+// latency probe's default schedule costs with none of drivewatch's code in
+// the way. The schedule: 10 then 100 IOPS for `--rate-period` seconds each,
 // then `--idle` seconds without an arrival, for `--seconds` in all, every
 // target from one epoch (as the daemon paces its targets).
 //
 // With no FILE (the floor): `--targets` threads, each sleeping with
 // clock_nanosleep (absolute CLOCK_MONOTONIC deadlines) to every arrival; no
-// I/O. With FILEs (the I/O floor): one thread and one ring (single issuer,
-// deferred task work, one registered buffer, as the daemon's reactor sets
-// its ring up), and at every arrival one 4 KiB O_DIRECT read at a random
-// block of each FILE, submitted together, the completions reaped (and
-// timestamped) while waiting for the next arrival: what any reader of these
-// files on this schedule pays, with nothing around the reads. A failed or
-// short read ends it with status 1. Prints one line:
+// I/O. With FILEs (the I/O floor): one thread and one ring (set up, and the
+// files opened, as the daemon's reactor does: InitSingleIssuerRing,
+// util::OpenDirect; one registered buffer), and at every arrival one 4 KiB
+// O_DIRECT read at a random block of each FILE, submitted together, the
+// completions reaped (and timestamped) while waiting for the next arrival:
+// what any reader of these files on this schedule pays, with nothing around
+// the reads. A failed or short read ends it with status 1. Prints one line:
 // "cpu_seconds wakeups_or_reads max_rss_kib".
 //
 //   build/tests/paced_floor_bench [--targets=8] [--seconds=180]
 //                                 [--rate-period=60] [--idle=30] [FILE...]
 //                                 (rates: 10 then 100 IOPS, the defaults)
-#include <fcntl.h>
 #include <liburing.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +35,8 @@
 #include <thread>
 #include <vector>
 
+#include "config/util/direct_open.h"
+#include "probes/drive/io_target.h"
 #include "tests/bench/bench_util.h"
 
 namespace {
@@ -44,6 +44,7 @@ namespace {
 using drivewatch::bench::CpuSeconds;
 using drivewatch::bench::Flag;
 using drivewatch::bench::NowNs;
+using drivewatch::bench::Relative;
 using drivewatch::bench::SleepUntilNs;
 
 constexpr unsigned kBlock = 4096;
@@ -91,29 +92,31 @@ long long SleepFloor(int targets, const Schedule& schedule) {
   return wakeups.load();
 }
 
-__kernel_timespec Relative(long long ns) { return {ns / 1'000'000'000LL, ns % 1'000'000'000LL}; }
+[[noreturn]] void Fail(const std::string& what) {
+  std::fprintf(stderr, "paced_floor_bench: %s\n", what.c_str());
+  std::exit(1);
+}
 
 [[noreturn]] void Fail(const std::string& what, int errnum) {
-  std::fprintf(stderr, "paced_floor_bench: %s: %s\n", what.c_str(), std::strerror(errnum));
-  std::exit(1);
+  Fail(what + ": " + std::strerror(errnum));
 }
 
 // The reads of the I/O floor; returns how many completed.
 long long ReadFloor(const std::vector<std::string>& files, const Schedule& schedule) {
   io_uring ring;
-  const int rc =
-      io_uring_queue_init(64, &ring, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
+  // Room for every file's read of an arrival: they are all submitted
+  // before the next arrival's are prepared.
+  const int rc = drivewatch::InitSingleIssuerRing(
+      std::max<unsigned>(64, static_cast<unsigned>(files.size())), &ring);
   if (rc < 0) Fail("io_uring_queue_init", -rc);
   std::vector<int> fds;
   std::vector<unsigned long long> blocks;
   for (const std::string& f : files) {
-    int fd = ::open(f.c_str(), O_RDONLY | O_DIRECT | O_NOATIME | O_CLOEXEC);
-    if (fd < 0 && errno == EPERM) fd = ::open(f.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) Fail(f, errno);
-    if (st.st_size < kBlock) Fail(f + " (smaller than one block)", EINVAL);
-    fds.push_back(fd);
-    blocks.push_back(static_cast<unsigned long long>(st.st_size) / kBlock);
+    auto file = drivewatch::util::OpenDirect(f, drivewatch::util::DirectAccess::kRead);
+    if (!file) Fail(file.error().message);  // names the file and what failed
+    fds.push_back(file->fd);
+    if (file->size < kBlock) Fail(f + " (smaller than one block)", EINVAL);
+    blocks.push_back(file->size / kBlock);
   }
   void* buffer = nullptr;
   if (posix_memalign(&buffer, kBlock, kBlock * files.size()) != 0) Fail("buffer", ENOMEM);
@@ -140,6 +143,7 @@ long long ReadFloor(const std::vector<std::string>& files, const Schedule& sched
       if (r < 0 && r != -ETIME && r != -EINTR) Fail("io_uring_submit_and_wait_timeout", -r);
       reap();
     }
+    if (io_uring_sq_ready(&ring) > 0) io_uring_submit(&ring);  // late: at once
   };
   schedule.ForEach([&](long long at) {
     wait_until(at);

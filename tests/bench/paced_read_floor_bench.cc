@@ -47,14 +47,11 @@ namespace {
 using drivewatch::bench::CpuSeconds;
 using drivewatch::bench::Flag;
 using drivewatch::bench::NowNs;
+using drivewatch::bench::Relative;
 using drivewatch::bench::SleepUntilNs;
 
 constexpr unsigned kBlock = 4096;
 constexpr std::uint64_t kBlocks = (64u << 20) / kBlock;
-
-__kernel_timespec Relative(long long ns) {
-  return {ns / 1'000'000'000LL, ns % 1'000'000'000LL};
-}
 
 struct Result {
   long long reads = 0;  // wake-ups, in sleep mode
